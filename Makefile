@@ -1,0 +1,58 @@
+# Two commands do all the setup: `make run` serves the app, `make test` runs every test.
+# Both create .venv/ on first use and reinstall only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   ?= .venv
+HOST   ?= 127.0.0.1
+PORT   ?= 8501
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check
+
+.PHONY: run test lint bench chromium clean
+
+run: $(VENV)/.installed-app
+	@echo "NCA Explorer: open http://$(HOST):$(PORT) in your browser (Ctrl+C stops it)"
+	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT)
+
+test: $(VENV)/.installed-test chromium
+	$(PY) -m ruff check .
+	$(PY) -m pytest
+
+lint: $(VENV)/.installed-test
+	$(PY) -m ruff check .
+
+bench: $(VENV)/.installed-test
+	$(PY) benchmarks/run_all.py
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# A torch wheel that already lies on this machine (pip's find-links, no index) is taken
+# first: it avoids downloading a multi-GB build. Elsewhere this step finds nothing and the
+# project install below resolves torch from the index as usual.
+$(VENV)/.installed-torch: | $(PY)
+	$(PY) -c "import torch" 2>/dev/null || $(PIP) install --no-index --no-deps "torch>=2.2" \
+		|| echo "No local torch wheel; torch comes from the package index."
+	@touch $@
+
+$(VENV)/.installed-app: pyproject.toml $(VENV)/.installed-torch
+	$(PIP) install -e .
+	@touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-app
+	$(PIP) install -e ".[test]"
+	@touch $@
+
+# Browser tests drive Debian's chromium. Install it when missing and we are root;
+# otherwise the browser tests skip and say why.
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+		echo "chromium is missing and we are not root: browser tests will be skipped"; \
+	fi
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
