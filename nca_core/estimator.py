@@ -1,0 +1,367 @@
+"""``NCA``: a scikit-learn estimator built on the torch training loop."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Iterator
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.decomposition import PCA
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+from . import knn
+from .device import resolve_device, resolve_dtype
+from .encoders import ENCODERS, make_encoder
+from .losses import OBJECTIVES
+from .sampling import stratified_subsample
+from .training import OPTIMIZERS, Snapshot, train
+
+__all__ = ["NCA"]
+
+_log = logging.getLogger(__name__)
+
+_DEFAULT_LEARNING_RATE = {"lbfgs": 1.0, "adam": 0.01, "sgd": 0.1}
+
+
+class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Neighbourhood Components Analysis (Goldberger et al., 2004), trained with PyTorch.
+
+    Learns a map A of shape (n_components, n_features) so that a stochastic nearest-neighbour
+    rule works well in the space z = A x. Parameters shared with
+    ``sklearn.neighbors.NeighborhoodComponentsAnalysis`` have the same names and meanings.
+    As there, inputs are used as given: put a ``StandardScaler`` in front in a ``Pipeline``
+    when features have different scales.
+
+    Parameters
+    ----------
+    n_components : int, default=None
+        Dimension d of the embedding; None keeps n_features.
+    init : {"auto", "pca", "lda", "identity", "random"} or ndarray, default="auto"
+        Starting map. "auto" picks "lda" when n_components <= min(n_features,
+        n_classes - 1), else "pca" when n_components < n_features, else "identity" (as
+        scikit-learn). "lda" gives at most n_classes - 1 directions; further rows start from
+        PCA directions, with a warning. An array must have shape (n_components, n_features).
+    warm_start : bool, default=False
+        Start from the map of the previous call to fit.
+    max_iter : int, default=50
+        Maximum number of epochs (full passes for minibatch optimisers, iterations for
+        L-BFGS).
+    tol : float, default=1e-5
+        Stop when the objective per point changes by less than tol relative to its size.
+    callback : callable, default=None
+        Called after each epoch as ``callback(components, n_iter)``; returning True stops
+        training and keeps the map learnt so far.
+    verbose : int, default=0
+        Log one line per epoch at INFO level through the ``nca_core`` logger.
+    random_state : int, RandomState or None, default=None
+        Seeds random init, minibatch order and the display subset.
+    objective : {"f", "g"}, default="f"
+        "f" maximises sum_i p_i, the expected number of points classified correctly;
+        "g" maximises sum_i log p_i.
+    encoder : {"linear", "diagonal"}, default="linear"
+        "linear": a full d x D map; "diagonal": one scale per feature (d = D).
+    optimizer : {"lbfgs", "adam", "sgd"}, default="lbfgs"
+        "lbfgs": full batch; "adam" and "sgd": minibatches of anchors whose neighbours are
+        taken from the whole training set.
+    batch_size : int, default=512
+        Anchors per minibatch (ignored by L-BFGS).
+    learning_rate : float, default=None
+        Step size; None means 1.0 for L-BFGS (its line search scales it), 0.01 for Adam and
+        0.1 for SGD.
+    weight_decay : float, default=0.0
+        L2 penalty on the map, ``weight_decay * ||A||_F^2``, subtracted from the objective.
+    device : str, default="auto"
+        "auto" uses CUDA, then Apple MPS, then the CPU; or any torch device string.
+    dtype : {"float32", "float64"}, default="float32"
+        Precision of training.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+    n_iter_ : int
+        Epochs run.
+    objective_curve_ : list of float
+        Objective per point after each epoch (index 0 is the starting map).
+    n_features_in_ : int
+    classes_ : ndarray of shape (n_classes,)
+    device_ : str
+        The device training ran on.
+    """
+
+    _parameter_constraints: dict = {  # noqa: RUF012 (scikit-learn's convention)
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "init": [StrOptions({"auto", "pca", "lda", "identity", "random"}), np.ndarray],
+        "warm_start": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "callback": [callable, None],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+        "objective": [StrOptions(set(OBJECTIVES))],
+        "encoder": [StrOptions(set(ENCODERS))],
+        "optimizer": [StrOptions(set(OPTIMIZERS))],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "device": [str],
+        "dtype": [StrOptions({"float32", "float64"})],
+    }
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        init="auto",
+        warm_start=False,
+        max_iter=50,
+        tol=1e-5,
+        callback=None,
+        verbose=0,
+        random_state=None,
+        objective="f",
+        encoder="linear",
+        optimizer="lbfgs",
+        batch_size=512,
+        learning_rate=None,
+        weight_decay=0.0,
+        device="auto",
+        dtype="float32",
+    ):
+        self.n_components = n_components
+        self.init = init
+        self.warm_start = warm_start
+        self.max_iter = max_iter
+        self.tol = tol
+        self.callback = callback
+        self.verbose = verbose
+        self.random_state = random_state
+        self.objective = objective
+        self.encoder = encoder
+        self.optimizer = optimizer
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.device = device
+        self.dtype = dtype
+
+    # -- scikit-learn API -------------------------------------------------------------
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Learn the map from X of shape (n_samples, n_features) and labels y."""
+        for _ in self._fit_iter(X, y):
+            pass
+        return self
+
+    def transform(self, X):
+        """Map X of shape (n_samples, n_features) to shape (n_samples, n_components)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return X @ self.components_.T.astype(X.dtype, copy=False)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
+    # -- streaming training -----------------------------------------------------------
+
+    def fit_iter(
+        self,
+        X,
+        y,
+        X_test=None,
+        y_test=None,
+        *,
+        display_size: int | None = 2000,
+        eval_every: int | None = None,
+        k: int = 5,
+        eval_size: int | None = 10000,
+    ) -> Iterator[Snapshot]:
+        """Train and yield a frozen Snapshot at the start and after every epoch.
+
+        Parameters
+        ----------
+        X, y : training data of shape (n_samples, n_features) and labels.
+        X_test, y_test : optional held-out data for test kNN accuracy.
+        display_size : int or None
+            Size of the fixed, stratified subset of X whose embedding each snapshot carries
+            (None: all of X). ``display_index_`` holds its indices.
+        eval_every : int or None
+            Measure kNN accuracy every this many epochs (and at the last); None never.
+        k : int
+            Neighbours for the kNN accuracies.
+        eval_size : int or None
+            Leave-one-out training accuracy is measured on a stratified sample of this
+            many training points (against all of them); None uses every point.
+
+        The fitted attributes are updated after every epoch, so closing the generator (or a
+        callback returning True) keeps everything learnt so far.
+        """
+        self._validate_params()
+        return self._fit_iter(X, y, X_test, y_test, display_size, eval_every, k, eval_size)
+
+    def _fit_iter(
+        self, X, y, X_test=None, y_test=None, display_size=2000, eval_every=None, k=5, eval_size=10000
+    ):
+        X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=[np.float64, np.float32])
+        check_classification_targets(y)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        rng = check_random_state(self.random_state)
+        device = resolve_device(self.device)
+        dtype = resolve_dtype(self.dtype, device)
+        self.device_ = str(device)
+
+        components = self._initial_components(X, y_index, rng)
+        encoder = make_encoder(self.encoder, torch.as_tensor(components, dtype=dtype, device=device))
+        X_t = torch.tensor(X, dtype=dtype, device=device)  # a copy: X may be read-only
+        y_t = torch.as_tensor(y_index, device=device)
+
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        self.display_index_ = (
+            np.arange(len(X)) if display_size is None else stratified_subsample(y, display_size, seed)
+        )
+        evaluate = None
+        if eval_every is not None:
+            evaluate = self._make_evaluator(X_t, y, X_test, y_test, k, eval_size, seed, dtype, device)
+
+        generator = torch.Generator().manual_seed(seed)
+        learning_rate = self.learning_rate or _DEFAULT_LEARNING_RATE[self.optimizer]
+        self.objective_curve_ = []
+        self.n_iter_ = 0
+        stream = train(
+            encoder,
+            X_t,
+            y_t,
+            objective=self.objective,
+            optimizer=self.optimizer,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            learning_rate=learning_rate,
+            batch_size=self.batch_size,
+            weight_decay=self.weight_decay,
+            X_display=X_t[torch.as_tensor(self.display_index_, device=device)],
+            evaluate=evaluate,
+            eval_every=eval_every or 1,
+            generator=generator,
+        )
+        try:
+            for snap in stream:
+                self.components_ = snap.components
+                self.n_iter_ = snap.epoch
+                self.objective_curve_.append(snap.objective)
+                if self.verbose:
+                    _log.info("epoch %d  objective %.6f  %.2fs", snap.epoch, snap.objective, snap.elapsed)
+                yield snap
+                if snap.epoch and self.callback is not None and self.callback(self.components_, self.n_iter_):
+                    break
+        finally:
+            stream.close()
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _initial_components(self, X, y_index, rng) -> np.ndarray:
+        n_features = X.shape[1]
+        n_classes = int(y_index.max()) + 1
+        d = n_features if self.n_components is None else int(self.n_components)
+        if d > n_features:
+            raise ValueError(
+                f"n_components ({d}) cannot be larger than the number of features ({n_features})"
+            )
+        if self.encoder == "diagonal" and d != n_features:
+            raise ValueError(
+                f"encoder='diagonal' keeps every feature: n_components must be None or {n_features}, got {d}"
+            )
+        if self.warm_start and hasattr(self, "components_"):
+            if self.components_.shape != (d, n_features):
+                raise ValueError(
+                    f"warm_start needs the same shape as the previous fit, "
+                    f"{self.components_.shape}, but got {(d, n_features)}"
+                )
+            return self.components_.copy()
+        if isinstance(self.init, np.ndarray):
+            init = np.asarray(self.init, dtype=np.float64)
+            if init.shape != (d, n_features):
+                raise ValueError(
+                    f"init array has shape {init.shape}; expected (n_components, n_features) "
+                    f"= {(d, n_features)}"
+                )
+            return init
+        method = self.init
+        if method == "auto":
+            if d <= min(n_features, n_classes - 1):
+                method = "lda"
+            elif d < n_features:
+                method = "pca"
+            else:
+                method = "identity"
+        if self.encoder == "diagonal" and method in ("pca", "lda"):
+            raise ValueError(f"init={method!r} needs encoder='linear'; use 'identity' or 'random'")
+        if method == "identity":
+            return np.eye(d, n_features)
+        if method == "random":
+            return rng.standard_normal((d, n_features))
+        if method == "pca":
+            return _pca_directions(X, d, rng)
+        return _lda_directions(X, y_index, d, rng)
+
+    def _make_evaluator(self, X_t, y, X_test, y_test, k, eval_size, seed, dtype, device):
+        if (X_test is None) != (y_test is None):
+            raise ValueError("X_test and y_test must be given together")
+        sample = np.arange(len(y)) if eval_size is None else stratified_subsample(y, eval_size, seed)
+        X_test_t = None
+        if X_test is not None:
+            X_test = validate_data(self, X_test, reset=False, dtype=[np.float64, np.float32])
+            X_test_t = torch.as_tensor(X_test, dtype=dtype, device=device)
+            y_test = np.asarray(y_test)
+
+        def evaluate(encoder):
+            with torch.no_grad():
+                Z = encoder(X_t)
+                train_acc = knn.leave_one_out_accuracy(Z, y, k, sample=sample, device=device)
+                test_acc = None
+                if X_test_t is not None:
+                    test_acc = knn.knn_accuracy(Z, y, encoder(X_test_t), y_test, k, device=device)
+            return train_acc, test_acc
+
+        return evaluate
+
+
+def _pca_directions(X, d, rng) -> np.ndarray:
+    n_components = min(d, *X.shape)
+    pca = PCA(n_components=n_components, random_state=rng).fit(X)
+    directions = pca.components_
+    if len(directions) < d:  # fewer samples than d: complete with random unit rows
+        extra = rng.standard_normal((d - len(directions), X.shape[1]))
+        directions = np.vstack([directions, extra / np.linalg.norm(extra, axis=1, keepdims=True)])
+    return directions
+
+
+def _lda_directions(X, y_index, d, rng) -> np.ndarray:
+    n_classes = int(y_index.max()) + 1
+    available = min(X.shape[1], n_classes - 1)
+    if available < 1:
+        warnings.warn("init='lda' needs at least two classes; starting from PCA", stacklevel=4)
+        return _pca_directions(X, d, rng)
+    lda = LinearDiscriminantAnalysis(n_components=min(d, available)).fit(X, y_index)
+    directions = lda.scalings_.T[: min(d, available)]
+    if d > len(directions):
+        warnings.warn(
+            f"init='lda' gives at most n_classes - 1 = {available} directions; the other "
+            f"{d - len(directions)} rows of the map start from PCA directions",
+            stacklevel=4,
+        )
+        directions = np.vstack([directions, _pca_directions(X, d - len(directions), rng)])
+    return directions

@@ -1,0 +1,56 @@
+"""Shared fixtures: small real datasets, and the real data folder when it is present."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def real_data_dir() -> Path | None:
+    """The folder with the real MNIST/USPS files: $NCA_DATA_DIR, else ../shared/data."""
+    for candidate in (os.environ.get("NCA_DATA_DIR"), SHARED_DATA):
+        if candidate and (Path(candidate) / "mnist").is_dir():
+            return Path(candidate)
+    return None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    found = real_data_dir()
+    if found is None:
+        pytest.skip("real datasets not found: set NCA_DATA_DIR or place them in ../shared/data")
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    """Decoded-array caches go to a per-session temporary folder, not the user's cache."""
+    monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "decoded-cache"))
+
+
+@pytest.fixture(scope="session")
+def wine():
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_wine(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture(scope="session")
+def digits():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    return X / 16.0, y
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)

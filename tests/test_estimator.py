@@ -1,0 +1,242 @@
+import numpy as np
+import pytest
+import torch
+from sklearn.model_selection import GridSearchCV
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from nca_core import NCA, Snapshot, TrainingDiverged
+
+DEVICES = [
+    "cpu",
+    pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("optimizer", ["lbfgs", "adam", "sgd"])
+def test_training_improves_the_objective_and_knn(wine, device, dtype, optimizer):
+    X, y = wine
+    nca = NCA(
+        2,
+        init="random",
+        random_state=0,
+        optimizer=optimizer,
+        batch_size=32,
+        device=device,
+        dtype=dtype,
+        max_iter=30,
+    )
+    snaps = list(nca.fit_iter(X, y))
+    assert nca.components_.shape == (2, 13)
+    assert nca.objective_curve_[-1] > nca.objective_curve_[0] + 0.05
+    assert len(nca.objective_curve_) == nca.n_iter_ + 1 == len(snaps)
+
+    def loo_knn(components):
+        Z = X @ components.T
+        return KNeighborsClassifier(5).fit(Z, y).score(Z, y)
+
+    assert loo_knn(nca.components_) > loo_knn(snaps[0].components) + 0.05
+    assert loo_knn(nca.components_) > 0.85
+
+
+def test_objective_g_trains_too(wine):
+    X, y = wine
+    nca = NCA(2, objective="g", init="random", random_state=0, device="cpu").fit(X, y)
+    assert nca.objective_curve_[-1] > nca.objective_curve_[0]
+    assert nca.objective_curve_[-1] <= 0.0
+
+
+def test_diagonal_encoder_learns_feature_scales(rng):
+    informative = rng.normal(size=(600, 1))
+    y = (informative[:, 0] > 0).astype(int)
+    X = np.hstack([informative, rng.normal(size=(600, 3))])
+    nca = NCA(encoder="diagonal", init="identity", device="cpu", max_iter=100).fit(X, y)
+    scales = np.abs(np.diag(nca.components_))
+    assert np.allclose(nca.components_, np.diag(np.diag(nca.components_)))
+    assert scales[0] > 3 * scales[1:].max()
+
+
+def test_diagonal_encoder_refuses_a_smaller_output(wine):
+    X, y = wine
+    with pytest.raises(ValueError, match="encoder='diagonal' keeps every feature"):
+        NCA(2, encoder="diagonal", device="cpu").fit(X, y)
+
+
+@pytest.mark.parametrize("init", ["pca", "lda", "identity", "random"])
+def test_every_init_starts_where_it_says(wine, init):
+    X, y = wine
+    nca = NCA(2, init=init, max_iter=1, random_state=0, device="cpu")
+    first = next(nca.fit_iter(X, y))
+    assert first.epoch == 0
+    if init == "identity":
+        np.testing.assert_allclose(first.components, np.eye(2, 13))
+    if init == "pca":
+        from sklearn.decomposition import PCA
+
+        expected = PCA(2).fit(X).components_
+        np.testing.assert_allclose(np.abs(first.components), np.abs(expected), atol=1e-5)
+
+
+def test_init_array_and_shape_check(wine):
+    X, y = wine
+    start = np.random.default_rng(1).normal(size=(2, 13))
+    nca = NCA(2, init=start, max_iter=1, device="cpu")
+    np.testing.assert_allclose(next(nca.fit_iter(X, y)).components, start, rtol=1e-6)
+    with pytest.raises(ValueError, match=r"init array has shape \(3, 13\)"):
+        NCA(2, init=np.zeros((3, 13)), device="cpu").fit(X, y)
+
+
+def test_auto_init_follows_scikit_learn(wine, digits):
+    X, y = wine  # 3 classes: d = 2 <= n_classes - 1 -> lda
+    lda = NCA(2, init="lda", max_iter=1, device="cpu")
+    auto = NCA(2, init="auto", max_iter=1, device="cpu")
+    np.testing.assert_allclose(next(auto.fit_iter(X, y)).components, next(lda.fit_iter(X, y)).components)
+    Xd, yd = digits  # d = 20 > 9 -> pca
+    pca = NCA(20, init="pca", max_iter=1, device="cpu", random_state=0)
+    auto = NCA(20, init="auto", max_iter=1, device="cpu", random_state=0)
+    np.testing.assert_allclose(
+        np.abs(next(auto.fit_iter(Xd, yd)).components),
+        np.abs(next(pca.fit_iter(Xd, yd)).components),
+        atol=1e-6,
+    )
+
+
+def test_lda_init_beyond_n_classes_minus_one_is_padded_with_a_warning(wine):
+    X, y = wine
+    with pytest.warns(UserWarning, match="n_classes - 1 = 2 directions"):
+        nca = NCA(5, init="lda", max_iter=2, device="cpu").fit(X, y)
+    assert nca.components_.shape == (5, 13)
+    assert np.linalg.matrix_rank(nca.components_) == 5
+
+
+def test_fit_iter_yields_frozen_copies(wine):
+    X, y = wine
+    nca = NCA(2, init="random", random_state=0, max_iter=5, device="cpu")
+    snaps = list(nca.fit_iter(X, y, display_size=50))
+    assert [s.epoch for s in snaps] == list(range(len(snaps)))
+    assert all(isinstance(s, Snapshot) for s in snaps)
+    assert snaps[0].embedding.shape == (50, 2) and snaps[0].embedding.dtype == np.float32
+    assert not np.allclose(snaps[0].embedding, snaps[-1].embedding)
+    assert (
+        not np.shares_memory(snaps[-1].components, nca.components_) or snaps[-1].components is nca.components_
+    )
+    np.testing.assert_allclose(
+        snaps[-1].embedding, (X[nca.display_index_] @ nca.components_.T), rtol=1e-4, atol=1e-4
+    )
+    assert snaps[-1].elapsed >= snaps[1].elapsed > 0
+    with pytest.raises(dataclasses_error()):
+        snaps[0].epoch = 3
+
+
+def dataclasses_error():
+    import dataclasses
+
+    return dataclasses.FrozenInstanceError
+
+
+def test_closing_the_generator_keeps_what_was_learnt(wine):
+    X, y = wine
+    nca = NCA(2, init="random", random_state=0, max_iter=50, device="cpu", optimizer="adam")
+    stream = nca.fit_iter(X, y)
+    for snap in stream:
+        if snap.epoch == 3:
+            break
+    stream.close()
+    assert nca.n_iter_ == 3
+    np.testing.assert_array_equal(nca.components_, snap.components)
+    assert nca.transform(X).shape == (len(X), 2)
+
+
+def test_callback_returning_true_stops(wine):
+    X, y = wine
+    seen = []
+
+    def callback(components, n_iter):
+        seen.append((components.shape, n_iter))
+        return n_iter >= 2
+
+    nca = NCA(2, callback=callback, max_iter=50, device="cpu", optimizer="adam").fit(X, y)
+    assert nca.n_iter_ == 2
+    assert seen == [((2, 13), 1), ((2, 13), 2)]
+
+
+def test_knn_accuracy_in_snapshots(wine):
+    X, y = wine
+    train, test = np.arange(len(y)) % 3 != 0, np.arange(len(y)) % 3 == 0  # classes are sorted
+    nca = NCA(2, random_state=0, max_iter=3, device="cpu")
+    snaps = list(nca.fit_iter(X[train], y[train], X[test], y[test], eval_every=1, k=3))
+    assert all(0.0 <= s.train_accuracy <= 1.0 and 0.0 <= s.test_accuracy <= 1.0 for s in snaps)
+    assert snaps[-1].test_accuracy > 0.8
+
+
+def test_warm_start_continues_from_the_last_map(wine):
+    X, y = wine
+    nca = NCA(2, init="random", random_state=0, max_iter=3, warm_start=True, device="cpu").fit(X, y)
+    first = nca.components_.copy()
+    second_start = next(nca.fit_iter(X, y)).components
+    np.testing.assert_allclose(second_start, first)
+
+
+def test_diverging_training_keeps_the_last_finite_map(wine):
+    X, y = wine
+    nca = NCA(
+        2, optimizer="sgd", learning_rate=1e30, init="random", random_state=0, max_iter=20, device="cpu"
+    )
+    with pytest.raises(TrainingDiverged, match="Lower the learning rate"):
+        nca.fit(X, y)
+    assert np.isfinite(nca.components_).all()
+    assert np.isfinite(nca.transform(X)).all()
+
+
+def test_pipeline_and_grid_search(wine):
+    X, y = wine
+    pipe = make_pipeline(StandardScaler(), NCA(device="cpu", max_iter=10), KNeighborsClassifier(3))
+    search = GridSearchCV(pipe, {"nca__n_components": [2, 4]}, cv=3).fit(X, y)
+    assert search.best_score_ > 0.9
+
+
+def test_set_output_pandas_names_columns(wine):
+    X, y = wine
+    out = NCA(3, device="cpu", max_iter=2).set_output(transform="pandas").fit(X, y).transform(X)
+    assert list(out.columns) == ["nca0", "nca1", "nca2"]
+
+
+def test_numpy_integer_parameters_are_accepted(wine):
+    X, y = wine
+    NCA(np.int64(2), max_iter=np.int32(2), batch_size=np.int64(32), device="cpu").fit(X, y)
+
+
+def test_bad_parameters_have_specific_messages(wine):
+    X, y = wine
+    with pytest.raises(ValueError, match="n_components"):
+        NCA(0).fit(X, y)
+    with pytest.raises(
+        ValueError, match=r"n_components \(20\) cannot be larger than the number of features \(13\)"
+    ):
+        NCA(20, device="cpu").fit(X, y)
+    with pytest.raises(ValueError, match="'optimizer' parameter"):
+        NCA(optimizer="newton").fit(X, y)
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        if torch.cuda.is_available():
+            raise ValueError("CUDA is not available (skipped: CUDA present)")
+        NCA(device="cuda").fit(X, y)
+
+
+def test_blockwise_training_equals_one_block(digits):
+    """Memory-bounded blocks change nothing but the memory used."""
+    from nca_core.encoders import LinearEncoder
+    from nca_core.training import objective_and_gradient
+
+    X, y = digits
+    order = np.argsort(y, kind="stable")
+    X_t, y_t = torch.tensor(X[order]), torch.tensor(y[order])
+    grads = []
+    for block_elements in (1 << 12, 1 << 24):
+        encoder = LinearEncoder(torch.tensor(np.random.default_rng(0).normal(size=(2, 64)) * 0.3))
+        value = objective_and_gradient(encoder, X_t, y_t, "f", block_elements=block_elements)
+        grads.append((value, encoder.weight.grad.clone()))
+    assert grads[0][0] == pytest.approx(grads[1][0], rel=1e-12)
+    torch.testing.assert_close(grads[0][1], grads[1][1])
