@@ -1,0 +1,288 @@
+"""Datasets: the one place that knows where data comes from.
+
+``load(name)`` returns a :class:`Dataset` for a registered name; ``available()`` says which
+are ready without a download; ``from_csv`` turns a user's CSV file into a Dataset. Files
+live in the data directory: the ``data_dir`` argument, else ``$NCA_DATA_DIR``, else a
+per-user cache folder. Every file is checked against a pinned SHA-256 of its content.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from ..sampling import stratified_subsample
+from ._cache import cached_arrays
+from ._csv import from_csv
+from ._download import ProgressCallback, download
+from ._errors import DatasetError
+from ._formats import parse_idx, parse_libsvm
+from ._registry import REGISTRY, DatasetSpec, RemoteFile
+from ._synthetic import make_rings
+
+__all__ = [
+    "REGISTRY",
+    "Availability",
+    "Dataset",
+    "DatasetError",
+    "available",
+    "data_directory",
+    "from_csv",
+    "load",
+    "stratified_subsample",
+]
+
+_CACHE_VERSION = 1
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A labelled dataset with a fixed train/test split.
+
+    Attributes
+    ----------
+    name : str
+    X_train : ndarray of shape (n_train, n_features), float32 (images flattened)
+    y_train : ndarray of shape (n_train,), int64 class indices into ``classes``
+    X_test : ndarray of shape (n_test, n_features)
+    y_test : ndarray of shape (n_test,)
+    classes : tuple of str, display names
+    image_shape : (height, width) or None for tabular data
+    description : str, one paragraph
+    citation : str
+    notes : tuple of str, things the user should know (e.g. dropped columns)
+    """
+
+    name: str
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    classes: tuple[str, ...]
+    image_shape: tuple[int, int] | None = None
+    description: str = ""
+    citation: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_features(self) -> int:
+        return self.X_train.shape[1]
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+
+class Availability(NamedTuple):
+    name: str
+    ready: bool
+
+
+def _user_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "nca-explorer"
+
+
+def data_directory(data_dir: str | os.PathLike | None = None) -> Path:
+    """The data directory: ``data_dir``, else $NCA_DATA_DIR, else a per-user cache folder."""
+    if data_dir is not None:
+        return Path(data_dir)
+    if os.environ.get("NCA_DATA_DIR"):
+        return Path(os.environ["NCA_DATA_DIR"])
+    return _user_cache() / "data"
+
+
+def _decoded_cache_dir() -> Path:
+    """Decoded arrays live in $NCA_CACHE_DIR or the user cache, never in the data folder,
+    which may be shared or read-only."""
+    return Path(os.environ.get("NCA_CACHE_DIR") or _user_cache() / "decoded")
+
+
+def available(data_dir=None) -> list[Availability]:
+    """Every registered dataset with whether it loads without a download."""
+    root = data_directory(data_dir)
+    return [
+        Availability(spec.name, all((root / spec.name / f.name).is_file() for f in spec.files))
+        for spec in REGISTRY.values()
+    ]
+
+
+def load(
+    name: str,
+    data_dir: str | os.PathLike | None = None,
+    download: bool = True,
+    progress: ProgressCallback | None = None,
+    *,
+    mirrors: Sequence[str] | None = None,
+    n_samples: int = 1000,
+    noise: float = 0.15,
+    seed: int = 0,
+) -> Dataset:
+    """Load a registered dataset by name.
+
+    Parameters
+    ----------
+    name : str
+        One of ``REGISTRY``: "rings", "wine", "digits", "usps", "mnist", "fashion-mnist".
+    data_dir : path, optional
+        Where files live (see the module docstring).
+    download : bool
+        Fetch missing files from the mirrors; False raises DatasetError instead.
+    progress : callable, optional
+        ``progress(file_name, bytes_done, bytes_total_or_None)`` while downloading.
+    mirrors : list of str, optional
+        Base URLs to use instead of the registered mirrors.
+    n_samples, noise, seed
+        For "rings": total points, radial jitter and generator seed. ``seed`` also seeds
+        the 70/30 split of "wine" and "digits".
+    """
+    spec = REGISTRY.get(name)
+    if spec is None:
+        raise DatasetError(f"unknown dataset {name!r}; choose one of {', '.join(REGISTRY)}")
+    if name == "rings":
+        X, y = make_rings(n_samples=n_samples, noise=noise, seed=seed)
+        return _split(spec, X, y, seed)
+    if name in ("wine", "digits"):
+        from sklearn import datasets as sk
+
+        X, y = (sk.load_wine if name == "wine" else sk.load_digits)(return_X_y=True)
+        return _split(spec, X.astype(np.float32), y.astype(np.int64), seed)
+
+    folder = data_directory(data_dir) / name
+    paths = [_ensure_file(spec, f, folder, download, progress, mirrors) for f in spec.files]
+    where = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
+    key = f"{name}-v{_CACHE_VERSION}-{where}"
+    reader = _read_usps if name == "usps" else _read_idx_set
+    arrays = cached_arrays(_decoded_cache_dir(), key, paths, lambda: reader(spec, paths))
+    X_train, X_test = arrays["X_train"], arrays["X_test"]
+    if X_train.dtype == np.uint8:
+        X_train = (X_train.reshape(len(X_train), -1) / np.float32(255)).astype(np.float32)
+        X_test = (X_test.reshape(len(X_test), -1) / np.float32(255)).astype(np.float32)
+    return Dataset(
+        spec.name,
+        X_train,
+        arrays["y_train"],
+        X_test,
+        arrays["y_test"],
+        spec.classes,
+        spec.image_shape,
+        spec.description,
+        spec.citation,
+    )
+
+
+def _split(spec: DatasetSpec, X: np.ndarray, y: np.ndarray, seed: int) -> Dataset:
+    """Seeded, stratified 70/30 split."""
+    test = stratified_subsample(y, int(round(0.3 * len(y))), seed)
+    is_test = np.zeros(len(y), dtype=bool)
+    is_test[test] = True
+    return Dataset(
+        spec.name,
+        X[~is_test],
+        y[~is_test],
+        X[is_test],
+        y[is_test],
+        spec.classes,
+        spec.image_shape,
+        spec.description,
+        spec.citation,
+    )
+
+
+def _ensure_file(spec, remote: RemoteFile, folder: Path, allow_download, progress, mirrors) -> Path:
+    path = folder / remote.name
+    if path.is_file():
+        return path
+    if not allow_download:
+        raise DatasetError(
+            f"{path} is missing. Put {', '.join(f.name for f in spec.files)} in {folder} "
+            f"(or set NCA_DATA_DIR to a folder that has {spec.name}/ with them), or connect "
+            f"to the internet and load again with downloads allowed."
+        )
+
+    def accept(candidate: Path) -> bool:
+        try:
+            _verify(spec, remote, candidate)
+        except DatasetError:
+            return False
+        return True
+
+    download(remote.name, path, tuple(mirrors) if mirrors is not None else spec.mirrors, accept, progress)
+    return path
+
+
+def _decompressed(path: Path) -> bytes:
+    try:
+        if path.suffix == ".gz":
+            return gzip.decompress(path.read_bytes())
+        if path.suffix == ".bz2":
+            return bz2.decompress(path.read_bytes())
+        return path.read_bytes()
+    except (OSError, EOFError, ValueError) as exc:
+        raise DatasetError(
+            f"{path} cannot be decompressed ({exc}): it is truncated or corrupt. Delete it "
+            f"and load again to download a fresh copy."
+        ) from exc
+
+
+def _verify(spec: DatasetSpec, remote: RemoteFile, path: Path) -> bytes:
+    """The decompressed content of ``path`` if it matches its pin, else DatasetError."""
+    content = _decompressed(path)
+    digest = hashlib.sha256(content).hexdigest()
+    if digest == remote.sha256:
+        return content
+    if remote.label_sha256 is not None:
+        _, labels = parse_libsvm(content.decode("ascii", errors="replace"), str(path), 256)
+        digits = (labels - 1).astype(np.uint8)
+        if hashlib.sha256(digits.tobytes()).hexdigest() == remote.label_sha256:
+            return content
+    raise DatasetError(
+        f"{path}: SHA-256 of its content is {digest}, expected {remote.sha256}. The file is "
+        f"corrupt, truncated or a different version; delete it and load again."
+    )
+
+
+def _read_idx_set(spec: DatasetSpec, paths: list[Path]) -> dict[str, np.ndarray]:
+    n_train, n_test = spec.sizes
+    h, w = spec.image_shape
+    shapes = [(n_train, h, w), (n_train,), (n_test, h, w), (n_test,)]
+    arrays = [
+        parse_idx(_verify(spec, remote, path), str(path), shape)
+        for remote, path, shape in zip(spec.files, paths, shapes)
+    ]
+    for labels, path in ((arrays[1], paths[1]), (arrays[3], paths[3])):
+        if labels.max() >= len(spec.classes):
+            raise DatasetError(f"{path}: label {labels.max()} is outside 0..{len(spec.classes) - 1}")
+    return {
+        "X_train": arrays[0].reshape(n_train, -1),
+        "y_train": arrays[1].astype(np.int64),
+        "X_test": arrays[2].reshape(n_test, -1),
+        "y_test": arrays[3].astype(np.int64),
+    }
+
+
+def _read_usps(spec: DatasetSpec, paths: list[Path]) -> dict[str, np.ndarray]:
+    out = {}
+    for part, remote, path, size, counts in zip(
+        ("train", "test"), spec.files, paths, spec.sizes, spec.label_counts
+    ):
+        X, labels = parse_libsvm(_verify(spec, remote, path).decode("ascii"), str(path), 256)
+        if len(X) != size:
+            raise DatasetError(f"{path}: {len(X)} samples, expected {size}")
+        if labels.min() < 1 or labels.max() > 10:
+            raise DatasetError(f"{path}: labels must be 1..10 (digits 0..9)")
+        y = labels - 1
+        if tuple(np.bincount(y, minlength=10)) != counts:
+            raise DatasetError(f"{path}: label counts {np.bincount(y).tolist()}, expected {list(counts)}")
+        if X.min() < -1.0 or X.max() > 1.0:
+            raise DatasetError(f"{path}: pixel values must lie in [-1, 1]")
+        out[f"X_{part}"], out[f"y_{part}"] = X, y
+    return out

@@ -1,0 +1,71 @@
+"""A cache of decoded arrays beside (or away from) the source files, verified on load.
+
+Each entry is an uncompressed .npz plus a JSON sidecar that records the npz's SHA-256 and
+the size and modification time of every source file. An entry is used only when all of
+them still match, so an edited or replaced source is decoded and verified again. Both
+files are written to temporary names and renamed into place, sidecar last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["cached_arrays"]
+
+
+def _fingerprint(sources: list[Path]) -> dict[str, list[int]]:
+    return {str(p.resolve()): [p.stat().st_size, p.stat().st_mtime_ns] for p in sources}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _write_atomic(path: Path, write: Callable) -> None:
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            write(out)
+        os.replace(temp, path)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+
+
+def cached_arrays(
+    cache_dir: Path,
+    key: str,
+    sources: list[Path],
+    build: Callable[[], dict[str, np.ndarray]],
+) -> dict[str, np.ndarray]:
+    """Return ``build()``'s arrays, from the cache when a valid entry exists.
+
+    A cache that cannot be written only costs speed: the arrays are built every time.
+    """
+    data_path, meta_path = cache_dir / f"{key}.npz", cache_dir / f"{key}.json"
+    try:
+        meta = json.loads(meta_path.read_text())
+        if meta["sources"] == _fingerprint(sources) and meta["sha256"] == _sha256(data_path):
+            with np.load(data_path, allow_pickle=False) as stored:
+                return {name: stored[name] for name in stored.files}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    arrays = build()
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        _write_atomic(data_path, lambda out: np.savez(out, **arrays))
+        meta = {"sources": _fingerprint(sources), "sha256": _sha256(data_path)}
+        _write_atomic(meta_path, lambda out: out.write(json.dumps(meta).encode()))
+    except OSError:
+        pass  # a read-only or full cache only costs speed
+    return arrays

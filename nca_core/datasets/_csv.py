@@ -1,0 +1,210 @@
+"""Turning a user's CSV file into a Dataset, with specific messages for what is wrong."""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..sampling import stratified_subsample
+from ._errors import DatasetError
+
+if TYPE_CHECKING:
+    from . import Dataset
+
+__all__ = ["from_csv"]
+
+MAX_ROWS = 200_000
+MAX_COLUMNS = 5_000
+MAX_BYTES = 200 * 1024 * 1024
+
+
+def _line(row: int) -> int:
+    """File line of 0-based data row ``row`` (line 1 is the header)."""
+    return row + 2
+
+
+def _size(n_bytes: float) -> str:
+    if n_bytes >= 1e6:
+        return f"{n_bytes / 1e6:.1f} MB"
+    if n_bytes >= 1e3:
+        return f"{n_bytes / 1e3:.1f} kB"
+    return f"{int(n_bytes)} bytes"
+
+
+def _read_bytes(file_or_bytes, max_bytes: int) -> bytes:
+    if isinstance(file_or_bytes, (bytes, bytearray)):
+        raw = bytes(file_or_bytes)
+    elif isinstance(file_or_bytes, (str, os.PathLike)):
+        size = os.path.getsize(file_or_bytes)
+        if size > max_bytes:
+            raise DatasetError(f"the file is {_size(size)}; the limit is {_size(max_bytes)}")
+        with open(file_or_bytes, "rb") as handle:
+            raw = handle.read()
+    else:
+        raw = file_or_bytes.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise DatasetError(f"the file is larger than the limit of {_size(max_bytes)}")
+    if not raw.strip():
+        raise DatasetError("the file is empty")
+    return raw
+
+
+def from_csv(
+    file_or_bytes,
+    label_column: str,
+    *,
+    image_shape: tuple[int, int] | None = None,
+    name: str = "uploaded",
+    test_fraction: float = 0.3,
+    seed: int = 0,
+    max_rows: int = MAX_ROWS,
+    max_columns: int = MAX_COLUMNS,
+    max_bytes: int = MAX_BYTES,
+) -> Dataset:
+    """Read a CSV with a header row into a Dataset with a stratified train/test split.
+
+    Parameters
+    ----------
+    file_or_bytes : path, bytes or binary file object
+    label_column : str
+        Name of the column holding the class labels (text or numbers).
+    image_shape : (height, width), optional
+        For image data: the feature columns are the pixels, row by row.
+    test_fraction : float
+        Share of each class held out for testing.
+    max_rows, max_columns, max_bytes : int
+        Limits; larger files are refused with a message.
+
+    Every other column must be numeric and finite. Constant columns are dropped (and said so
+    in ``notes``) unless ``image_shape`` is given. Raises DatasetError naming the first
+    offending row or column.
+    """
+    import pandas as pd
+
+    from . import Dataset
+
+    raw = _read_bytes(file_or_bytes, max_bytes)
+    try:
+        frame = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise DatasetError(f"the file is not a readable CSV: {str(exc).strip()}") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    if label_column not in frame.columns:
+        shown = ", ".join(repr(c) for c in list(frame.columns)[:20])
+        raise DatasetError(f"there is no column named {label_column!r}; the columns are {shown}")
+    if len(frame) > max_rows:
+        raise DatasetError(f"the file has {len(frame):,} rows; the limit is {max_rows:,}")
+    if frame.shape[1] - 1 > max_columns:
+        raise DatasetError(
+            f"the file has {frame.shape[1] - 1:,} feature columns; the limit is {max_columns:,}"
+        )
+    if frame.shape[1] < 2:
+        raise DatasetError("the file needs at least one feature column besides the labels")
+    if len(frame) == 0:
+        raise DatasetError("the file has a header but no data rows")
+
+    labels = frame.pop(label_column).str.strip()
+    empty = np.flatnonzero(labels.to_numpy() == "")
+    if len(empty):
+        raise DatasetError(f"label column {label_column!r} is empty on line {_line(empty[0])}")
+    X = _numeric_features(frame)
+
+    classes, y = np.unique(labels.to_numpy(), return_inverse=True)
+    if _all_numbers(classes):
+        order = np.argsort(classes.astype(np.float64), kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        classes, y = classes[order], rank[y]
+    if len(classes) < 2:
+        raise DatasetError(
+            f"label column {label_column!r} has only one class ({classes[0]!r}); NCA needs at least 2"
+        )
+    counts = np.bincount(y)
+    if counts.min() < 2:
+        lonely = classes[np.argmin(counts)]
+        raise DatasetError(f"class {lonely!r} has only 1 sample; every class needs at least 2")
+
+    notes = []
+    columns = list(frame.columns)
+    if image_shape is not None:
+        h, w = (int(v) for v in image_shape)
+        if h < 1 or w < 1 or h * w != X.shape[1]:
+            raise DatasetError(
+                f"image width x height = {w} x {h} = {w * h} pixels, but the file has "
+                f"{X.shape[1]} feature columns"
+            )
+        image_shape = (h, w)
+    else:
+        constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
+        if len(constant) == X.shape[1]:
+            raise DatasetError("every feature column is constant: there is nothing to learn from")
+        if len(constant):
+            dropped = [columns[i] for i in constant]
+            shown = ", ".join(repr(c) for c in dropped[:10]) + (" ..." if len(dropped) > 10 else "")
+            notes.append(f"dropped {len(dropped)} constant column(s): {shown}")
+            X = np.delete(X, constant, axis=1)
+
+    test = _test_rows(y, test_fraction, seed)
+    if len(test) == 0:
+        notes.append("too few rows for a test split: everything is used for training")
+    is_test = np.zeros(len(y), dtype=bool)
+    is_test[test] = True
+    return Dataset(
+        name,
+        X[~is_test],
+        y[~is_test],
+        X[is_test],
+        y[is_test],
+        tuple(str(c) for c in classes),
+        image_shape,
+        f"Uploaded CSV: {len(y):,} rows, {X.shape[1]} features, {len(classes)} classes.",
+        "",
+        tuple(notes),
+    )
+
+
+def _numeric_features(frame) -> np.ndarray:
+    """Convert every column to float32, naming the first cell that is not a finite number."""
+    import pandas as pd
+
+    X = np.empty(frame.shape, dtype=np.float64)
+    for j, column in enumerate(frame.columns):
+        text = frame[column].str.strip()
+        values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.flatnonzero(np.isnan(values) & ~text.str.lower().isin(["nan"]).to_numpy())
+        if len(bad):
+            cell = text.iloc[bad[0]]
+            what = "is empty" if cell == "" else f"holds {cell[:40]!r}, which is not a number"
+            raise DatasetError(f"column {column!r} {what} on line {_line(bad[0])}")
+        nonfinite = np.flatnonzero(~np.isfinite(values))
+        if len(nonfinite):
+            raise DatasetError(
+                f"column {column!r} holds {text.iloc[nonfinite[0]]!r} on line "
+                f"{_line(nonfinite[0])}; values must be finite numbers"
+            )
+        X[:, j] = values
+    if np.abs(X).max() > np.finfo(np.float32).max:
+        raise DatasetError("a value is too large to represent as a 32-bit float")
+    return X.astype(np.float32)
+
+
+def _all_numbers(values) -> bool:
+    try:
+        values.astype(np.float64)
+    except ValueError:
+        return False
+    return True
+
+
+def _test_rows(y: np.ndarray, test_fraction: float, seed: int) -> np.ndarray:
+    """A stratified test split that leaves every class at least one training row."""
+    n_test = int(round(test_fraction * len(y)))
+    n_classes = int(y.max()) + 1
+    if n_test < n_classes or len(y) - n_test < n_classes:
+        return np.empty(0, dtype=np.int64)
+    test = stratified_subsample(y, n_test, seed)
+    left = np.bincount(np.delete(y, test), minlength=n_classes)
+    return test if left.min() >= 1 else np.empty(0, dtype=np.int64)

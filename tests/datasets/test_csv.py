@@ -1,0 +1,91 @@
+"""Every validation case of from_csv, with its exact message."""
+
+import io
+
+import numpy as np
+import pytest
+
+from nca_core.datasets import DatasetError, from_csv
+
+GOOD = "a,b,label\n" + "".join(f"{i},{(i * 7) % 5},{'xy'[i % 2]}\n" for i in range(20))
+
+
+def test_good_file_becomes_a_dataset():
+    data = from_csv(GOOD.encode(), "label")
+    assert data.classes == ("x", "y")
+    assert data.X_train.shape[1] == 2 and len(data.y_train) + len(data.y_test) == 20
+    assert len(data.y_test) == 6 and data.X_train.dtype == np.float32
+
+
+def test_numeric_labels_sort_as_numbers():
+    text = "f,label\n" + "".join(f"{i},{[10, 9, 2][i % 3]}\n" for i in range(12))
+    assert from_csv(text.encode(), "label").classes == ("2", "9", "10")
+
+
+def test_reads_paths_and_file_objects(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text(GOOD)
+    assert from_csv(path, "label").n_features == 2
+    assert from_csv(io.BytesIO(GOOD.encode()), "label").n_features == 2
+
+
+def test_image_shape_is_checked_and_kept():
+    text = "p0,p1,p2,p3,label\n" + "".join(f"0,{i},1,{i % 3},{i % 2}\n" for i in range(10))
+    data = from_csv(text.encode(), "label", image_shape=(2, 2))
+    assert data.image_shape == (2, 2) and data.n_features == 4  # constant pixels are kept
+    with pytest.raises(DatasetError) as info:
+        from_csv(text.encode(), "label", image_shape=(3, 2))
+    assert str(info.value) == "image width x height = 2 x 3 = 6 pixels, but the file has 4 feature columns"
+
+
+def test_constant_columns_are_dropped_with_a_note():
+    text = "a,k,label\n" + "".join(f"{i},5,{i % 2}\n" for i in range(10))
+    data = from_csv(text.encode(), "label")
+    assert data.n_features == 1
+    assert data.notes == ("dropped 1 constant column(s): 'k'",)
+
+
+def test_tiny_file_trains_on_everything_and_says_so():
+    data = from_csv(b"a,label\n1,x\n2,x\n3,y\n4,y\n", "label")
+    assert len(data.y_test) == 0
+    assert "too few rows for a test split: everything is used for training" in data.notes
+
+
+CASES = [
+    (b"", {}, "the file is empty"),
+    (b"a,label\n", {}, "the file has a header but no data rows"),
+    (b"a,b\n1,2\n", {}, "there is no column named 'label'; the columns are 'a', 'b'"),
+    (b"label\nx\ny\n", {}, "the file needs at least one feature column besides the labels"),
+    (b"a,label\n1,x\nfoo,x\n3,y\n4,y\n", {}, "column 'a' holds 'foo', which is not a number on line 3"),
+    (b"a,label\n1,x\n,x\n3,y\n4,y\n", {}, "column 'a' is empty on line 3"),
+    (
+        b"a,label\n1,x\nnan,x\n3,y\n4,y\n",
+        {},
+        "column 'a' holds 'nan' on line 3; values must be finite numbers",
+    ),
+    (
+        b"a,label\n1,x\n2,x\ninf,y\n4,y\n",
+        {},
+        "column 'a' holds 'inf' on line 4; values must be finite numbers",
+    ),
+    (b"a,label\n1,x\n2,\n3,y\n", {}, "label column 'label' is empty on line 3"),
+    (b"a,label\n1,x\n2,x\n3,x\n", {}, "label column 'label' has only one class ('x'); NCA needs at least 2"),
+    (b"a,label\n1,x\n2,x\n3,y\n", {}, "class 'y' has only 1 sample; every class needs at least 2"),
+    (
+        b"a,label\n1,x\n1,x\n1,y\n1,y\n",
+        {},
+        "every feature column is constant: there is nothing to learn from",
+    ),
+    (b"a,label\n1,x\n2,x\n3,y\n4,y\n", {"max_rows": 3}, "the file has 4 rows; the limit is 3"),
+    (b"a,b,c,label\n1,2,3,x\n", {"max_columns": 2}, "the file has 3 feature columns; the limit is 2"),
+    (b"a,label\n" + b"1,x\n" * 100, {"max_bytes": 100}, "the file is larger than the limit of 100 bytes"),
+    (b"a,label\n1,x\n1e39,x\n3,y\n4,y\n", {}, "a value is too large to represent as a 32-bit float"),
+    (b'a,label\n"1,x\n', {}, "the file is not a readable CSV"),
+]
+
+
+@pytest.mark.parametrize(("payload", "options", "message"), CASES)
+def test_each_problem_has_its_exact_message(payload, options, message):
+    with pytest.raises(DatasetError) as info:
+        from_csv(payload, "label", **options)
+    assert str(info.value).startswith(message)

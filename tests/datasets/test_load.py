@@ -1,0 +1,131 @@
+import bz2
+import gzip
+import shutil
+
+import numpy as np
+import pytest
+
+from nca_core import datasets
+from nca_core.datasets import Dataset, DatasetError
+
+
+def test_rings_is_deterministic_and_defeats_pca():
+    a = datasets.load("rings", seed=3)
+    b = datasets.load("rings", seed=3)
+    np.testing.assert_array_equal(a.X_train, b.X_train)
+    assert a.X_train.shape[1] == 3 and a.n_classes == 5 and a.image_shape is None
+    assert len(a.y_train) + len(a.y_test) == 1000
+    # the third (noise) coordinate has the largest variance, so PCA keeps it
+    variances = a.X_train.var(0)
+    assert variances[2] > 2 * variances[:2].max()
+    assert not np.array_equal(a.X_train, datasets.load("rings", seed=4).X_train)
+
+
+@pytest.mark.parametrize(
+    ("name", "n_train", "n_test", "n_features", "n_classes"),
+    [("wine", 125, 53, 13, 3), ("digits", 1258, 539, 64, 10)],
+)
+def test_bundled_sets_split_70_30_stratified(name, n_train, n_test, n_features, n_classes):
+    data = datasets.load(name)
+    assert data.X_train.shape == (n_train, n_features) and data.X_test.shape == (n_test, n_features)
+    assert data.n_classes == n_classes
+    train_share = np.bincount(data.y_train) / np.bincount(np.concatenate([data.y_train, data.y_test]))
+    assert np.all(np.abs(train_share - 0.7) < 0.03)
+    assert data.description and data.citation
+
+
+def test_unknown_name_lists_the_choices():
+    with pytest.raises(DatasetError, match="unknown dataset 'cifar'; choose one of rings, wine"):
+        datasets.load("cifar")
+
+
+def test_dataset_error_is_a_value_error():
+    assert issubclass(DatasetError, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("name", "n_train", "n_test", "side"),
+    [("mnist", 60000, 10000, 28), ("fashion-mnist", 60000, 10000, 28), ("usps", 7291, 2007, 16)],
+)
+def test_real_sets_load_with_the_right_shapes(data_dir, name, n_train, n_test, side):
+    data = datasets.load(name, data_dir=data_dir, download=False)
+    assert isinstance(data, Dataset)
+    assert data.X_train.shape == (n_train, side * side) and data.X_test.shape == (n_test, side * side)
+    assert data.X_train.dtype == np.float32 and data.image_shape == (side, side)
+    assert set(np.unique(data.y_train)) == set(range(10))
+
+
+def test_usps_label_counts_and_range(data_dir):
+    data = datasets.load("usps", data_dir=data_dir, download=False)
+    assert np.bincount(data.y_train).tolist() == [1194, 1005, 731, 658, 652, 556, 664, 645, 542, 644]
+    assert np.bincount(data.y_test).tolist() == [359, 264, 198, 166, 200, 160, 170, 147, 166, 177]
+    assert data.X_train.min() == -1.0 and data.X_train.max() == 1.0
+
+
+def test_mnist_label_counts(data_dir):
+    data = datasets.load("mnist", data_dir=data_dir, download=False)
+    assert np.bincount(data.y_train).tolist() == [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
+    assert 0.0 <= data.X_train.min() and data.X_train.max() == 1.0
+
+
+def test_second_load_of_mnist_is_fast(data_dir):
+    import time
+
+    datasets.load("mnist", data_dir=data_dir, download=False)
+    start = time.perf_counter()
+    datasets.load("mnist", data_dir=data_dir, download=False)
+    assert time.perf_counter() - start < 3.0
+
+
+def test_available_reports_what_is_local(data_dir, tmp_path):
+    ready = dict(datasets.available(data_dir))
+    assert ready["mnist"] and ready["usps"] and ready["rings"]
+    empty = dict(datasets.available(tmp_path))
+    assert empty["rings"] and empty["wine"] and not empty["mnist"]
+
+
+def _copy_set(data_dir, tmp_path, name):
+    shutil.copytree(data_dir / name, tmp_path / name)
+    for path in (tmp_path / name).iterdir():
+        path.chmod(0o644)
+    return tmp_path / name
+
+
+def test_truncated_mnist_is_refused_naming_the_file(data_dir, tmp_path):
+    folder = _copy_set(data_dir, tmp_path, "mnist")
+    target = folder / "t10k-labels-idx1-ubyte.gz"
+    target.write_bytes(target.read_bytes()[:-100])
+    with pytest.raises(DatasetError, match=r"t10k-labels-idx1-ubyte\.gz"):
+        datasets.load("mnist", data_dir=tmp_path, download=False)
+
+
+def test_altered_mnist_is_refused_naming_the_file(data_dir, tmp_path):
+    folder = _copy_set(data_dir, tmp_path, "mnist")
+    target = folder / "t10k-labels-idx1-ubyte.gz"
+    content = bytearray(gzip.decompress(target.read_bytes()))
+    content[100] = (content[100] + 1) % 10
+    target.write_bytes(gzip.compress(bytes(content)))
+    with pytest.raises(
+        DatasetError, match=r"t10k-labels-idx1-ubyte.gz: SHA-256 of its content is [0-9a-f]+, expected ff7bcf"
+    ):
+        datasets.load("mnist", data_dir=tmp_path, download=False)
+
+
+def test_a_file_changed_after_caching_is_checked_again(data_dir, tmp_path):
+    folder = _copy_set(data_dir, tmp_path, "usps")
+    datasets.load("usps", data_dir=tmp_path, download=False)
+    target = folder / "usps.t.bz2"
+    text = bz2.decompress(target.read_bytes()).decode()
+    target.write_bytes(bz2.compress(text.replace("1:", "2:", 1).encode()))
+    with pytest.raises(DatasetError, match=r"usps\.t\.bz2"):
+        datasets.load("usps", data_dir=tmp_path, download=False)
+
+
+def test_usps_reformatted_but_same_samples_is_accepted(data_dir, tmp_path):
+    """A mirror's copy may format numbers differently; identical labels and shape pass."""
+    folder = _copy_set(data_dir, tmp_path, "usps")
+    target = folder / "usps.t.bz2"
+    text = bz2.decompress(target.read_bytes()).decode()
+    target.write_bytes(bz2.compress(text.replace(":-1 ", ":-1.0 ").encode()))
+    data = datasets.load("usps", data_dir=tmp_path, download=False)
+    assert data.X_test.shape == (2007, 256)
