@@ -324,7 +324,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         X_test_t = None
         if X_test is not None:
             X_test = validate_data(self, X_test, reset=False, dtype=[np.float64, np.float32])
-            X_test_t = torch.as_tensor(X_test, dtype=dtype, device=device)
+            X_test_t = torch.tensor(X_test, dtype=dtype, device=device)
             y_test = np.asarray(y_test)
 
         def evaluate(encoder):

@@ -1,0 +1,310 @@
+"""Plotly figure builders: pure functions from arrays (or snapshots) to ``go.Figure``.
+
+Colours follow class order everywhere, so a class keeps its colour and legend slot on every
+page and in every frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .training import Snapshot
+
+__all__ = [
+    "PALETTE",
+    "accuracy_curve",
+    "animation",
+    "class_colors",
+    "component_images",
+    "embedding_scatter",
+    "image_grid",
+    "map_heatmap",
+    "objective_curve",
+    "padded_ranges",
+]
+
+# Colour-blind-safe qualitative palette (Okabe-Ito, then Tableau-like extras).
+PALETTE = (
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
+    "#56B4E9", "#F0E442", "#000000", "#8C564B", "#7F7F7F",
+    "#17BECF", "#BCBD22", "#9467BD", "#FF9896", "#98DF8A",
+)  # fmt: skip
+
+
+def class_colors(n_classes: int) -> list[str]:
+    """One colour per class index, cycling the palette past 15 classes."""
+    return [PALETTE[i % len(PALETTE)] for i in range(n_classes)]
+
+
+def padded_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[float]]:
+    """Axis ranges covering every array (each (n, d)), padded, one [lo, hi] per dimension."""
+    stacked = np.concatenate([np.asarray(a, dtype=np.float64) for a in arrays])
+    finite = stacked[np.isfinite(stacked).all(1)]
+    if len(finite) == 0:
+        return [[-1.0, 1.0]] * stacked.shape[1]
+    lo, hi = finite.min(0), finite.max(0)
+    span = np.maximum(hi - lo, 1e-9)
+    return [[float(a - pad * s), float(b + pad * s)] for a, b, s in zip(lo, hi, span)]
+
+
+def _class_traces(Z, y, classes, three_d: bool, marker_size: float, hover_text=None):
+    colors = class_colors(len(classes))
+    traces = []
+    for c, name in enumerate(classes):
+        idx = np.flatnonzero(y == c)
+        common = dict(
+            mode="markers",
+            name=str(name),
+            legendgroup=str(name),
+            customdata=idx,
+            marker=dict(color=colors[c], size=marker_size, opacity=0.8),
+            text=None if hover_text is None else [hover_text[i] for i in idx],
+        )
+        if three_d:
+            traces.append(go.Scatter3d(x=Z[idx, 0], y=Z[idx, 1], z=Z[idx, 2], **common))
+        else:
+            traces.append(go.Scatter(x=Z[idx, 0], y=Z[idx, 1], **common))
+    return traces
+
+
+def embedding_scatter(
+    Z: np.ndarray,
+    y: np.ndarray,
+    classes: Sequence[str],
+    *,
+    title: str | None = None,
+    ranges: list[list[float]] | None = None,
+    uirevision: str = "embedding",
+    axis_label: str = "z",
+    height: int = 520,
+    hover_text: Sequence[str] | None = None,
+) -> go.Figure:
+    """Scatter of an embedding, one trace per class; 3-D when Z has three columns.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, 2) or (n, 3+); columns past the third are not drawn
+    y : ndarray of shape (n,), class indices into ``classes``
+    ranges : fixed axis ranges (see ``padded_ranges``) so frames do not jump
+    uirevision : keeps the user's zoom across redraws with the same value
+    """
+    Z = np.asarray(Z)
+    three_d = Z.shape[1] >= 3
+    marker_size = 3 if three_d else (4 if len(Z) > 2000 else 6)
+    fig = go.Figure(_class_traces(Z, np.asarray(y), classes, three_d, marker_size, hover_text))
+    fig.update_layout(
+        title=title,
+        height=height,
+        uirevision=uirevision,
+        legend=dict(itemsizing="constant", title="class"),
+        margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        clickmode="event+select",
+        dragmode="pan" if three_d else "zoom",
+    )
+    labels = [f"{axis_label}{i + 1}" for i in range(3)]
+    if three_d:
+        scene = dict(xaxis_title=labels[0], yaxis_title=labels[1], zaxis_title=labels[2])
+        if ranges is not None:
+            for axis, r in zip(("xaxis", "yaxis", "zaxis"), ranges):
+                scene[axis] = dict(range=r, autorange=False, title=labels["xyz".index(axis[0])])
+            scene["aspectmode"] = "cube"
+        fig.update_layout(scene=scene)
+    else:
+        fig.update_xaxes(title=labels[0], range=None if ranges is None else ranges[0])
+        fig.update_yaxes(title=labels[1], range=None if ranges is None else ranges[1])
+    return fig
+
+
+def objective_curve(
+    epochs: Sequence[int], values: Sequence[float], objective: str, height: int = 240
+) -> go.Figure:
+    """The objective per point against epoch."""
+    label = "mean p_i (f / n)" if objective == "f" else "mean log p_i (g / n)"
+    fig = go.Figure(go.Scatter(x=list(epochs), y=list(values), mode="lines+markers", name=label))
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), title="objective", showlegend=False)
+    fig.update_xaxes(title="epoch")
+    fig.update_yaxes(title=label)
+    return fig
+
+
+def accuracy_curve(
+    epochs: Sequence[int],
+    train: Sequence[float | None],
+    test: Sequence[float | None],
+    k: int,
+    height: int = 240,
+) -> go.Figure:
+    """Leave-one-out training and test kNN accuracy against epoch."""
+    fig = go.Figure()
+    for name, values, color in (("train (leave-one-out)", train, PALETTE[0]), ("test", test, PALETTE[3])):
+        if any(v is not None for v in values):
+            fig.add_trace(
+                go.Scatter(x=list(epochs), y=list(values), mode="lines+markers", name=name, line_color=color)
+            )
+    fig.update_layout(
+        height=height,
+        margin=dict(l=10, r=10, t=30, b=10),
+        title=f"{k}-NN accuracy",
+        legend=dict(orientation="h", y=-0.3),
+    )
+    fig.update_xaxes(title="epoch")
+    fig.update_yaxes(title="accuracy", tickformat=".0%")
+    return fig
+
+
+def _evenly_spaced(n: int, cap: int) -> np.ndarray:
+    """At most ``cap`` indices from range(n), always keeping the first and the last."""
+    if n <= cap:
+        return np.arange(n)
+    return np.unique(np.round(np.linspace(0, n - 1, cap)).astype(int))
+
+
+def animation(
+    snapshots: Sequence[Snapshot],
+    y: np.ndarray,
+    classes: Sequence[str],
+    *,
+    max_frames: int = 100,
+    max_points: int = 3000,
+    height: int = 600,
+) -> go.Figure:
+    """An animated replay of a run: play/pause, speed buttons and an epoch slider.
+
+    Points keep their identity between frames (same trace and order per class); axes are
+    fixed to cover every frame. At most ``max_frames`` evenly spaced snapshots and
+    ``max_points`` points per frame keep the figure light.
+    """
+    if not snapshots:
+        raise ValueError("animation needs at least one snapshot")
+    chosen = [snapshots[i] for i in _evenly_spaced(len(snapshots), max_frames)]
+    y = np.asarray(y)
+    points = _evenly_spaced(len(y), max_points)
+    y = y[points]
+    embeddings = [np.asarray(s.embedding)[points] for s in chosen]
+    three_d = embeddings[0].shape[1] >= 3
+    dims = 3 if three_d else 2
+    ranges = padded_ranges([e[:, :dims] for e in embeddings])
+    fig = embedding_scatter(embeddings[0], y, classes, ranges=ranges, uirevision="replay", height=height)
+    fig.frames = [
+        go.Frame(
+            data=_class_traces(e, y, classes, three_d, 3 if three_d else 5),
+            name=str(s.epoch),
+            layout=go.Layout(title=f"epoch {s.epoch}   objective {s.objective:.4f}"),
+        )
+        for s, e in zip(chosen, embeddings)
+    ]
+
+    def play(duration_ms: int) -> dict:
+        return dict(
+            frame=dict(duration=duration_ms, redraw=three_d),
+            transition=dict(duration=min(duration_ms, 300) * 0.8, easing="linear"),
+            fromcurrent=True,
+            mode="immediate",
+        )
+
+    pause = dict(frame=dict(duration=0, redraw=False), mode="immediate", transition=dict(duration=0))
+    fig.update_layout(
+        title=f"epoch {chosen[0].epoch}   objective {chosen[0].objective:.4f}",
+        margin=dict(l=10, r=10, t=40, b=10),
+        updatemenus=[
+            dict(
+                type="buttons",
+                direction="left",
+                x=0.0,
+                y=-0.08,
+                xanchor="left",
+                yanchor="top",
+                showactive=False,
+                buttons=[
+                    dict(label="▶ Play", method="animate", args=[None, play(200)]),
+                    dict(label="❚❚ Pause", method="animate", args=[[None], pause]),
+                    dict(label="slow", method="animate", args=[None, play(600)]),
+                    dict(label="fast", method="animate", args=[None, play(60)]),
+                ],
+            )
+        ],
+        sliders=[
+            dict(
+                active=0,
+                x=0.35,
+                len=0.65,
+                y=-0.04,
+                yanchor="top",
+                currentvalue=dict(prefix="epoch "),
+                steps=[
+                    dict(
+                        label=str(s.epoch),
+                        method="animate",
+                        args=[[str(s.epoch)], dict(mode="immediate", frame=dict(duration=0, redraw=three_d))],
+                    )
+                    for s in chosen
+                ],
+            )
+        ],
+    )
+    return fig
+
+
+def map_heatmap(
+    components: np.ndarray, feature_names: Sequence[str] | None = None, height: int = 320
+) -> go.Figure:
+    """The learned map A (n_components x n_features) as a diverging heatmap."""
+    A = np.asarray(components)
+    limit = float(np.abs(A).max()) or 1.0
+    fig = go.Figure(
+        go.Heatmap(
+            z=A,
+            x=list(feature_names) if feature_names is not None else None,
+            y=[f"z{i + 1}" for i in range(A.shape[0])],
+            colorscale="RdBu",
+            zmid=0.0,
+            zmin=-limit,
+            zmax=limit,
+            colorbar=dict(title="weight"),
+        )
+    )
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), title="learned map A")
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def component_images(components: np.ndarray, image_shape: tuple[int, int], max_rows: int = 8) -> go.Figure:
+    """Each row of A reshaped to the image grid: which pixels each output coordinate reads."""
+    A = np.asarray(components)[:max_rows]
+    return image_grid(A, image_shape, [f"z{i + 1}" for i in range(len(A))], diverging=True)
+
+
+def image_grid(
+    images: np.ndarray,
+    image_shape: tuple[int, int],
+    titles: Sequence[str],
+    *,
+    diverging: bool = False,
+    columns: int = 8,
+    tile: int = 110,
+) -> go.Figure:
+    """Flattened images (n, h*w) in a grid with one title each."""
+    images = np.asarray(images, dtype=np.float64)
+    n = len(images)
+    cols = min(columns, max(n, 1))
+    rows = int(np.ceil(n / cols))
+    fig = make_subplots(
+        rows=rows, cols=cols, subplot_titles=list(titles), horizontal_spacing=0.01, vertical_spacing=0.08
+    )
+    for i, flat in enumerate(images):
+        image = flat.reshape(image_shape)
+        if diverging:
+            limit = float(np.abs(image).max()) or 1.0
+            trace = go.Heatmap(z=image, colorscale="RdBu", zmid=0, zmin=-limit, zmax=limit, showscale=False)
+        else:
+            trace = go.Heatmap(z=image, colorscale="gray_r", showscale=False)
+        fig.add_trace(trace, row=i // cols + 1, col=i % cols + 1)
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False, autorange="reversed")
+    fig.update_layout(height=rows * tile + 40, width=None, margin=dict(l=5, r=5, t=30, b=5))
+    fig.update_annotations(font_size=11)
+    return fig

@@ -1,0 +1,189 @@
+"""A training run as the app sees it: settings, preprocessing, the snapshot stream, exports.
+
+``RunConfig`` holds every setting as plain JSON-safe values; ``recommended_config`` gives
+settings that converge on a dataset without tuning; ``Run`` standardises (if asked), trains
+and turns results into downloadable files. No UI code here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.preprocessing import StandardScaler
+
+from .datasets import Dataset
+from .estimator import NCA
+from .model_io import save_model
+from .training import Snapshot
+
+__all__ = ["Run", "RunConfig", "check_config", "recommended_config"]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Settings of one training run; every field is a JSON-safe scalar."""
+
+    n_components: int = 2
+    init: str = "pca"
+    objective: str = "f"
+    encoder: str = "linear"
+    optimizer: str = "adam"
+    learning_rate: float = 0.1
+    batch_size: int = 128
+    epochs: int = 60
+    weight_decay: float = 0.0
+    standardize: bool = False
+    device: str = "auto"
+    seed: int = 0
+    display_size: int = 2000
+    k: int = 5
+
+    def replace(self, **changes) -> RunConfig:
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def recommended_config(data: Dataset) -> RunConfig:
+    """Settings that converge on ``data`` without tuning (checked by the test suite).
+
+    Small sets use minibatch Adam with a step that makes every epoch visible; images are
+    used as given (pixels share one scale); tabular sets with mixed units are standardised.
+    The paper's rings are not standardised: their large noise axis is the point.
+    """
+    n = len(data.y_train)
+    config = RunConfig(
+        standardize=data.image_shape is None and data.name != "rings",
+        display_size=min(n, 3000),
+    )
+    if n > 20000:
+        return config.replace(learning_rate=0.01, batch_size=1024, epochs=15)
+    if n > 3000:
+        return config.replace(learning_rate=0.02, batch_size=256, epochs=30)
+    if data.image_shape is not None:
+        return config.replace(learning_rate=0.02, batch_size=128, epochs=40)
+    return config
+
+
+def check_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[str]]:
+    """Adjust impossible combinations and say what happened, one sentence each."""
+    notes = []
+    D, n, C = data.n_features, len(data.y_train), data.n_classes
+    if config.encoder == "diagonal":
+        if config.n_components != D:
+            notes.append(f"A diagonal map keeps all {D} features, so the output dimension is {D}.")
+        config = config.replace(n_components=D)
+        if config.init in ("pca", "lda"):
+            notes.append("A diagonal map starts from the identity (PCA and LDA starts need a full map).")
+            config = config.replace(init="identity")
+    if config.n_components > D:
+        notes.append(f"The output dimension is capped at the {D} input features.")
+        config = config.replace(n_components=D)
+    if config.init == "lda" and config.n_components > C - 1:
+        notes.append(
+            f"LDA gives at most n_classes - 1 = {C - 1} directions; the other "
+            f"{config.n_components - (C - 1)} start from PCA."
+        )
+    if config.optimizer != "lbfgs" and config.batch_size > n:
+        notes.append(f"The batch size is capped at the {n} training points (one batch per epoch).")
+        config = config.replace(batch_size=n)
+    if config.display_size > n:
+        config = config.replace(display_size=n)
+    return config, notes
+
+
+class Run:
+    """One training run of NCA on a Dataset with a RunConfig.
+
+    Attributes
+    ----------
+    model : NCA, fitted progressively while ``stream()`` is consumed
+    display_index : ndarray, indices into the training set of the points drawn
+    """
+
+    def __init__(self, config: RunConfig, data: Dataset):
+        self.config = config
+        self.data = data
+        self.scaler = StandardScaler().fit(data.X_train) if config.standardize else None
+        self.model = NCA(
+            config.n_components,
+            init=config.init,
+            objective=config.objective,
+            encoder=config.encoder,
+            optimizer=config.optimizer,
+            learning_rate=config.learning_rate,
+            batch_size=config.batch_size,
+            max_iter=config.epochs,
+            weight_decay=config.weight_decay,
+            device=config.device,
+            random_state=config.seed,
+            tol=0.0,
+        )
+        self.display_index: np.ndarray | None = None
+
+    def _prepare(self, X: np.ndarray) -> np.ndarray:
+        return X if self.scaler is None else self.scaler.transform(X).astype(np.float32)
+
+    def stream(self) -> Iterator[Snapshot]:
+        """Train, yielding a snapshot per epoch with train (LOO) and test kNN accuracy."""
+        has_test = len(self.data.y_test) > 0
+        snapshots = self.model.fit_iter(
+            self._prepare(self.data.X_train),
+            self.data.y_train,
+            self._prepare(self.data.X_test) if has_test else None,
+            self.data.y_test if has_test else None,
+            display_size=self.config.display_size,
+            eval_every=1,
+            k=self.config.k,
+            eval_size=2000,
+        )
+        for snap in snapshots:
+            self.display_index = self.model.display_index_
+            yield snap
+
+    @property
+    def display_labels(self) -> np.ndarray:
+        return self.data.y_train[self.display_index]
+
+    def effective_components(self) -> np.ndarray:
+        """The map applied to raw inputs: standardisation folded in (a shift does not
+        change distances, so kNN in the folded space equals kNN in the trained one)."""
+        A = self.model.components_
+        return A if self.scaler is None else A / self.scaler.scale_
+
+    def model_file(self) -> bytes:
+        """The fitted model as .npz bytes (see ``nca_core.model_io``), raw-input map."""
+        exported = NCA(**self.model.get_params())
+        for name in ("classes_", "n_iter_", "objective_curve_", "n_features_in_"):
+            setattr(exported, name, getattr(self.model, name))
+        exported.components_ = self.effective_components()
+        buffer = io.BytesIO()
+        save_model(exported, buffer)
+        return buffer.getvalue()
+
+    def embedding_csv(self, snapshot: Snapshot) -> bytes:
+        """The display subset's embedding at ``snapshot`` with labels, as CSV text."""
+        Z = snapshot.embedding
+        header = ",".join(["index", "label", *[f"z{i + 1}" for i in range(Z.shape[1])]])
+        labels = [self.data.classes[c] for c in self.display_labels]
+        lines = [header]
+        for row, (i, label) in enumerate(zip(self.display_index, labels)):
+            values = ",".join(f"{v:.6g}" for v in Z[row])
+            lines.append(f"{i},{_csv_text(label)},{values}")
+        return ("\n".join(lines) + "\n").encode()
+
+    def neighbours(self, snapshot: Snapshot, row: int, k: int = 8) -> np.ndarray:
+        """Rows of the display subset nearest to ``row`` in the snapshot's embedding."""
+        Z = snapshot.embedding
+        distances = ((Z - Z[row]) ** 2).sum(1)
+        distances[row] = np.inf
+        return np.argsort(distances, kind="stable")[:k]
+
+
+def _csv_text(value: str) -> str:
+    return '"' + value.replace('"', '""') + '"' if any(c in value for c in ',"\n') else value
