@@ -1,0 +1,94 @@
+"""Train: pick a dataset, press Train, watch the classes rearrange epoch by epoch."""
+
+import streamlit as st
+
+from nca_core.runs import Run, check_config
+from pages.ui import data as app_data
+from pages.ui import state, views
+from pages.ui.settings import run_settings
+
+st.title("Train NCA and watch it learn")
+st.caption(
+    "Neighbourhood Components Analysis learns a linear map under which each point's nearest "
+    "neighbours share its class. Press **Train** and watch the embedding move, one frame per epoch."
+)
+
+names = app_data.dataset_names()
+name = st.selectbox("Dataset", names, format_func=app_data.dataset_label, key="dataset")
+data = app_data.load_dataset(name)
+if data is None:
+    st.stop()
+with st.expander(
+    f"About this dataset: {len(data.y_train):,} training and {len(data.y_test):,} test points, {data.n_features} features, {data.n_classes} classes"
+):
+    st.write(data.description)
+    if data.citation:
+        st.caption(data.citation)
+
+active = state.current()
+if active is not None and active.dataset != name:
+    state.reset()
+    active = None
+
+config, notes = check_config(run_settings(data, key=name), data)
+for note in notes:
+    st.info(note, icon=":material/info:")
+
+pace = st.sidebar.slider(
+    "Frames per second cap",
+    0,
+    30,
+    10,
+    key="pace",
+    help="Slows fast runs down so every epoch can be seen; 0 trains at full speed.",
+)
+buttons = st.columns([1, 1, 1, 1, 4])
+running = active is not None and active.job.alive
+if buttons[0].button("Train", type="primary", icon=":material/play_arrow:", disabled=running):
+    active = state.start(name, Run(config, data), max_epochs_per_second=float(pace))
+    running = True
+paused = running and active.job.state == "paused"
+if buttons[1].button("Resume" if paused else "Pause", icon=":material/pause:", disabled=not running):
+    active.job.resume() if paused else active.job.pause()
+if buttons[2].button(
+    "Step", icon=":material/skip_next:", disabled=not paused, help="One more epoch, then pause again."
+):
+    active.job.step()
+if buttons[3].button("Stop", icon=":material/stop:", disabled=not running):
+    active.job.stop()
+    active.job.join(timeout=30)
+    running = False
+
+
+def live_view() -> None:
+    current = state.current()
+    if current is not None:
+        current.job.heartbeat()
+        views.progress(current)
+        if current.job.error:
+            st.error(current.job.error, icon=":material/error:")
+    shown = state.shown()
+    if shown is None or not shown.snapshots:
+        st.info(
+            "Press **Train** to start. The picture appears with the first epoch.", icon=":material/touch_app:"
+        )
+    else:
+        left, right = st.columns([3, 2])
+        with left:
+            selection = views.embedding(shown, data, select=not running)
+            st.session_state["selection"] = selection
+        with right:
+            views.metrics_and_curves(shown)
+    if current is not None and not current.job.alive and st.session_state.get("was_running"):
+        st.session_state["was_running"] = False
+        st.rerun(scope="app")
+    st.session_state["was_running"] = current is not None and current.job.alive
+
+
+if running:
+    st.fragment(live_view, run_every=0.3)()
+else:
+    live_view()
+    done = state.current()
+    if done is not None and done.snapshots:
+        views.results(done, data, st.session_state.get("selection"))

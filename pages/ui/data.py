@@ -1,0 +1,51 @@
+"""Datasets for the app: loaded once per process, shared read-only between sessions."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from nca_core import datasets
+from nca_core.datasets import Dataset, DatasetError
+
+UPLOAD_KEY = "uploaded_dataset"
+UPLOAD_NAME = "uploaded"
+
+
+@st.cache_resource(show_spinner="Loading the dataset…", max_entries=8)
+def _load_registered(name: str) -> Dataset:
+    data = datasets.load(name, download=True)
+    for array in (data.X_train, data.y_train, data.X_test, data.y_test):
+        array.flags.writeable = False  # shared by every session: nobody may change it
+    return data
+
+
+def dataset_names() -> list[str]:
+    """Registered names, plus the session's uploaded set when there is one."""
+    names = list(datasets.REGISTRY)
+    if UPLOAD_KEY in st.session_state:
+        names.append(UPLOAD_NAME)
+    return names
+
+
+def dataset_label(name: str) -> str:
+    if name == UPLOAD_NAME:
+        return "Your uploaded CSV"
+    spec = datasets.REGISTRY[name]
+    ready = dict(datasets.available()).get(name, False)
+    return spec.title + ("" if ready else "  (downloads on first use)")
+
+
+def load_dataset(name: str) -> Dataset | None:
+    """The dataset, or None after showing a friendly error (never a traceback)."""
+    if name == UPLOAD_NAME:
+        return st.session_state.get(UPLOAD_KEY)
+    try:
+        return _load_registered(name)
+    except DatasetError as exc:
+        st.error(f"**{name}** could not be loaded. {exc}", icon=":material/cloud_off:")
+        return None
+
+
+def class_of(data: Dataset, y: np.ndarray) -> list[str]:
+    return [data.classes[i] for i in y]

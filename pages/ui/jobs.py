@@ -1,0 +1,204 @@
+"""Training runs in background threads, one per session, that never touch Streamlit.
+
+A ``TrainingJob`` pulls snapshots from a ``fit_iter`` stream in its own thread and keeps
+them in a list that the page polls. Pause, resume, step and stop act between epochs. A
+job whose page stopped polling (tab closed or reloaded) stops by itself after
+``heartbeat_timeout`` seconds, so no worker outlives its session for long. A process-wide
+``JobSlots`` caps how many jobs train at once; the rest wait in line and know their place.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import torch
+
+from nca_core import Snapshot, TrainingDiverged
+
+__all__ = ["JobSlots", "TrainingJob"]
+
+
+class JobSlots:
+    """A fair (first come, first served) cap on concurrently training jobs."""
+
+    def __init__(self, capacity: int):
+        self.capacity = max(1, int(capacity))
+        self._lock = threading.Condition()
+        self._running: set[int] = set()
+        self._queue: list[int] = []
+
+    def position(self, ticket: int) -> int:
+        """0 when running, else 1 + the number of jobs ahead in line."""
+        with self._lock:
+            if ticket in self._running:
+                return 0
+            return self._queue.index(ticket) + 1 if ticket in self._queue else 0
+
+    def acquire(self, ticket: int, cancelled: Callable[[], bool]) -> bool:
+        """Wait for a slot; False if ``cancelled()`` became true while waiting."""
+        with self._lock:
+            self._queue.append(ticket)
+            while not (len(self._running) < self.capacity and self._queue[0] == ticket):
+                if cancelled():
+                    self._queue.remove(ticket)
+                    self._lock.notify_all()
+                    return False
+                self._lock.wait(timeout=0.2)
+            self._queue.pop(0)
+            self._running.add(ticket)
+            self._lock.notify_all()
+            return True
+
+    def release(self, ticket: int) -> None:
+        with self._lock:
+            self._running.discard(ticket)
+            self._lock.notify_all()
+
+    @property
+    def running(self) -> int:
+        with self._lock:
+            return len(self._running)
+
+
+_tickets = iter(range(1, 1 << 62))
+_ticket_lock = threading.Lock()
+
+
+@dataclass
+class TrainingJob:
+    """One training run. ``make_stream()`` is called in the worker thread.
+
+    Attributes read by the page: ``snapshots`` (append-only), ``state`` ("queued",
+    "running", "paused", "finished", "stopped", "failed"), ``error`` and ``stop_reason``.
+    """
+
+    make_stream: Callable[[], Iterator[Snapshot]]
+    slots: JobSlots
+    max_epochs_per_second: float = 0.0
+    heartbeat_timeout: float = 15.0
+    max_snapshots: int = 600
+    snapshots: list[Snapshot] = field(default_factory=list)
+    state: str = "queued"
+    error: str | None = None
+    stop_reason: str | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self):
+        with _ticket_lock:
+            self.ticket = next(_tickets)
+        self._stop = threading.Event()
+        self._resume = threading.Event()
+        self._resume.set()
+        self._steps_allowed = 0
+        self._heartbeat = time.monotonic()
+        self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
+        self._thread.start()
+
+    # -- control, called from the page -----------------------------------------------
+
+    def heartbeat(self) -> None:
+        self._heartbeat = time.monotonic()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._resume.set()
+
+    def pause(self) -> None:
+        if self.state == "running":
+            self._resume.clear()
+
+    def resume(self) -> None:
+        self._resume.set()
+
+    def step(self) -> None:
+        """While paused, train exactly one more epoch."""
+        self._steps_allowed += 1
+        self._resume.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
+    def queue_position(self) -> int:
+        return self.slots.position(self.ticket) if self.state == "queued" else 0
+
+    @property
+    def latest(self) -> Snapshot | None:
+        return self.snapshots[-1] if self.snapshots else None
+
+    # -- the worker ---------------------------------------------------------------------
+
+    def _abandoned(self) -> bool:
+        return time.monotonic() - self._heartbeat > self.heartbeat_timeout
+
+    def _should_stop(self) -> bool:
+        if self._abandoned():
+            self.stop_reason = "the page stopped asking for updates"
+        return self._stop.is_set() or self._abandoned()
+
+    def _run(self) -> None:
+        if not self.slots.acquire(self.ticket, self._should_stop):
+            self.state = "stopped"
+            return
+        stream = None
+        try:
+            self.state = "running"
+            stream = self.make_stream()
+            last = time.monotonic()
+            for snap in stream:
+                self._keep(snap)
+                if self._should_stop():
+                    break
+                self._wait_between_epochs(last)
+                if self._should_stop():
+                    break
+                last = time.monotonic()
+            self.state = "stopped" if self._stop.is_set() or self.stop_reason else "finished"
+        except TrainingDiverged as exc:
+            self.state, self.error = "failed", str(exc)
+        except torch.OutOfMemoryError:
+            self.state = "failed"
+            self.error = (
+                "The device ran out of memory. Lower the batch size or the display subset, or "
+                "choose a smaller dataset; the last good snapshot is kept."
+            )
+        except MemoryError:
+            self.state = "failed"
+            self.error = "The machine ran out of memory; the last good snapshot is kept."
+        except Exception as exc:  # reported on the page instead of killing the thread silently
+            self.state, self.error = "failed", f"Training stopped: {exc}"
+        finally:
+            if stream is not None:
+                stream.close()
+            self.slots.release(self.ticket)
+
+    def _keep(self, snap: Snapshot) -> None:
+        """Store a snapshot; past the cap, thin older ones to every other (first kept)."""
+        if len(self.snapshots) >= self.max_snapshots:
+            self.snapshots = [*self.snapshots[::2], snap]
+        else:
+            self.snapshots.append(snap)
+
+    def _wait_between_epochs(self, last: float) -> None:
+        if self.max_epochs_per_second > 0:
+            pause = 1.0 / self.max_epochs_per_second - (time.monotonic() - last)
+            if pause > 0:
+                self._stop.wait(pause)
+        if self._steps_allowed > 0:
+            self._steps_allowed -= 1
+            if self._steps_allowed == 0:
+                self._resume.clear()
+        if not self._resume.is_set():
+            self.state = "paused"
+            while not self._resume.wait(timeout=0.2):
+                if self._should_stop():
+                    return
+            if not self._stop.is_set():
+                self.state = "running"

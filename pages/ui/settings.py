@@ -1,0 +1,140 @@
+"""The widget group that turns sidebar controls into a RunConfig."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from nca_core import available_devices
+from nca_core.datasets import Dataset
+from nca_core.runs import RunConfig, recommended_config
+
+INIT_LABELS = {"pca": "PCA", "lda": "LDA", "identity": "identity", "random": "random"}
+OPTIMIZER_LABELS = {"lbfgs": "L-BFGS (full batch)", "adam": "Adam (minibatch)", "sgd": "SGD (minibatch)"}
+OBJECTIVE_LABELS = {"f": "f: expected correct (Σ pᵢ)", "g": "g: log-likelihood (Σ log pᵢ)"}
+ENCODER_LABELS = {"linear": "linear (full d × D map)", "diagonal": "diagonal (feature scaling)"}
+
+
+def _index(options, value) -> int:
+    options = list(options)
+    return options.index(value) if value in options else 0
+
+
+def run_settings(data: Dataset, key: str) -> RunConfig:
+    """Sidebar controls, defaulting to what converges on ``data``; ``key`` scopes widgets
+    to the dataset so that switching datasets restores that dataset's defaults."""
+    base = recommended_config(data)
+    D = data.n_features
+    with st.sidebar:
+        st.subheader("Map")
+        choices = sorted({2, 3, *(d for d in (5, 10, 16, 32, 64) if d <= D)} & set(range(1, D + 1)))
+        n_components = st.select_slider(
+            "Output dimension d",
+            choices,
+            value=min(base.n_components, D),
+            key=f"{key}-d",
+            help="2 or 3 to look at; larger keeps more for kNN (then the first three coordinates are drawn).",
+        )
+        init = st.selectbox(
+            "Start from",
+            list(INIT_LABELS),
+            format_func=INIT_LABELS.get,
+            index=_index(INIT_LABELS, base.init),
+            key=f"{key}-init",
+            help="The starting map: PCA keeps the directions of largest variance, LDA the class-separating ones.",
+        )
+        encoder = st.selectbox(
+            "Map type",
+            list(ENCODER_LABELS),
+            format_func=ENCODER_LABELS.get,
+            key=f"{key}-encoder",
+            help="A diagonal map only rescales features (the paper's feature-weighting variant).",
+        )
+        objective = st.radio(
+            "Objective",
+            list(OBJECTIVE_LABELS),
+            format_func=OBJECTIVE_LABELS.get,
+            key=f"{key}-objective",
+            help="f counts expected correct classifications; g is its log-likelihood version, which punishes hopeless points more.",
+        )
+        standardize = st.toggle(
+            "Standardise inputs",
+            value=base.standardize,
+            key=f"{key}-std",
+            help="Rescale every feature to zero mean and unit variance first; useful when units differ (wine).",
+        )
+        st.subheader("Optimiser")
+        optimizer = st.selectbox(
+            "Optimiser",
+            list(OPTIMIZER_LABELS),
+            format_func=OPTIMIZER_LABELS.get,
+            index=_index(OPTIMIZER_LABELS, base.optimizer),
+            key=f"{key}-opt",
+            help="L-BFGS uses every point each step; Adam and SGD take batches of anchors, whose neighbours still come from all points.",
+        )
+        minibatch = optimizer != "lbfgs"
+        learning_rate = st.number_input(
+            "Learning rate",
+            min_value=1e-5,
+            max_value=1e3,
+            value=base.learning_rate if minibatch else 1.0,
+            format="%.4g",
+            key=f"{key}-lr-{optimizer}",
+            help="Step size. If training diverges, lower it.",
+        )
+        batch_size = st.select_slider(
+            "Batch size",
+            [32, 64, 128, 256, 512, 1024, 2048, 4096],
+            value=base.batch_size,
+            key=f"{key}-batch",
+            disabled=not minibatch,
+            help="Anchors per step (minibatch optimisers only).",
+        )
+        epochs = st.slider(
+            "Epochs",
+            1,
+            300,
+            base.epochs,
+            key=f"{key}-epochs",
+            help="Passes over the training set (L-BFGS: iterations).",
+        )
+        weight_decay = st.number_input(
+            "L2 weight on the map",
+            min_value=0.0,
+            max_value=10.0,
+            value=0.0,
+            format="%.4g",
+            key=f"{key}-l2",
+            help="Penalises large maps; a large map means very few effective neighbours.",
+        )
+        st.subheader("Run")
+        devices = ["auto", *available_devices()]
+        device = st.selectbox(
+            "Device", devices, key=f"{key}-device", help=f"Available here: {', '.join(devices[1:])}."
+        )
+        seed = st.number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}-seed", help="Same seed, same run.")
+        display_size = st.select_slider(
+            "Points drawn",
+            sorted({min(v, len(data.y_train)) for v in (500, 1000, 2000, 3000, 5000)}),
+            value=base.display_size
+            if base.display_size in (500, 1000, 2000, 3000, 5000)
+            else min(3000, len(data.y_train)),
+            key=f"{key}-display",
+            help="Training uses every point; the picture shows a fixed stratified subset.",
+        )
+        k = st.select_slider("k for kNN accuracy", [1, 3, 5, 7, 9], value=5, key=f"{key}-k")
+    return RunConfig(
+        n_components=int(n_components),
+        init=init,
+        objective=objective,
+        encoder=encoder,
+        optimizer=optimizer,
+        learning_rate=float(learning_rate),
+        batch_size=int(batch_size),
+        epochs=int(epochs),
+        weight_decay=float(weight_decay),
+        standardize=bool(standardize),
+        device=device,
+        seed=int(seed),
+        display_size=int(display_size),
+        k=int(k),
+    )

@@ -1,0 +1,68 @@
+"""Per-session state of the Train page: the current run, its job, the previous result."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import streamlit as st
+
+from nca_core import Snapshot
+from nca_core.runs import Run
+
+from .jobs import JobSlots, TrainingJob
+
+RUN_KEY = "train_run"
+
+
+@dataclass
+class ActiveRun:
+    """A run and the job training it; ``dataset`` is the name it was started on."""
+
+    dataset: str
+    run: Run
+    job: TrainingJob
+
+    @property
+    def snapshots(self) -> list[Snapshot]:
+        return self.job.snapshots
+
+
+@st.cache_resource
+def job_slots() -> JobSlots:
+    """Process-wide cap on concurrent training (not per-user state: just a counter)."""
+    capacity = int(os.environ.get("NCA_MAX_JOBS", max(1, (os.cpu_count() or 2) - 1)))
+    return JobSlots(capacity)
+
+
+def current() -> ActiveRun | None:
+    return st.session_state.get(RUN_KEY)
+
+
+def start(dataset: str, run: Run, max_epochs_per_second: float) -> ActiveRun:
+    """Start a job for ``run``; the previous run stays visible until this one has a frame."""
+    previous = current()
+    if previous is not None:
+        previous.job.stop()
+        st.session_state[RUN_KEY + "_previous"] = previous
+    job = TrainingJob(run.stream, job_slots(), max_epochs_per_second=max_epochs_per_second)
+    active = ActiveRun(dataset, run, job)
+    st.session_state[RUN_KEY] = active
+    return active
+
+
+def shown() -> ActiveRun | None:
+    """The run to draw: the current one once it has a frame, else the previous one."""
+    active = current()
+    if active is not None and active.snapshots:
+        st.session_state.pop(RUN_KEY + "_previous", None)
+        return active
+    return st.session_state.get(RUN_KEY + "_previous", active)
+
+
+def reset() -> None:
+    """Forget every run of this session (for instance when the dataset changes)."""
+    for key in (RUN_KEY, RUN_KEY + "_previous"):
+        active = st.session_state.pop(key, None)
+        if active is not None:
+            active.job.stop()

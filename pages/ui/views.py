@@ -1,0 +1,212 @@
+"""Rendering pieces of the Train page: live progress, replay, inspection, downloads."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import streamlit as st
+
+from nca_core import figures
+from nca_core.datasets import Dataset
+
+from .state import ActiveRun
+
+STATE_TEXT = {
+    "queued": "waiting for a free training slot",
+    "running": "training",
+    "paused": "paused",
+    "finished": "finished",
+    "stopped": "stopped",
+    "failed": "stopped with an error",
+}
+
+
+def _fmt_seconds(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+
+
+def progress(active: ActiveRun) -> None:
+    """Progress bar with epoch count, elapsed time, ETA, speed and the device."""
+    job, config = active.job, active.run.config
+    latest = job.latest
+    epoch = latest.epoch if latest else 0
+    wall = time.monotonic() - job.started
+    speed = epoch / latest.elapsed if latest and latest.elapsed > 0 else 0.0
+    eta = (config.epochs - epoch) / speed if speed else float("nan")
+    status = STATE_TEXT.get(job.state, job.state)
+    if job.state == "queued":
+        status += f" (place {job.queue_position} in line)"
+    text = f"Epoch {epoch} / {config.epochs} · {status} · {_fmt_seconds(wall)} elapsed"
+    if job.state == "running" and np.isfinite(eta):
+        text += f" · about {_fmt_seconds(eta)} left"
+    if speed:
+        text += f" · {speed:.1f} epochs/s"
+    text += f" · device {active.run.model.device_ if hasattr(active.run.model, 'device_') else config.device}"
+    st.progress(min(1.0, epoch / max(config.epochs, 1)), text=text)
+
+
+def metrics_and_curves(active: ActiveRun) -> None:
+    snaps = active.snapshots
+    latest = snaps[-1]
+    config = active.run.config
+    cols = st.columns(3)
+    cols[0].metric("Epoch", latest.epoch)
+    label = "mean pᵢ" if config.objective == "f" else "mean log pᵢ"
+    delta = latest.objective - snaps[0].objective if len(snaps) > 1 else None
+    cols[1].metric(
+        f"Objective ({label})", f"{latest.objective:.4f}", None if delta is None else f"{delta:+.4f}"
+    )
+    if latest.test_accuracy is not None:
+        cols[2].metric(f"Test {config.k}-NN accuracy", f"{latest.test_accuracy:.1%}")
+    elif latest.train_accuracy is not None:
+        cols[2].metric(f"Train {config.k}-NN (LOO)", f"{latest.train_accuracy:.1%}")
+    epochs = [s.epoch for s in snaps]
+    st.plotly_chart(
+        figures.objective_curve(epochs, [s.objective for s in snaps], config.objective),
+        key="objective-curve",
+        config={"displayModeBar": False},
+    )
+    st.plotly_chart(
+        figures.accuracy_curve(
+            epochs, [s.train_accuracy for s in snaps], [s.test_accuracy for s in snaps], config.k
+        ),
+        key="accuracy-curve",
+        config={"displayModeBar": False},
+    )
+
+
+def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapshot_index: int = -1):
+    """The embedding scatter with axis ranges fixed by the run so far (no jumping)."""
+    snaps = active.snapshots
+    snap = snaps[snapshot_index]
+    dims = 3 if snap.embedding.shape[1] == 3 else 2
+    ranges = figures.padded_ranges([s.embedding[:, :dims] for s in snaps])
+    fig = figures.embedding_scatter(
+        snap.embedding[:, :dims],
+        active.run.display_labels,
+        data.classes,
+        ranges=ranges,
+        uirevision=f"run-{active.job.ticket}",
+        title=f"epoch {snap.epoch}",
+    )
+    if snap.embedding.shape[1] > 3:
+        st.caption(f"d = {snap.embedding.shape[1]}: showing the first two coordinates of the embedding.")
+    if select:
+        return st.plotly_chart(fig, key="final-embedding", on_select="rerun", selection_mode=("points",))
+    st.plotly_chart(fig, key="live-embedding")
+    return None
+
+
+def _selected_row(event) -> int | None:
+    """Row of the display subset picked in the scatter (its customdata), if any."""
+    try:
+        points = event.selection.points
+    except AttributeError:
+        return None
+    if not points:
+        return None
+    return int(points[0]["customdata"] if "customdata" in points[0] else points[0]["point_index"])
+
+
+def results(active: ActiveRun, data: Dataset, selection=None) -> None:
+    """After a run: replay, point inspection, the learned map and downloads."""
+    run, snaps = active.run, active.snapshots
+    tabs = st.tabs(["Replay", "Inspect a point", "Learned map", "Downloads"])
+    with tabs[0]:
+        st.caption(
+            "Every epoch of the run (at most 100 frames). Press play, drag the slider, or pick a speed."
+        )
+        st.plotly_chart(figures.animation(snaps, run.display_labels, data.classes), key="replay")
+    with tabs[1]:
+        inspect(active, data, _selected_row(selection))
+    with tabs[2]:
+        learned_map(active, data)
+    with tabs[3]:
+        downloads(active, data)
+
+
+def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
+    run, snap = active.run, active.snapshots[-1]
+    if row is None:
+        st.info(
+            "Click a point in the embedding above to see it and its nearest neighbours here.",
+            icon=":material/ads_click:",
+        )
+        return
+    neighbours = run.neighbours(snap, row, k=8)
+    index = run.display_index
+    labels = run.display_labels
+    st.markdown(
+        f"Training point **#{index[row]}**, class **{data.classes[labels[row]]}**; its 8 nearest "
+        f"neighbours in the embedding (epoch {snap.epoch}):"
+    )
+    rows = np.concatenate([[row], neighbours])
+    titles = [f"#{index[r]}: {data.classes[labels[r]]}" for r in rows]
+    titles[0] = "chosen " + titles[0]
+    if data.image_shape is not None:
+        st.plotly_chart(
+            figures.image_grid(data.X_train[index[rows]], data.image_shape, titles, columns=9),
+            key="neighbour-images",
+            config={"displayModeBar": False},
+        )
+    else:
+        import pandas as pd
+
+        table = pd.DataFrame(data.X_train[index[rows]], index=titles)
+        st.dataframe(table, use_container_width=True)
+
+
+def learned_map(active: ActiveRun, data: Dataset) -> None:
+    run = active.run
+    A = run.model.components_
+    where = "standardised inputs" if run.scaler is not None else "the inputs as given"
+    st.caption(f"Rows are output coordinates, columns input features; the map acts on {where}.")
+    names = None if data.image_shape is not None else [f"x{i + 1}" for i in range(A.shape[1])]
+    st.plotly_chart(figures.map_heatmap(A, names), key="map-heatmap")
+    if data.image_shape is not None:
+        st.caption("Each row of A as an image: red pixels push a coordinate up, blue pull it down.")
+        st.plotly_chart(
+            figures.component_images(A, data.image_shape), key="map-images", config={"displayModeBar": False}
+        )
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _animation_html(_snaps, ticket: int, count: int, _labels, classes) -> bytes:
+    fig = figures.animation(_snaps, _labels, classes)
+    return fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False).encode()
+
+
+def downloads(active: ActiveRun, data: Dataset) -> None:
+    run, snaps = active.run, active.snapshots
+    stem = f"nca-{data.name}-d{run.config.n_components}"
+    cols = st.columns(3)
+    cols[0].download_button(
+        "Animation (HTML, plays offline)",
+        _animation_html(snaps, active.job.ticket, len(snaps), run.display_labels, tuple(data.classes)),
+        file_name=f"{stem}-replay.html",
+        mime="text/html",
+        icon=":material/movie:",
+        key="download-html",
+    )
+    cols[1].download_button(
+        "Final embedding (CSV)",
+        run.embedding_csv(snaps[-1]),
+        file_name=f"{stem}-embedding.csv",
+        mime="text/csv",
+        icon=":material/table:",
+        key="download-csv",
+    )
+    cols[2].download_button(
+        "Fitted model (.npz)",
+        run.model_file(),
+        file_name=f"{stem}-model.npz",
+        mime="application/octet-stream",
+        icon=":material/download:",
+        key="download-model",
+    )
+    st.caption(
+        "The model file holds plain arrays and JSON (no pickle); load it with "
+        "`nca_core.load_model(path)`. Standardisation, if used, is folded into the map."
+    )

@@ -1,0 +1,73 @@
+"""AppTests of the Train page: render, train, stop, reset on dataset change, divergence."""
+
+from conftest import button, wait_for
+
+
+def active_run(at):
+    return at.session_state["train_run"] if "train_run" in at.session_state else None
+
+
+def test_page_renders_with_rings_preselected(app):
+    assert app.title[0].value == "Train NCA and watch it learn"
+    assert app.selectbox(key="dataset").value == "rings"
+    assert [b.label for b in app.button][:4] == ["Train", "Pause", "Step", "Stop"]
+    assert not app.error
+
+
+def test_a_short_run_produces_snapshots_and_metrics(app):
+    app.sidebar.slider(key="rings-epochs").set_value(8)
+    app.sidebar.slider(key="pace").set_value(0)
+    button(app, "Train").click().run()
+    wait_for(app, lambda at: not active_run(at).job.alive)
+    run = active_run(app)
+    assert run.job.state == "finished" and run.job.error is None
+    assert [s.epoch for s in run.snapshots] == list(range(9))
+    assert run.snapshots[-1].objective > run.snapshots[0].objective
+    app.run()
+    labels = [m.label for m in app.metric]
+    assert labels == ["Epoch", "Objective (mean pᵢ)", "Test 5-NN accuracy"]
+    assert app.metric[0].value == "8"
+    assert [t.label for t in app.tabs] == ["Replay", "Inspect a point", "Learned map", "Downloads"]
+    assert not app.exception
+
+
+def test_stop_keeps_the_snapshots(app):
+    app.sidebar.slider(key="rings-epochs").set_value(300)
+    app.sidebar.slider(key="pace").set_value(5)
+    button(app, "Train").click().run()
+    wait_for(app, lambda at: len(active_run(at).snapshots) >= 3)
+    button(app, "Stop").click().run()
+    run = active_run(app)
+    assert not run.job.alive and run.job.state == "stopped"
+    kept = len(run.snapshots)
+    assert 3 <= kept < 301
+    app.run()
+    assert len(active_run(app).snapshots) == kept
+    assert app.metric[0].value == str(run.snapshots[-1].epoch)
+
+
+def test_changing_dataset_resets_the_run(app):
+    app.sidebar.slider(key="rings-epochs").set_value(3)
+    app.sidebar.slider(key="pace").set_value(0)
+    button(app, "Train").click().run()
+    wait_for(app, lambda at: not active_run(at).job.alive)
+    app.selectbox(key="dataset").set_value("wine").run()
+    assert active_run(app) is None
+    assert app.sidebar.toggle(key="wine-std").value is True  # wine's own defaults
+    assert not app.exception
+
+
+def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
+    app.sidebar.selectbox(key="rings-opt").set_value("sgd").run()
+    app.sidebar.radio(key="rings-objective").set_value("g")
+    app.sidebar.number_input(key="rings-lr-sgd").set_value(100.0)
+    app.sidebar.slider(key="pace").set_value(0)
+    app.sidebar.slider(key="rings-epochs").set_value(50)
+    button(app, "Train").click().run()
+    wait_for(app, lambda at: not active_run(at).job.alive)
+    run = active_run(app)
+    assert run.job.state == "failed"
+    assert "Lower the learning rate" in run.job.error
+    app.run()
+    assert any("training diverged" in e.value for e in app.error)
+    assert all(s.embedding.size and (abs(s.embedding) < float("inf")).all() for s in run.snapshots)
