@@ -77,6 +77,14 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         0.1 for SGD.
     weight_decay : float, default=0.0
         L2 penalty on the map, ``weight_decay * ||A||_F^2``, subtracted from the objective.
+    n_candidates : int, default=None
+        Minibatch optimisers only: restrict each anchor's neighbours to its
+        ``n_candidates`` nearest points in the current embedding (plus its nearest class
+        mates), found again every ``candidate_refresh`` epochs. p_ij falls off fast, so this
+        changes little but makes epochs on large sets several times cheaper. None: every
+        point is a neighbour (exact).
+    candidate_refresh : int, default=1
+        Epochs between candidate searches.
     device : str, default="auto"
         "auto" uses CUDA, then Apple MPS, then the CPU; or any torch device string.
     dtype : {"float32", "float64"}, default="float32"
@@ -110,6 +118,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "n_candidates": [Interval(Integral, 1, None, closed="left"), None],
+        "candidate_refresh": [Interval(Integral, 1, None, closed="left")],
         "device": [str],
         "dtype": [StrOptions({"float32", "float64"})],
     }
@@ -131,6 +141,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         batch_size=512,
         learning_rate=None,
         weight_decay=0.0,
+        n_candidates=None,
+        candidate_refresh=1,
         device="auto",
         dtype="float32",
     ):
@@ -148,6 +160,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.weight_decay = weight_decay
+        self.n_candidates = n_candidates
+        self.candidate_refresh = candidate_refresh
         self.device = device
         self.dtype = dtype
 
@@ -256,6 +270,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             evaluate=evaluate,
             eval_every=eval_every or 1,
             generator=generator,
+            n_candidates=self.n_candidates if self.optimizer != "lbfgs" else None,
+            candidate_refresh=self.candidate_refresh,
         )
         try:
             for snap in stream:

@@ -39,14 +39,14 @@ def _vote(neighbour_labels: torch.Tensor, n_classes: int) -> torch.Tensor:
     return (counts * (k + 1) - first_rank).argmax(1)
 
 
-def _neighbour_indices(
+def nearest_indices(
     Q: torch.Tensor,
     R: torch.Tensor,
     k: int,
     self_index: torch.Tensor | None,
     max_block_elements: int,
 ):
-    """Yield (start, indices of the k nearest references) for blocks of queries.
+    """Yield (start, indices of the k nearest references, nearest first) for blocks of queries.
 
     ``self_index[i]`` is the position of query i among the references (it may not vote).
     """
@@ -110,7 +110,7 @@ def knn_predict(
         raise ValueError("need at least one reference other than the query itself")
     labels = torch.as_tensor(y_index, device=dev)
     predicted = np.empty(len(Q), dtype=np.int64)
-    for start, idx in _neighbour_indices(Q, R, k, self_index, max_block_elements):
+    for start, idx in nearest_indices(Q, R, k, self_index, max_block_elements):
         predicted[start : start + len(idx)] = _vote(labels[idx], len(classes)).cpu().numpy()
     return classes[predicted]
 

@@ -17,7 +17,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from .losses import block_terms_and_gradients
+from . import knn
+from .losses import block_terms_and_gradients, objective_terms
 
 __all__ = ["OPTIMIZERS", "Snapshot", "TrainingDiverged", "objective_and_gradient", "train"]
 
@@ -144,14 +145,22 @@ def train(
     eval_every: int = 1,
     generator: torch.Generator | None = None,
     block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+    n_candidates: int | None = None,
+    candidate_refresh: int = 1,
 ) -> Iterator[Snapshot]:
     """Train ``encoder`` in place and yield a Snapshot at the start and after each epoch.
 
     An epoch is one L-BFGS iteration (full batch) or one pass over all anchors in
     minibatches of ``batch_size`` (Adam, SGD). Stops after ``max_iter`` epochs or when the
-    objective changes by less than ``tol`` relative to its size. Raises TrainingDiverged,
+    objective changes by less than ``tol`` relative to its size (``tol=0``: never). Raises TrainingDiverged,
     with the encoder restored to its last finite state, when the objective or map stops
     being finite. Closing the generator simply stops; the encoder keeps what it learnt.
+
+    With ``n_candidates`` (minibatch optimisers), each anchor's neighbours are its
+    ``n_candidates`` nearest points in the current embedding plus its nearest class mates,
+    found again every ``candidate_refresh`` epochs: p_ij falls off so fast with distance
+    that the rest hardly matter, and each step then costs O(batch * n_candidates * d)
+    instead of O(batch * n * d).
     """
     X_display = X if X_display is None else X_display
     order = torch.argsort(y, stable=True)
@@ -201,7 +210,7 @@ def train(
             return _evaluate_objective(encoder, X, y, objective, block_elements)
 
     with torch.no_grad():
-        start_value = _evaluate_objective(encoder, X, y, objective, block_elements)
+        start_value = _evaluate_objective(encoder, X, y, objective, block_elements, generator)
     last_good = [p.detach().clone() for p in params]
     # A minibatch epoch reports the mean over its batches, each measured before its step,
     # so its first value says little about progress: compare from the second epoch on.
@@ -213,6 +222,12 @@ def train(
         if optimizer == "lbfgs":
             opt.step(closure)
             value = value_after_step()
+        elif n_candidates:
+            if (epoch - 1) % candidate_refresh == 0:
+                candidates = _nearest_candidates(encoder, X, y, n_candidates, block_elements)
+            value = _candidate_epoch(
+                encoder, opt, X, y, candidates, objective, batch_size, weight_decay, generator
+            )
         else:
             value = _minibatch_epoch(
                 encoder, opt, X, y, objective, batch_size, weight_decay, generator, block_elements
@@ -230,21 +245,87 @@ def train(
             )
         last_good = [p.detach().clone() for p in params]
         yield snapshot(epoch, value)
-        if previous is not None and abs(value - previous) <= tol * max(abs(value), abs(previous)):
+        if tol > 0 and previous is not None and abs(value - previous) <= tol * max(abs(value), abs(previous)):
             return
         previous = value
 
 
-def _evaluate_objective(encoder, X, y, objective, block_elements) -> float:
-    """Mean objective of all points, without gradients, in blocks."""
+def _evaluate_objective(encoder, X, y, objective, block_elements, generator=None, max_pairs=4e8) -> float:
+    """Mean objective of all points, without gradients, in blocks.
+
+    Beyond ``max_pairs`` anchor-reference pairs it is estimated on a random sample of
+    anchors (still against all references), so the first frame of a large run is quick.
+    """
     Z = encoder(X)
+    n = len(X)
     bounds = _class_bounds(y)
-    block = max(1, block_elements // len(X))
+    anchors = torch.arange(n, device=X.device)
+    if n * n > max_pairs:
+        sample = torch.randperm(n, generator=generator)[: int(max_pairs // n)].to(X.device)
+        anchors = torch.sort(sample).values
+    block = max(1, block_elements // n)
     total = 0.0
-    for start in range(0, len(X), block):
-        a = torch.arange(start, min(start + block, len(X)), device=X.device)
+    for start in range(0, len(anchors), block):
+        a = anchors[start : start + block]
         total += block_terms_and_gradients(Z[a], y[a], Z, bounds, a, objective)[0].sum().item()
-    return total / len(X)
+    return total / len(anchors)
+
+
+@torch.no_grad()
+def _nearest_candidates(encoder, X, y, k, block_elements) -> torch.Tensor:
+    """For every point, its k nearest others and its k // 4 nearest class mates (n, k + k//4).
+
+    A class mate already among the k nearest appears twice; ``_candidate_epoch`` masks
+    such repeats so no neighbour is counted twice.
+    """
+    Z = encoder(X)
+    n = len(Z)
+    k = min(k, n - 1)
+    k_same = max(1, k // 4)
+    nearest = torch.empty(n, k, dtype=torch.long, device=X.device)
+    for start, idx in knn.nearest_indices(Z, Z, k, torch.arange(n, device=X.device), block_elements):
+        nearest[start : start + len(idx)] = idx
+    mates = torch.empty(n, k_same, dtype=torch.long, device=X.device)
+    for lo, hi in zip(_class_bounds(y)[:-1], _class_bounds(y)[1:]):
+        members = torch.arange(lo, hi, device=X.device)
+        if hi - lo < 2:
+            mates[lo:hi] = members[:, None].expand(-1, k_same)  # only itself: masked later
+            continue
+        take = min(k_same, hi - lo - 1)
+        for start, idx in knn.nearest_indices(Z[lo:hi], Z[lo:hi], take, members - lo, block_elements):
+            rows = slice(lo + start, lo + start + len(idx))
+            mates[rows, :take] = idx + lo
+            mates[rows, take:] = (idx[:, :1] + lo).expand(-1, k_same - take)
+    return torch.cat([nearest, mates], 1)
+
+
+def _candidate_epoch(encoder, opt, X, y, candidates, objective, batch_size, weight_decay, generator):
+    """One pass over all anchors in random batches; neighbours are each anchor's candidates."""
+    order = torch.randperm(len(X), generator=generator).to(X.device)
+    positions = torch.arange(candidates.shape[1], device=X.device)
+    total, seen = 0.0, 0
+    for start in range(0, len(X), batch_size):
+        anchors = order[start : start + batch_size]
+        C = candidates[anchors]
+        # a repeat of an earlier column, or the anchor itself, is not a neighbour
+        repeat = ((C[:, :, None] == C[:, None, :]) & (positions[None, :] < positions[:, None])[None]).any(2)
+        invalid = repeat | (C == anchors[:, None])
+        opt.zero_grad()
+        Z = encoder(X)
+        Z_a = Z[anchors]
+        logits = -((Z[C] - Z_a[:, None, :]) ** 2).sum(-1)
+        logits = logits.masked_fill(invalid, float("-inf"))
+        same = y[C] == y[anchors][:, None]
+        log_p = torch.logsumexp(logits.masked_fill(~same, float("-inf")), 1) - torch.logsumexp(logits, 1)
+        terms = objective_terms(log_p, objective)
+        loss = -terms.mean()
+        if weight_decay:
+            loss = loss + weight_decay * encoder.penalty()
+        loss.backward()
+        opt.step()
+        total += terms.sum().item()
+        seen += len(anchors)
+    return total / seen
 
 
 def _minibatch_epoch(encoder, opt, X, y, objective, batch_size, weight_decay, generator, block_elements):
