@@ -13,6 +13,8 @@ st.caption(
     "neighbours share its class. Press **Train** and watch the embedding move, one frame per epoch."
 )
 
+REDRAW_SECONDS = 0.12  # the live view polls the worker this often: ~8 frames per second
+
 names = app_data.dataset_names()
 name = st.selectbox("Dataset", names, format_func=app_data.dataset_label, key="dataset")
 data = app_data.load_dataset(name)
@@ -86,7 +88,7 @@ def live_view() -> None:
 
 
 if running:
-    st.fragment(live_view, run_every=0.3)()
+    st.fragment(live_view, run_every=REDRAW_SECONDS)()
 else:
     live_view()
     done = state.current()

@@ -1,0 +1,89 @@
+"""The background job runner, without Streamlit."""
+
+import time
+
+import numpy as np
+
+from nca_core import NCA, datasets
+from pages.ui.jobs import JobSlots, TrainingJob
+
+
+def rings_stream(**kwargs):
+    data = datasets.load("rings")
+    nca = NCA(
+        2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, device="cpu", **kwargs
+    )
+    return lambda: nca.fit_iter(data.X_train, data.y_train)
+
+
+def wait(condition, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def test_runs_to_the_end():
+    job = TrainingJob(rings_stream(max_iter=5), JobSlots(1))
+    job.join(30)
+    assert job.state == "finished" and [s.epoch for s in job.snapshots] == list(range(6))
+
+
+def test_pause_step_resume_stop():
+    job = TrainingJob(rings_stream(max_iter=1000), JobSlots(1), max_epochs_per_second=20)
+    wait(lambda: len(job.snapshots) >= 2)
+    job.pause()
+    wait(lambda: job.state == "paused")
+    held = len(job.snapshots)
+    time.sleep(0.3)
+    assert len(job.snapshots) == held
+    job.step()
+    wait(lambda: len(job.snapshots) == held + 1 and job.state == "paused")
+    time.sleep(0.3)
+    assert len(job.snapshots) == held + 1
+    job.resume()
+    wait(lambda: len(job.snapshots) > held + 2)
+    job.stop()
+    job.join(10)
+    assert job.state == "stopped" and not job.alive
+
+
+def test_a_page_that_stops_polling_ends_its_job():
+    job = TrainingJob(
+        rings_stream(max_iter=100000), JobSlots(1), max_epochs_per_second=50, heartbeat_timeout=0.5
+    )
+    job.join(10)
+    assert not job.alive and job.state == "stopped"
+    assert job.stop_reason == "the page stopped asking for updates"
+
+
+def test_slots_queue_jobs_in_order():
+    slots = JobSlots(1)
+    first = TrainingJob(rings_stream(max_iter=100000), slots, max_epochs_per_second=20)
+    wait(lambda: first.state == "running")
+    second = TrainingJob(rings_stream(max_iter=2), slots)
+    wait(lambda: second.queue_position == 1)
+    assert second.state == "queued" and not second.snapshots
+    first.stop()
+    second.join(30)
+    assert second.state == "finished"
+
+
+def test_divergence_is_reported_not_raised():
+    data = datasets.load("rings")
+    nca = NCA(2, optimizer="sgd", objective="g", learning_rate=100.0, device="cpu")
+    job = TrainingJob(lambda: nca.fit_iter(data.X_train, data.y_train), JobSlots(1))
+    job.join(30)
+    assert job.state == "failed" and "diverged" in job.error
+    assert job.snapshots  # every finite frame before the divergence survives
+    assert all(np.isfinite(s.embedding).all() and np.isfinite(s.objective) for s in job.snapshots)
+
+
+def test_snapshots_are_thinned_past_the_cap():
+    job = TrainingJob(rings_stream(max_iter=50), JobSlots(1), max_snapshots=10)
+    job.join(30)
+    epochs = [s.epoch for s in job.snapshots]
+    assert len(epochs) <= 11 and epochs[0] == 0 and epochs[-1] == 50
+    assert epochs == sorted(epochs)
