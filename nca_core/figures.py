@@ -51,23 +51,33 @@ def padded_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[
     return [[float(a - pad * s), float(b + pad * s)] for a, b, s in zip(lo, hi, span)]
 
 
-def _class_traces(Z, y, classes, three_d: bool, marker_size: float, hover_text=None):
+def _figure(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plain dicts without per-property validation: these builders run
+    several times a second while a run is drawn live, and validation dominated their cost.
+    The tests check the structure instead."""
+    return go.Figure(dict(data=data, layout=layout), _validate=False)
+
+
+def _class_traces(Z, y, classes, three_d: bool, marker_size: float, hover_text=None) -> list[dict]:
     colors = class_colors(len(classes))
     traces = []
     for c, name in enumerate(classes):
         idx = np.flatnonzero(y == c)
-        common = dict(
+        trace = dict(
+            type="scatter3d" if three_d else "scatter",
             mode="markers",
             name=str(name),
             legendgroup=str(name),
             customdata=idx,
             marker=dict(color=colors[c], size=marker_size, opacity=0.8),
-            text=None if hover_text is None else [hover_text[i] for i in idx],
+            x=Z[idx, 0],
+            y=Z[idx, 1],
         )
         if three_d:
-            traces.append(go.Scatter3d(x=Z[idx, 0], y=Z[idx, 1], z=Z[idx, 2], **common))
-        else:
-            traces.append(go.Scatter(x=Z[idx, 0], y=Z[idx, 1], **common))
+            trace["z"] = Z[idx, 2]
+        if hover_text is not None:
+            trace["text"] = [hover_text[i] for i in idx]
+        traces.append(trace)
     return traces
 
 
@@ -95,28 +105,42 @@ def embedding_scatter(
     Z = np.asarray(Z)
     three_d = Z.shape[1] >= 3
     marker_size = 3 if three_d else (4 if len(Z) > 2000 else 6)
-    fig = go.Figure(_class_traces(Z, np.asarray(y), classes, three_d, marker_size, hover_text))
-    fig.update_layout(
-        title=title,
+    labels = [f"{axis_label}{i + 1}" for i in range(3)]
+    layout = dict(
+        title=dict(text=title) if title else None,
         height=height,
         uirevision=uirevision,
-        legend=dict(itemsizing="constant", title="class"),
+        legend=dict(itemsizing="constant", title=dict(text="class")),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         clickmode="event+select",
         dragmode="pan" if three_d else "zoom",
     )
-    labels = [f"{axis_label}{i + 1}" for i in range(3)]
     if three_d:
-        scene = dict(xaxis_title=labels[0], yaxis_title=labels[1], zaxis_title=labels[2])
+        scene = {}
+        for i, axis in enumerate(("xaxis", "yaxis", "zaxis")):
+            scene[axis] = dict(title=dict(text=labels[i]))
+            if ranges is not None:
+                scene[axis].update(range=ranges[i], autorange=False)
         if ranges is not None:
-            for axis, r in zip(("xaxis", "yaxis", "zaxis"), ranges):
-                scene[axis] = dict(range=r, autorange=False, title=labels["xyz".index(axis[0])])
             scene["aspectmode"] = "cube"
-        fig.update_layout(scene=scene)
+        layout["scene"] = scene
     else:
-        fig.update_xaxes(title=labels[0], range=None if ranges is None else ranges[0])
-        fig.update_yaxes(title=labels[1], range=None if ranges is None else ranges[1])
-    return fig
+        for i, axis in enumerate(("xaxis", "yaxis")):
+            layout[axis] = dict(title=dict(text=labels[i]))
+            if ranges is not None:
+                layout[axis]["range"] = ranges[i]
+    return _figure(_class_traces(Z, np.asarray(y), classes, three_d, marker_size, hover_text), layout)
+
+
+def _curve_layout(title: str, y_title: str, height: int, **extra) -> dict:
+    return dict(
+        height=height,
+        margin=dict(l=10, r=10, t=30, b=10),
+        title=dict(text=title),
+        xaxis=dict(title=dict(text="epoch")),
+        yaxis=dict(title=dict(text=y_title), **extra.pop("yaxis", {})),
+        **extra,
+    )
 
 
 def objective_curve(
@@ -124,11 +148,8 @@ def objective_curve(
 ) -> go.Figure:
     """The objective per point against epoch."""
     label = "mean p_i (f / n)" if objective == "f" else "mean log p_i (g / n)"
-    fig = go.Figure(go.Scatter(x=list(epochs), y=list(values), mode="lines+markers", name=label))
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), title="objective", showlegend=False)
-    fig.update_xaxes(title="epoch")
-    fig.update_yaxes(title=label)
-    return fig
+    trace = dict(type="scatter", x=list(epochs), y=list(values), mode="lines+markers", name=label)
+    return _figure([trace], _curve_layout("objective", label, height, showlegend=False))
 
 
 def accuracy_curve(
@@ -139,21 +160,26 @@ def accuracy_curve(
     height: int = 240,
 ) -> go.Figure:
     """Leave-one-out training and test kNN accuracy against epoch."""
-    fig = go.Figure()
-    for name, values, color in (("train (leave-one-out)", train, PALETTE[0]), ("test", test, PALETTE[3])):
-        if any(v is not None for v in values):
-            fig.add_trace(
-                go.Scatter(x=list(epochs), y=list(values), mode="lines+markers", name=name, line_color=color)
-            )
-    fig.update_layout(
-        height=height,
-        margin=dict(l=10, r=10, t=30, b=10),
-        title=f"{k}-NN accuracy",
+    traces = [
+        dict(
+            type="scatter",
+            x=list(epochs),
+            y=list(values),
+            mode="lines+markers",
+            name=name,
+            line=dict(color=color),
+        )
+        for name, values, color in (("train (leave-one-out)", train, PALETTE[0]), ("test", test, PALETTE[3]))
+        if any(v is not None for v in values)
+    ]
+    layout = _curve_layout(
+        f"{k}-NN accuracy",
+        "accuracy",
+        height,
+        yaxis=dict(tickformat=".0%"),
         legend=dict(orientation="h", y=-0.3),
     )
-    fig.update_xaxes(title="epoch")
-    fig.update_yaxes(title="accuracy", tickformat=".0%")
-    return fig
+    return _figure(traces, layout)
 
 
 def _evenly_spaced(n: int, cap: int) -> np.ndarray:
@@ -191,7 +217,7 @@ def animation(
     fig = embedding_scatter(embeddings[0], y, classes, ranges=ranges, uirevision="replay", height=height)
     fig.frames = [
         go.Frame(
-            data=_class_traces(e, y, classes, three_d, 3 if three_d else 5),
+            data=_class_traces(e, y, classes, three_d, 3 if three_d else 5),  # same order: same identity
             name=str(s.epoch),
             layout=go.Layout(title=f"epoch {s.epoch}   objective {s.objective:.4f}"),
         )

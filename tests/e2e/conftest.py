@@ -76,7 +76,7 @@ def browser():
 
 @pytest.fixture
 def page(browser, app_url):
-    context = browser.new_context(viewport={"width": 1500, "height": 1000})
+    context = browser.new_context(viewport={"width": 1440, "height": 1250})
     page = context.new_page()
     page.set_default_timeout(60_000)
     yield page

@@ -1,0 +1,151 @@
+"""How fast the Train page trains and draws, measured in a real browser.
+
+Starts `streamlit run app.py` on a free 127.0.0.1 port, opens the page in headless Chromium
+(Playwright), picks a dataset, presses Train and polls the epoch counter on the page every
+few milliseconds. Reports the time from the click to the first frame, how many distinct
+epochs were drawn per second, and the time between drawn frames early and late in the run
+(growth would show up as a larger late figure).
+
+    python benchmarks/app_speed.py                    # rings with the page's defaults
+    python benchmarks/app_speed.py --dataset mnist    # needs the MNIST files (NCA_DATA_DIR)
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TITLES = {
+    "rings": "Concentric rings",
+    "wine": "UCI wine",
+    "digits": "Handwritten digits 8x8",
+    "usps": "USPS handwritten digits",
+    "mnist": "MNIST handwritten digits",
+}
+
+
+def serve() -> tuple[subprocess.Popen, str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.read().strip() == b"ok":
+                    return server, url
+        except OSError:
+            time.sleep(0.3)
+    server.kill()
+    raise SystemExit("streamlit did not start")
+
+
+# The progress line ("Epoch 12 / 60 · training · ...") is drawn in the same fragment
+# run as the embedding, so the epoch it names is the epoch on screen.
+_READ_EPOCH = """() => {
+    for (const node of document.querySelectorAll("[data-testid='stProgress'], [data-testid='stText'], p")) {
+        const match = /^Epoch (\\d+) \\/ \\d+/.exec(node.innerText);
+        if (match) return parseInt(match[1]);
+    }
+    return null;
+}"""
+
+
+def epoch_on_page(page) -> int | None:
+    """The epoch counter as drawn, read in one round trip to the browser."""
+    return page.evaluate(_READ_EPOCH)
+
+
+def measure(url: str, dataset: str, timeout: float) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=shutil.which("chromium"),
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        page.goto(url)
+        main = page.get_by_test_id("stMainBlockContainer")
+        main.get_by_role("button", name="Train").wait_for(timeout=60_000)
+        if dataset != "rings":
+            main.get_by_test_id("stSelectbox").first.click()
+            page.get_by_role("option").filter(has_text=TITLES[dataset]).click()
+            page.get_by_text("About this dataset").wait_for(timeout=120_000)
+            page.wait_for_timeout(1500)
+        clicked = time.monotonic()
+        main.get_by_role("button", name="Train").click()
+        status = page.get_by_text(re.compile(r"^Epoch \d+ / \d+"))
+        status.wait_for(timeout=timeout * 1000)
+        total = int(re.match(r"^Epoch \d+ / (\d+)", status.inner_text()).group(1))
+        first_seen: dict[int, float] = {}
+        while time.monotonic() - clicked < timeout:
+            epoch = epoch_on_page(page)
+            if epoch is not None and epoch not in first_seen:
+                first_seen[epoch] = time.monotonic() - clicked
+            if epoch == total:
+                break
+            page.wait_for_timeout(20)
+        browser.close()
+    times = [first_seen[e] for e in sorted(first_seen)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    half = len(gaps) // 2
+    return {
+        "dataset": dataset,
+        "epochs in run": total,
+        "first frame (s)": times[0] if times else float("nan"),
+        "distinct epochs drawn": len(first_seen),
+        "epochs drawn per second": (len(times) - 1) / (times[-1] - times[0])
+        if len(times) > 1
+        else float("nan"),
+        "median gap, first half (s)": statistics.median(gaps[:half]) if half else float("nan"),
+        "median gap, second half (s)": statistics.median(gaps[half:]) if gaps[half:] else float("nan"),
+        "last epoch seen": max(first_seen) if first_seen else None,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--dataset", default="rings", choices=list(TITLES))
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for the run to end")
+    args = parser.parse_args()
+    if shutil.which("chromium") is None:
+        raise SystemExit("needs Debian's chromium (make test installs it)")
+    os.environ.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
+    server, url = serve()
+    try:
+        result = measure(url, args.dataset, args.timeout)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    print("| measure | value |\n| --- | --- |")
+    for key, value in result.items():
+        print(f"| {key} | {value:.2f} |" if isinstance(value, float) else f"| {key} | {value} |")
+
+
+if __name__ == "__main__":
+    main()
