@@ -18,7 +18,11 @@ DEFAULT_BLOCK_ELEMENTS = 1 << 24
 
 
 def _as_tensor(a, device: torch.device) -> torch.Tensor:
-    t = torch.as_tensor(np.asarray(a) if not isinstance(a, torch.Tensor) else a)
+    if not isinstance(a, torch.Tensor):
+        a = np.asarray(a)
+        if not a.flags.writeable:  # shared read-only arrays: torch wants its own copy
+            a = a.copy()
+    t = torch.as_tensor(a)
     if not t.is_floating_point():
         t = t.double()
     return t.to(device)

@@ -13,14 +13,15 @@ st.caption(
     "neighbours share its class. Press **Train** and watch the embedding move, one frame per epoch."
 )
 
-REDRAW_SECONDS = 0.12  # the live picture polls the worker this often: ~8 frames per second
-CURVES_SECONDS = 0.6
 
-names = app_data.dataset_names()
-name = st.selectbox("Dataset", names, format_func=app_data.dataset_label, key="dataset")
+name = app_data.pick_dataset()
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
+# How often the live picture polls the worker: ~8 frames a second for small sets; large
+# ones take seconds per epoch, and redrawing thousands of points for nothing costs CPU.
+REDRAW_SECONDS = 0.12 if len(data.y_train) <= 20000 else 1.0
+CURVES_SECONDS = 5 * REDRAW_SECONDS
 with st.expander(
     f"About this dataset: {len(data.y_train):,} training and {len(data.y_test):,} test points, {data.n_features} features, {data.n_classes} classes"
 ):

@@ -9,6 +9,7 @@ import streamlit as st
 
 from nca_core import figures
 from nca_core.datasets import Dataset
+from nca_core.runs import EVAL_POINTS
 
 from .state import ActiveRun
 
@@ -38,6 +39,9 @@ def progress(active: ActiveRun) -> None:
     status = STATE_TEXT.get(job.state, job.state)
     if job.state == "queued":
         status += f" (place {job.queue_position} in line)"
+    if latest is None:  # no frame yet: say so rather than show "Epoch 0"
+        st.progress(0.0, text=f"Preparing the run · {status} · {_fmt_seconds(wall)} elapsed")
+        return
     text = f"Epoch {epoch} / {config.epochs} · {status} · {_fmt_seconds(wall)} elapsed"
     if job.state == "running" and np.isfinite(eta):
         text += f" · about {_fmt_seconds(eta)} left"
@@ -59,7 +63,12 @@ def metrics_and_curves(active: ActiveRun) -> None:
         f"Objective ({label})", f"{latest.objective:.4f}", None if delta is None else f"{delta:+.4f}"
     )
     if latest.test_accuracy is not None:
-        cols[2].metric(f"Test {config.k}-NN accuracy", f"{latest.test_accuracy:.1%}")
+        sampled = len(active.run.data.y_test) > EVAL_POINTS
+        cols[2].metric(
+            f"Test {config.k}-NN accuracy",
+            f"{latest.test_accuracy:.1%}",
+            help=f"On a stratified sample of {EVAL_POINTS:,} test points." if sampled else None,
+        )
     elif latest.train_accuracy is not None:
         cols[2].metric(f"Train {config.k}-NN (LOO)", f"{latest.train_accuracy:.1%}")
     epochs = [s.epoch for s in snaps]
