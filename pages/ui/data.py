@@ -36,6 +36,21 @@ def dataset_label(name: str) -> str:
     return spec.title + ("" if ready else "  (downloads on first use)")
 
 
+def pick_dataset() -> str:
+    """The dataset selector shared by every page; the choice follows the user across pages."""
+    names = dataset_names()
+    chosen = st.session_state.get("dataset_choice", names[0])
+    name = st.selectbox(
+        "Dataset",
+        names,
+        index=names.index(chosen) if chosen in names else 0,
+        format_func=dataset_label,
+        key="dataset",
+    )
+    st.session_state["dataset_choice"] = name
+    return name
+
+
 def load_dataset(name: str) -> Dataset | None:
     """The dataset, or None after showing a friendly error (never a traceback)."""
     if name == UPLOAD_NAME:

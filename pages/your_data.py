@@ -1,0 +1,61 @@
+"""Your data: upload a CSV and use it on every page for the rest of the session."""
+
+from pathlib import Path
+
+import streamlit as st
+
+from nca_core.datasets import DatasetError, from_csv
+from pages.ui import data as app_data
+
+SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample-iris.csv"
+LIMIT_MB = st.get_option("server.maxUploadSize")
+
+st.title("Use your own data")
+st.caption(
+    "Upload a CSV file with a header row: one column of class labels (text or numbers) and "
+    f"numeric feature columns. Files up to {LIMIT_MB} MB, 200,000 rows and 5,000 columns."
+)
+st.download_button(
+    "Download a sample CSV (Fisher's iris, 150 rows)",
+    SAMPLE.read_bytes(),
+    file_name="sample-iris.csv",
+    mime="text/csv",
+)
+
+upload = st.file_uploader("CSV file", type=["csv"], key="upload")
+if upload is None:
+    st.stop()
+raw = upload.getvalue()
+header = raw.split(b"\n", 1)[0].decode("utf-8", errors="replace").strip().split(",")
+columns = [c.strip().strip('"') for c in header if c.strip()]
+guess = next(
+    (i for i, c in enumerate(columns) if c.lower() in ("label", "class", "target", "y", "species")),
+    len(columns) - 1,
+)
+label = st.selectbox("Label column", columns, index=max(guess, 0), key="upload-label")
+is_image = st.toggle("The features are the pixels of an image", key="upload-image")
+shape = None
+if is_image:
+    c1, c2 = st.columns(2)
+    width = c1.number_input("Image width", 1, 4096, 28, key="upload-width")
+    height = c2.number_input("Image height", 1, 4096, 28, key="upload-height")
+    shape = (int(height), int(width))
+
+try:
+    dataset = from_csv(raw, label, image_shape=shape, name=app_data.UPLOAD_NAME)
+except DatasetError as exc:
+    st.error(f"This file cannot be used: {exc}.", icon=":material/error:")
+    st.stop()
+
+st.success(
+    f"**{upload.name}**: {len(dataset.y_train):,} training and {len(dataset.y_test):,} test rows, "
+    f"{dataset.n_features} features, {dataset.n_classes} classes ({', '.join(dataset.classes[:10])}"
+    f"{', …' if dataset.n_classes > 10 else ''}).",
+    icon=":material/check_circle:",
+)
+for note in dataset.notes:
+    st.info(note, icon=":material/info:")
+if st.button("Use this dataset on every page", type="primary"):
+    st.session_state[app_data.UPLOAD_KEY] = dataset
+    st.session_state["dataset_choice"] = app_data.UPLOAD_NAME
+    st.switch_page("pages/train.py")

@@ -1,0 +1,35 @@
+"""AppTests of the Your data page: validation messages and using an upload everywhere."""
+
+from pathlib import Path
+
+SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "sample-iris.csv"
+
+
+def open_upload(app):
+    app.switch_page("pages/your_data.py").run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_bad_upload_shows_the_exact_validation_message(app):
+    at = open_upload(app)
+    at.file_uploader(key="upload").set_value(
+        ("bad.csv", b"a,label\n1,x\nfoo,x\n3,y\n4,y\n", "text/csv")
+    ).run()
+    assert [e.value for e in at.error] == [
+        "This file cannot be used: column 'a' holds 'foo', which is not a number on line 3."
+    ]
+    assert "uploaded_dataset" not in at.session_state
+
+
+def test_sample_upload_is_used_on_the_train_page(app):
+    at = open_upload(app)
+    at.file_uploader(key="upload").set_value(("sample-iris.csv", SAMPLE.read_bytes(), "text/csv")).run()
+    assert at.selectbox(key="upload-label").value == "species"
+    assert "105 training and 45 test rows, 4 features, 3 classes" in at.success[0].value
+    next(b for b in at.button if b.label == "Use this dataset on every page").click().run()
+    assert not at.exception
+    assert at.session_state["dataset_choice"] == "uploaded"
+    assert at.session_state["uploaded_dataset"].classes == ("setosa", "versicolor", "virginica")
+    assert at.title[0].value == "Train NCA and watch it learn"
+    assert at.selectbox(key="dataset").value == "uploaded"
