@@ -72,7 +72,7 @@ def epoch_on_page(page) -> int | None:
     return page.evaluate(_READ_EPOCH)
 
 
-def measure(url: str, dataset: str, timeout: float) -> dict:
+def measure(url: str, dataset: str, timeout: float, watch: int | None = None) -> dict:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -105,7 +105,7 @@ def measure(url: str, dataset: str, timeout: float) -> dict:
             epoch = epoch_on_page(page)
             if epoch is not None and epoch not in first_seen:
                 first_seen[epoch] = time.monotonic() - clicked
-            if epoch == total:
+            if epoch == total or (watch is not None and epoch is not None and epoch >= watch):
                 break
             page.wait_for_timeout(20)
         browser.close()
@@ -132,13 +132,14 @@ def main() -> None:
     )
     parser.add_argument("--dataset", default="rings", choices=list(TITLES))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for the run to end")
+    parser.add_argument("--watch", type=int, default=None, help="stop after this epoch has been drawn")
     args = parser.parse_args()
     if shutil.which("chromium") is None:
         raise SystemExit("needs Debian's chromium (make test installs it)")
     os.environ.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
     server, url = serve()
     try:
-        result = measure(url, args.dataset, args.timeout)
+        result = measure(url, args.dataset, args.timeout, args.watch)
     finally:
         server.terminate()
         server.wait(timeout=20)
