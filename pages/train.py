@@ -18,9 +18,9 @@ name = app_data.pick_dataset()
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
-# How often the live picture polls the worker: ~8 frames a second for small sets; large
+# How often the live picture polls the worker: 5 times a second for small sets; large
 # ones take seconds per epoch, and redrawing thousands of points for nothing costs CPU.
-REDRAW_SECONDS = 0.12 if len(data.y_train) <= 20000 else 1.0
+REDRAW_SECONDS = 0.2 if len(data.y_train) <= 20000 else 1.0
 CURVES_SECONDS = 5 * REDRAW_SECONDS
 with st.expander(
     f"About this dataset: {len(data.y_train):,} training and {len(data.y_test):,} test points, {data.n_features} features, {data.n_classes} classes"
