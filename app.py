@@ -16,6 +16,7 @@ st.set_page_config(
 pages = [
     st.Page(HERE / "pages" / "train.py", title="Train", icon=":material/model_training:", default=True),
     st.Page(HERE / "pages" / "compare.py", title="Compare", icon=":material/compare:"),
+    st.Page(HERE / "pages" / "knn_speed.py", title="kNN speed and storage", icon=":material/speed:"),
     st.Page(HERE / "pages" / "your_data.py", title="Your data", icon=":material/upload_file:"),
     st.Page(HERE / "pages" / "about.py", title="How NCA works", icon=":material/school:"),
 ]

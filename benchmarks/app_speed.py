@@ -107,7 +107,7 @@ def measure(url: str, dataset: str, timeout: float, watch: int | None = None) ->
                 first_seen[epoch] = time.monotonic() - clicked
             if epoch == total or (watch is not None and epoch is not None and epoch >= watch):
                 break
-            page.wait_for_timeout(20)
+            page.wait_for_timeout(60)
         browser.close()
     times = [first_seen[e] for e in sorted(first_seen)]
     gaps = [b - a for a, b in itertools.pairwise(times)]

@@ -19,7 +19,7 @@ from .datasets import Dataset
 from .knn import knn_accuracy, leave_one_out_accuracy
 from .sampling import stratified_subsample
 
-__all__ = ["MethodResult", "evaluate", "fit_baseline"]
+__all__ = ["MethodResult", "SearchCost", "evaluate", "fit_baseline", "knn_search_cost"]
 
 
 @dataclass(frozen=True)
@@ -81,3 +81,39 @@ def evaluate(
         test_accuracy = knn_accuracy(Z_train, data.y_train, Z_test, data.y_test, k, device="cpu")
     embedding = None if display_index is None else Z_train[display_index]
     return MethodResult(name, embedding, train_accuracy, test_accuracy, fit_seconds, note, Z_train.shape[1])
+
+
+@dataclass(frozen=True)
+class SearchCost:
+    """What one k-NN index costs and gives on the test set."""
+
+    name: str
+    dimensions: int
+    error: float
+    query_seconds: float
+    stored_bytes: int
+
+
+def knn_search_cost(
+    name: str,
+    Z_train: np.ndarray,
+    y_train: np.ndarray,
+    Z_test: np.ndarray,
+    y_test: np.ndarray,
+    k: int = 5,
+    repeats: int = 3,
+) -> SearchCost:
+    """Test error, median query time for all test points, and bytes of a float32 index."""
+    from .knn import knn_predict
+
+    Z_train = np.ascontiguousarray(Z_train, dtype=np.float32)
+    Z_test = np.ascontiguousarray(Z_test, dtype=np.float32)
+    knn_predict(Z_test[:50], Z_train, y_train, k, device="cpu")  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        predicted = knn_predict(Z_test, Z_train, y_train, k, device="cpu")
+        times.append(time.perf_counter() - start)
+    return SearchCost(
+        name, Z_train.shape[1], float(np.mean(predicted != y_test)), float(np.median(times)), Z_train.nbytes
+    )

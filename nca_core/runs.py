@@ -132,6 +132,7 @@ class Run:
             tol=0.0,
         )
         self.display_index: np.ndarray | None = None
+        self.latest: Snapshot | None = None
 
     def _prepare(self, X: np.ndarray) -> np.ndarray:
         return X if self.scaler is None else self.scaler.transform(X).astype(np.float32)
@@ -156,7 +157,13 @@ class Run:
         )
         for snap in snapshots:
             self.display_index = self.model.display_index_
+            self.latest = snap
             yield snap
+
+    @property
+    def fit_seconds(self) -> float:
+        """Training time so far (evaluation excluded)."""
+        return self.latest.elapsed if self.latest is not None else 0.0
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Map raw inputs with the current model (standardising first if the run does)."""

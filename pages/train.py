@@ -4,7 +4,7 @@ import streamlit as st
 
 from nca_core.runs import Run, check_config
 from pages.ui import data as app_data
-from pages.ui import state, views
+from pages.ui import share, state, views
 from pages.ui.settings import run_settings
 
 st.title("Train NCA and watch it learn")
@@ -14,6 +14,7 @@ st.caption(
 )
 
 
+from_link = share.read_once(app_data.dataset_names())
 name = app_data.pick_dataset()
 data = app_data.load_dataset(name)
 if data is None:
@@ -34,7 +35,10 @@ if active is not None and active.dataset != name:
     state.reset()
     active = None
 
-config, notes = check_config(run_settings(data, key=name), data)
+chosen = run_settings(data, key=name, overrides=from_link)
+share.show_notices()
+st.query_params.from_dict(share.to_params(name, chosen))  # a link to this page opens these settings
+config, notes = check_config(chosen, data)
 for note in notes:
     st.info(note, icon=":material/info:")
 

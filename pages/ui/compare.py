@@ -43,12 +43,14 @@ def raw_inputs(name: str, data: Dataset, k: int) -> MethodResult:
     return st.session_state[key]
 
 
-def nca(
-    name: str, data: Dataset, d: int, k: int, standardize: bool, display_index
-) -> tuple[MethodResult, str]:
-    """NCA from the Train page when its run matches, else a fresh fit with the defaults."""
+def recommended_standardize(data: Dataset) -> bool:
+    return recommended_config(data).standardize
+
+
+def nca_run(name: str, data: Dataset, d: int, standardize: bool) -> tuple[Run, str]:
+    """The Train page's run when it matches (same data, d, standardisation), else a fresh
+    fit with the default settings, trained here with a progress bar and kept per session."""
     active = state.current()
-    config = recommended_config(data, n_components=d).replace(standardize=standardize)
     if (
         active is not None
         and active.dataset == name
@@ -57,21 +59,25 @@ def nca(
         and active.run.config.n_components == d
         and active.run.config.standardize == standardize
     ):
-        run = active.run
-        seconds = active.snapshots[-1].elapsed
-        source = f"the run from the Train page ({active.snapshots[-1].epoch} epochs)"
-    else:
-        key = ("compare-nca", name, d, standardize)
-        if key not in st.session_state:
-            run = Run(config, data)
-            bar = st.progress(0.0, text="Training NCA with the default settings…")
-            for snap in run.stream():
-                bar.progress(
-                    snap.epoch / config.epochs, text=f"Training NCA: epoch {snap.epoch} / {config.epochs}"
-                )
-            bar.empty()
-            st.session_state[key] = (run, snap.elapsed)
-        run, seconds = st.session_state[key]
-        source = f"a fresh fit with the default settings ({config.epochs} epochs of {config.optimizer})"
+        return active.run, f"the run from the Train page ({active.snapshots[-1].epoch} epochs)"
+    config = recommended_config(data, n_components=d).replace(standardize=standardize)
+    key = ("compare-nca", name, d, standardize)
+    if key not in st.session_state:
+        run = Run(config, data)
+        bar = st.progress(0.0, text="Training NCA with the default settings…")
+        for snap in run.stream():
+            bar.progress(
+                snap.epoch / config.epochs, text=f"Training NCA: epoch {snap.epoch} / {config.epochs}"
+            )
+        bar.empty()
+        st.session_state[key] = run
+    source = f"a fresh fit with the default settings ({config.epochs} epochs of {config.optimizer})"
+    return st.session_state[key], source
 
-    return evaluate("NCA", run.transform, data, k, display_index, seconds), source
+
+def nca(
+    name: str, data: Dataset, d: int, k: int, standardize: bool, display_index
+) -> tuple[MethodResult, str]:
+    """NCA from the Train page when its run matches, else a fresh fit with the defaults."""
+    run, source = nca_run(name, data, d, standardize)
+    return evaluate("NCA", run.transform, data, k, display_index, run.fit_seconds), source

@@ -8,6 +8,8 @@ from nca_core import available_devices
 from nca_core.datasets import Dataset
 from nca_core.runs import RunConfig, recommended_config
 
+from . import share
+
 INIT_LABELS = {"pca": "PCA", "lda": "LDA", "identity": "identity", "random": "random"}
 OPTIMIZER_LABELS = {"lbfgs": "L-BFGS (full batch)", "adam": "Adam (minibatch)", "sgd": "SGD (minibatch)"}
 OBJECTIVE_LABELS = {"f": "f: expected correct (Σ pᵢ)", "g": "g: log-likelihood (Σ log pᵢ)"}
@@ -19,14 +21,21 @@ def _index(options, value) -> int:
     return options.index(value) if value in options else 0
 
 
-def run_settings(data: Dataset, key: str) -> RunConfig:
-    """Sidebar controls, defaulting to what converges on ``data``; ``key`` scopes widgets
-    to the dataset so that switching datasets restores that dataset's defaults."""
+def run_settings(data: Dataset, key: str, overrides: dict | None = None) -> RunConfig:
+    """Sidebar controls, defaulting to what converges on ``data`` (changed by ``overrides``,
+    e.g. from a shared link); ``key`` scopes widgets to the dataset so that switching
+    datasets restores that dataset's defaults."""
     base = recommended_config(data)
     D = data.n_features
+    overrides = dict(overrides or {})
+    choices = sorted({2, 3, *(d for d in (5, 10, 16, 32, 64) if d <= D)} & set(range(1, D + 1)))
+    if overrides.get("n_components", choices[0]) not in choices:
+        st.session_state.setdefault(share.NOTICES, []).append(
+            f"d={overrides.pop('n_components')} ignored: this dataset allows {', '.join(map(str, choices))}"
+        )
+    base = base.replace(**overrides)
     with st.sidebar:
         st.subheader("Map")
-        choices = sorted({2, 3, *(d for d in (5, 10, 16, 32, 64) if d <= D)} & set(range(1, D + 1)))
         n_components = st.select_slider(
             "Output dimension d",
             choices,
@@ -46,6 +55,7 @@ def run_settings(data: Dataset, key: str) -> RunConfig:
             "Map type",
             list(ENCODER_LABELS),
             format_func=ENCODER_LABELS.get,
+            index=_index(ENCODER_LABELS, base.encoder),
             key=f"{key}-encoder",
             help="A diagonal map only rescales features (the paper's feature-weighting variant).",
         )
@@ -53,6 +63,7 @@ def run_settings(data: Dataset, key: str) -> RunConfig:
             "Objective",
             list(OBJECTIVE_LABELS),
             format_func=OBJECTIVE_LABELS.get,
+            index=_index(OBJECTIVE_LABELS, base.objective),
             key=f"{key}-objective",
             help="f counts expected correct classifications; g is its log-likelihood version, which punishes hopeless points more.",
         )
@@ -76,7 +87,7 @@ def run_settings(data: Dataset, key: str) -> RunConfig:
             "Learning rate",
             min_value=1e-5,
             max_value=1e3,
-            value=base.learning_rate if minibatch else 1.0,
+            value=base.learning_rate if minibatch or "learning_rate" in overrides else 1.0,
             format="%.4g",
             key=f"{key}-lr-{optimizer}",
             help="Step size. If training diverges, lower it.",
@@ -101,7 +112,7 @@ def run_settings(data: Dataset, key: str) -> RunConfig:
             "L2 weight on the map",
             min_value=0.0,
             max_value=10.0,
-            value=0.0,
+            value=base.weight_decay,
             format="%.4g",
             key=f"{key}-l2",
             help="Penalises large maps; a large map means very few effective neighbours.",
@@ -111,7 +122,9 @@ def run_settings(data: Dataset, key: str) -> RunConfig:
         device = st.selectbox(
             "Device", devices, key=f"{key}-device", help=f"Available here: {', '.join(devices[1:])}."
         )
-        seed = st.number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}-seed", help="Same seed, same run.")
+        seed = st.number_input(
+            "Seed", 0, 2**31 - 1, base.seed, key=f"{key}-seed", help="Same seed, same run."
+        )
         display_size = st.select_slider(
             "Points drawn",
             sorted({min(v, len(data.y_train)) for v in (500, 1000, 2000, 3000, 5000)}),
@@ -121,7 +134,7 @@ def run_settings(data: Dataset, key: str) -> RunConfig:
             key=f"{key}-display",
             help="Training uses every point; the picture shows a fixed stratified subset.",
         )
-        k = st.select_slider("k for kNN accuracy", [1, 3, 5, 7, 9], value=5, key=f"{key}-k")
+        k = st.select_slider("k for kNN accuracy", [1, 3, 5, 7, 9], value=base.k, key=f"{key}-k")
     return RunConfig(
         n_components=int(n_components),
         init=init,

@@ -1,0 +1,84 @@
+"""kNN speed and storage: what an NCA projection saves against searching raw inputs."""
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from nca_core.comparison import knn_search_cost
+from pages.ui import compare
+from pages.ui import data as app_data
+
+st.title("What the projection saves in kNN")
+st.caption(
+    "5-NN on the test set, searching the raw inputs or the NCA projection of the training set: "
+    "test error, query time for all test points on this machine, and the size of the index."
+)
+name = app_data.pick_dataset()
+data = app_data.load_dataset(name)
+if data is None:
+    st.stop()
+if len(data.y_test) == 0:
+    st.warning("This dataset has no test rows, so there is nothing to search.")
+    st.stop()
+choices = [d for d in (2, 4, 8, 16, 32, 64) if d <= data.n_features]
+d = st.select_slider("NCA dimension d", choices, value=32 if 32 in choices else choices[-1], key="speed-d")
+standardize = compare.recommended_standardize(data)
+
+run, source = compare.nca_run(name, data, d, standardize)
+with st.spinner("Timing the searches…"):
+    raw = knn_search_cost(f"raw {data.n_features}-D", data.X_train, data.y_train, data.X_test, data.y_test)
+    projected = knn_search_cost(
+        f"NCA {d}-D", run.transform(data.X_train), data.y_train, run.transform(data.X_test), data.y_test
+    )
+st.caption(f"NCA here is {source}.")
+
+faster, smaller = raw.query_seconds / projected.query_seconds, raw.stored_bytes / projected.stored_bytes
+cols = st.columns(3)
+cols[0].metric("Query speed-up", f"{faster:.1f}x")
+cols[1].metric("Index size reduction", f"{smaller:.1f}x")
+cols[2].metric(
+    "Test error (raw → NCA)",
+    f"{projected.error:.2%}",
+    f"{(projected.error - raw.error) * 100:+.2f} points",
+    delta_color="inverse",
+)
+table = pd.DataFrame(
+    [
+        {
+            "index": c.name,
+            "test error": c.error,
+            "query time (s)": c.query_seconds,
+            "stored (MB)": c.stored_bytes / 1e6,
+        }
+        for c in (raw, projected)
+    ]
+)
+st.dataframe(
+    table,
+    hide_index=True,
+    column_config={
+        "test error": st.column_config.NumberColumn(format="percent"),
+        "query time (s)": st.column_config.NumberColumn(format="%.3f"),
+        "stored (MB)": st.column_config.NumberColumn(format="%.2f"),
+    },
+)
+bars = go.Figure(
+    [
+        go.Bar(
+            name="query time (s)",
+            x=[raw.name, projected.name],
+            y=[raw.query_seconds, projected.query_seconds],
+        ),
+        go.Bar(
+            name="stored (MB)",
+            x=[raw.name, projected.name],
+            y=[raw.stored_bytes / 1e6, projected.stored_bytes / 1e6],
+        ),
+    ]
+)
+bars.update_layout(barmode="group", height=320, margin=dict(l=10, r=10, t=30, b=10))
+st.plotly_chart(bars, key="speed-bars")
+st.caption(
+    f"Times are medians of 3 searches of all {len(data.y_test):,} test points against "
+    f"{len(data.y_train):,} training points, float32, on this machine's CPU."
+)

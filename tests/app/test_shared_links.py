@@ -1,0 +1,53 @@
+"""Settings travel in the URL: read (validated) on the first run, written on every run."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from nca_core.runs import RunConfig
+from pages.ui.share import parse, to_params
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def test_a_link_opens_its_settings_and_says_what_it_ignored():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(dataset="wine", d="3", optimizer="sgd", epochs="7", lr="abc", bogus="1")
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="dataset").value == "wine"
+    assert at.sidebar.select_slider(key="wine-d").value == 3
+    assert at.sidebar.selectbox(key="wine-opt").value == "sgd"
+    assert at.sidebar.slider(key="wine-epochs").value == 7
+    notice = next(i.value for i in at.info if "were not used" in i.value)
+    assert "lr='abc' ignored: could not convert string to float: 'abc'" in notice
+    assert "unknown setting 'bogus' ignored" in notice
+
+
+def test_the_url_follows_the_settings():
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.sidebar.slider(key="rings-epochs").set_value(12).run()
+    assert at.query_params["dataset"] == "rings"
+    assert at.query_params["epochs"] == "12"
+    assert at.query_params["optimizer"] == "adam"
+
+
+def test_parse_checks_types_ranges_and_names():
+    dataset, values, notices = parse(
+        {"dataset": "../../etc/passwd", "d": "0", "std": "yes", "batch": "100", "k": "3", "init": "pca"},
+        ["rings", "wine"],
+    )
+    assert dataset is None
+    assert values == {"standardize": True, "k": 3, "init": "pca"}
+    assert notices == [
+        "unknown dataset '../../etc/passwd' ignored",
+        "d='0' ignored: must be between 1 and 64",
+        "batch='100' ignored: must be one of 32, 64, 128, 256, 512, 1024, 2048, 4096",
+    ]
+
+
+def test_round_trip():
+    config = RunConfig(n_components=3, optimizer="sgd", learning_rate=0.05, standardize=True, seed=7)
+    dataset, values, notices = parse(to_params("wine", config), ["wine"])
+    assert dataset == "wine" and notices == []
+    assert RunConfig(**{**config.as_dict(), **values}) == config
