@@ -23,6 +23,7 @@ __all__ = [
     "embedding_scatter",
     "image_grid",
     "map_heatmap",
+    "neighbour_links",
     "objective_curve",
     "padded_ranges",
 ]
@@ -273,6 +274,56 @@ def animation(
         ],
     )
     return fig
+
+
+def neighbour_links(
+    Z: np.ndarray,
+    y: np.ndarray,
+    classes: Sequence[str],
+    anchor: int,
+    probabilities: np.ndarray,
+    *,
+    title: str = "",
+    min_probability: float = 0.005,
+    height: int = 420,
+) -> go.Figure:
+    """The points, with a line from ``anchor`` to each j whose width is p_ij.
+
+    Lines for p_ij below ``min_probability`` are left out to keep the figure readable.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    fig = embedding_scatter(Z[:, :2], y, classes, title=title, height=height, uirevision=title)
+    strongest = float(probabilities.max()) or 1.0
+    links = []
+    for j in np.flatnonzero(probabilities >= min_probability):
+        same = y[j] == y[anchor]
+        links.append(
+            dict(
+                type="scatter",
+                x=[Z[anchor, 0], Z[j, 0]],
+                y=[Z[anchor, 1], Z[j, 1]],
+                mode="lines",
+                line=dict(
+                    width=0.5 + 8 * probabilities[j] / strongest, color=PALETTE[2] if same else PALETTE[3]
+                ),
+                opacity=0.7,
+                hoverinfo="text",
+                text=f"p = {probabilities[j]:.3f}",
+                showlegend=False,
+            )
+        )
+    ring = dict(
+        type="scatter",
+        x=[Z[anchor, 0]],
+        y=[Z[anchor, 1]],
+        mode="markers",
+        marker=dict(size=16, color="rgba(0,0,0,0)", line=dict(width=2, color="black")),
+        showlegend=False,
+        hoverinfo="skip",
+    )
+    return go.Figure(
+        dict(data=[*links, *fig.to_dict()["data"], ring], layout=fig.to_dict()["layout"]), _validate=False
+    )
 
 
 def map_heatmap(

@@ -15,7 +15,14 @@ import math
 
 import torch
 
-__all__ = ["OBJECTIVES", "log_class_mass", "nca_objective", "objective_terms"]
+__all__ = [
+    "OBJECTIVES",
+    "block_terms_and_gradients",
+    "log_class_mass",
+    "nca_objective",
+    "objective_terms",
+    "selection_probabilities",
+]
 
 OBJECTIVES = ("f", "g")
 
@@ -189,3 +196,16 @@ def block_terms_and_gradients(
             back[r0:r1] += E[a0:a1, r0:r1].T @ (scale_same[a0:a1] * A[a0:a1])
     grad_ref = 2.0 * (back[:, :d] - back[:, d : d + 1] * Z_ref)
     return terms, grad_anchor, grad_ref
+
+
+def selection_probabilities(Z, anchor: int):
+    """p_ij of one anchor i to every point j (p_ii = 0), as a float64 numpy array.
+
+    Z : array of shape (n, d), the embedding A x.
+    """
+    import numpy as np
+
+    Z = torch.as_tensor(np.asarray(Z, dtype=np.float64))
+    logits = -((Z - Z[anchor]) ** 2).sum(1)
+    logits[anchor] = float("-inf")
+    return torch.softmax(logits, 0).numpy()

@@ -64,3 +64,14 @@ def test_heatmap_and_images(rng):
     assert heat.data[0].z.shape == (3, 16) and heat.data[0].zmid == 0
     grid = figures.component_images(A, (4, 4))
     assert len(grid.data) == 3 and np.asarray(grid.data[0].z).shape == (4, 4)
+
+
+def test_neighbour_links_draw_only_likely_neighbours(rng):
+    Z = rng.normal(size=(30, 2))
+    y = np.arange(30) % 3
+    p = np.zeros(30)
+    p[[1, 2, 3]] = [0.7, 0.2, 0.1]
+    fig = figures.neighbour_links(Z, y, ["a", "b", "c"], 0, p, title="t", min_probability=0.15)
+    lines = [t for t in fig.data if t.mode == "lines"]
+    assert len(lines) == 2  # p = 0.1 is below the threshold
+    assert lines[0].line.width > lines[1].line.width

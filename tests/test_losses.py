@@ -132,3 +132,12 @@ def test_huge_distances_give_no_nan_or_inf(dtype, objective):
 def test_unknown_objective_is_refused():
     with pytest.raises(ValueError, match="objective must be one of"):
         nca_objective(torch.zeros(3, 2), torch.tensor([0, 0, 1]), "h")
+
+
+def test_selection_probabilities_of_one_anchor():
+    from nca_core.losses import selection_probabilities
+
+    Z = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    p = selection_probabilities(Z, 0)
+    assert p[0] == 0.0 and p.sum() == pytest.approx(1.0)
+    assert p[1] / p[2] == pytest.approx(np.exp(-1.0) / np.exp(-4.0))

@@ -26,7 +26,7 @@ from ._download import ProgressCallback, download
 from ._errors import DatasetError
 from ._formats import parse_idx, parse_libsvm
 from ._registry import REGISTRY, DatasetSpec, RemoteFile
-from ._synthetic import make_rings
+from ._synthetic import make_rings, make_stretched_blobs
 
 __all__ = [
     "REGISTRY",
@@ -37,6 +37,7 @@ __all__ = [
     "data_directory",
     "from_csv",
     "load",
+    "make_stretched_blobs",
     "stratified_subsample",
 ]
 

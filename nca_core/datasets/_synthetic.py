@@ -33,3 +33,18 @@ def make_rings(
         [radius * np.cos(angle), radius * np.sin(angle), noise_std * rng.standard_normal(n_samples)]
     )
     return X.astype(np.float32), y.astype(np.int64)
+
+
+def make_stretched_blobs(n_samples: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A 2-D toy set for teaching: three classes side by side along x, with a noisy y axis
+    much wider than the gaps between them, so plain Euclidean neighbours mix the classes
+    until a map shrinks y.
+
+    Returns X of shape (n_samples, 2) and labels of shape (n_samples,).
+    """
+    rng = np.random.default_rng(seed)
+    y = np.arange(n_samples) % 3
+    X = np.column_stack(
+        [1.5 * y + 0.25 * rng.standard_normal(n_samples), 2.0 * rng.standard_normal(n_samples)]
+    )
+    return X, y.astype(np.int64)

@@ -1,10 +1,10 @@
 """AppTests of the Compare page."""
 
-from conftest import button, wait_for
+from apptest_helpers import button, wait_for
 
 
 def open_compare(app):
-    app.switch_page("pages/compare.py").run()
+    app.switch_page("app_pages/compare.py").run()
     assert not app.exception, app.exception
     return app
 

@@ -4,8 +4,8 @@ import time
 
 import numpy as np
 
+from app_pages.ui.jobs import JobSlots, TrainingJob
 from nca_core import NCA, datasets
-from pages.ui.jobs import JobSlots, TrainingJob
 
 
 def rings_stream(**kwargs):

@@ -3,7 +3,7 @@
 
 def test_speed_page_measures_raw_against_nca(app):
     app.selectbox(key="dataset").set_value("digits").run()
-    at = app.switch_page("pages/knn_speed.py").run()
+    at = app.switch_page("app_pages/knn_speed.py").run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     assert list(table["index"]) == ["raw 64-D", "NCA 32-D"]

@@ -1,6 +1,6 @@
 """AppTests of the Train page: render, train, stop, reset on dataset change, divergence."""
 
-from conftest import button, wait_for
+from apptest_helpers import button, wait_for
 
 
 def active_run(at):

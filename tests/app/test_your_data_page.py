@@ -6,7 +6,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "sample-iris.csv"
 
 
 def open_upload(app):
-    app.switch_page("pages/your_data.py").run()
+    app.switch_page("app_pages/your_data.py").run()
     assert not app.exception, app.exception
     return app
 

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
+from app_pages.ui import data as app_data
+from app_pages.ui import share, state, views
+from app_pages.ui.settings import run_settings
 from nca_core.runs import Run, check_config
-from pages.ui import data as app_data
-from pages.ui import share, state, views
-from pages.ui.settings import run_settings
 
 st.title("Train NCA and watch it learn")
 st.caption(

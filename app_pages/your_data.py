@@ -4,8 +4,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from app_pages.ui import data as app_data
+from app_pages.ui import navigation
 from nca_core.datasets import DatasetError, from_csv
-from pages.ui import data as app_data
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample-iris.csv"
 LIMIT_MB = st.get_option("server.maxUploadSize")
@@ -58,4 +59,4 @@ for note in dataset.notes:
 if st.button("Use this dataset on every page", type="primary"):
     st.session_state[app_data.UPLOAD_KEY] = dataset
     st.session_state["dataset_choice"] = app_data.UPLOAD_NAME
-    st.switch_page("pages/train.py")
+    st.switch_page(navigation.TRAIN)

@@ -3,10 +3,10 @@
 import pandas as pd
 import streamlit as st
 
+from app_pages.ui import compare
+from app_pages.ui import data as app_data
 from nca_core import figures, stratified_subsample
 from nca_core.runs import recommended_config
-from pages.ui import compare
-from pages.ui import data as app_data
 
 st.title("NCA against PCA and LDA")
 st.caption(

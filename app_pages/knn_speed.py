@@ -4,9 +4,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app_pages.ui import compare
+from app_pages.ui import data as app_data
 from nca_core.comparison import knn_search_cost
-from pages.ui import compare
-from pages.ui import data as app_data
 
 st.title("What the projection saves in kNN")
 st.caption(

@@ -1,0 +1,82 @@
+"""How NCA works: the idea and the paper's formulas."""
+
+import numpy as np
+import streamlit as st
+
+from nca_core import NCA, figures
+from nca_core.datasets import make_stretched_blobs
+from nca_core.losses import selection_probabilities
+
+
+@st.cache_resource
+def toy_problem():
+    """The toy set and the map NCA learns on it (the same for everyone: shared, read-only)."""
+    X, y = make_stretched_blobs(60, seed=0)
+    learned = NCA(2, init="identity", max_iter=100, device="cpu", random_state=0).fit(X, y).components_
+    return X, y, learned
+
+
+st.title("How NCA works")
+st.caption("The idea behind Neighbourhood Components Analysis in a few lines, with the paper's formulas.")
+
+st.markdown(
+    """
+A k-nearest-neighbour classifier is only as good as its notion of distance. NCA
+(Goldberger, Roweis, Hinton and Salakhutdinov, 2004) *learns* the distance: it finds a
+linear map $A$ so that, in the space $z = Ax$, a point's neighbours tend to share its class.
+With $A$ of shape $d \\times D$ and a small $d$, the same map gives a picture of the data
+and a kNN index that is many times smaller and faster.
+
+Instead of a hard nearest neighbour, every point $i$ picks a neighbour $j$ at random,
+closer points being likelier:
+"""
+)
+st.latex(
+    r"p_{ij} = \frac{\exp(-\lVert Ax_i - Ax_j\rVert^2)}{\sum_{k \neq i} \exp(-\lVert Ax_i - Ax_k\rVert^2)}, \qquad p_{ii} = 0"
+)
+st.markdown("The chance that $i$ is classified correctly is the mass on its own class $C_i$:")
+st.latex(r"p_i = \sum_{j \in C_i} p_{ij}")
+st.markdown("NCA maximises the expected number of correct classifications, or its log-likelihood version:")
+st.latex(r"f(A) = \sum_i p_i \qquad\qquad g(A) = \sum_i \log p_i")
+st.markdown(
+    """
+Both are smooth in $A$, so gradient methods apply. The scale of $A$ matters too: a large
+map makes $p_{ij}$ peak on the single nearest neighbour, a small one spreads it over many,
+so NCA also learns how many neighbours to listen to.
+"""
+)
+
+st.subheader("See it: who does a point listen to?")
+st.caption(
+    "A toy set with three classes side by side and a noisy vertical axis. Click a point: lines "
+    "show its p_ij to the others (thicker = likelier; green = same class, red = other). Left, "
+    "the identity map; right, the map NCA learnt. The slider scales A."
+)
+X, y, learned = toy_problem()
+scale = st.slider(
+    "Scale of A", 0.1, 5.0, 1.0, 0.1, key="about-scale",
+    help="A larger map makes distances larger, so p_ij concentrates on the nearest few points.",
+)  # fmt: skip
+anchor = st.session_state.get("about-anchor", 0)
+classes = ("left", "middle", "right")
+for column, (label, A) in zip(
+    st.columns(2), (("before: A = identity", np.eye(2)), ("after: A learnt by NCA", learned))
+):
+    with column:
+        Z = X @ (scale * A).T
+        p = selection_probabilities(Z, anchor)
+        fig = figures.neighbour_links(Z, y, classes, anchor, p, title=label)
+        event = st.plotly_chart(fig, key=f"about-{label}", on_select="rerun", selection_mode=("points",))
+        picked = [pt.get("customdata") for pt in getattr(getattr(event, "selection", None), "points", [])]
+        picked = [int(c) for c in picked if c is not None]
+        if picked and picked[0] != anchor:
+            st.session_state["about-anchor"] = picked[0]
+            st.rerun()
+        effective = float(np.exp(-(p[p > 0] * np.log(p[p > 0])).sum()))
+        c1, c2 = st.columns(2)
+        c1.metric("p_i (same class)", f"{p[y == y[anchor]].sum():.3f}")
+        c2.metric(
+            "effective neighbours",
+            f"{effective:.1f}",
+            help="exp(entropy of p_i·): how many points it listens to.",
+        )

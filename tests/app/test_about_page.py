@@ -1,0 +1,31 @@
+"""AppTest of How NCA works: formulas and the neighbour-probability illustration."""
+
+from nca_core.datasets import make_stretched_blobs
+from nca_core.losses import selection_probabilities
+
+
+def test_formulas_and_the_illustration(app):
+    at = app.switch_page("app_pages/about.py").run()
+    assert not at.exception, at.exception
+    assert len(at.latex) == 3
+    labels = [m.label for m in at.metric]
+    assert labels == ["p_i (same class)", "effective neighbours"] * 2
+    before, after = float(at.metric[0].value), float(at.metric[2].value)
+    assert after > before  # the learnt map gives the clicked point more of its own class
+
+
+def test_scaling_a_shrinks_the_neighbourhood(app):
+    at = app.switch_page("app_pages/about.py").run()
+    wide = float(at.metric[1].value)
+    at.slider(key="about-scale").set_value(4.0).run()
+    narrow = float(at.metric[1].value)
+    assert narrow < wide
+
+
+def test_choosing_another_point_shows_its_probabilities(app):
+    at = app.switch_page("app_pages/about.py").run()
+    at.session_state["about-anchor"] = 31
+    at.run()
+    X, y = make_stretched_blobs(60, seed=0)
+    p = selection_probabilities(X, 31)  # the "before" panel: identity map, scale 1
+    assert at.metric[0].value == f"{p[y == y[31]].sum():.3f}"
