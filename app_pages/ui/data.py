@@ -36,10 +36,13 @@ def dataset_label(name: str) -> str:
     return spec.title + ("" if ready else "  (downloads on first use)")
 
 
-def pick_dataset() -> str:
-    """The dataset selector shared by every page; the choice follows the user across pages."""
+def pick_dataset(default: str | None = None) -> str:
+    """The dataset selector shared by every page; the choice follows the user across pages.
+
+    ``default`` is used until the user has chosen a dataset in this session.
+    """
     names = dataset_names()
-    chosen = st.session_state.get("dataset_choice", names[0])
+    chosen = st.session_state.get("dataset_choice", default or names[0])
     name = st.selectbox(
         "Dataset",
         names,
@@ -49,6 +52,12 @@ def pick_dataset() -> str:
     )
     st.session_state["dataset_choice"] = name
     return name
+
+
+def best_high_dimensional() -> str:
+    """MNIST when its files are here, else USPS, else scikit-learn's digits."""
+    ready = dict(datasets.available())
+    return next(name for name in ("mnist", "usps", "digits") if ready.get(name))
 
 
 def load_dataset(name: str) -> Dataset | None:
