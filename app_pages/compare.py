@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from app_pages.ui import compare
+from app_pages.ui import compare, share
 from app_pages.ui import data as app_data
 from nca_core import figures, stratified_subsample
 from nca_core.runs import recommended_config
@@ -18,13 +18,20 @@ name = app_data.pick_dataset()
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
+from_link = share.take("n_components", "k", "standardize")
 cols = st.columns(3)
-d = cols[0].radio("Dimensions", [2, 3], horizontal=True, key="compare-d", help="2-D or 3-D pictures.")
-k = cols[1].select_slider("k for kNN", [1, 3, 5, 7, 9], value=5, key="compare-k")
+d = cols[0].radio(
+    "Dimensions", [2, 3], index=int(from_link.get("n_components") == 3), horizontal=True, key="compare-d",
+    help="2-D or 3-D pictures.",
+)  # fmt: skip
+k = cols[1].select_slider("k for kNN", [1, 3, 5, 7, 9], value=from_link.get("k", 5), key="compare-k")
 standardize = cols[2].toggle(
-    "Standardise inputs", value=recommended_config(data).standardize, key=f"compare-std-{name}",
+    "Standardise inputs", value=from_link.get("standardize", recommended_config(data).standardize),
+    key=f"compare-std-{name}",
     help="Zero mean, unit variance per feature before every method.",
 )  # fmt: skip
+share.show_notices()
+st.query_params.from_dict({"dataset": name, "d": str(d), "k": str(k), "std": str(standardize).lower()})
 d = min(d, data.n_features)
 display_index = stratified_subsample(data.y_train, min(2000, len(data.y_train)), seed=0)
 

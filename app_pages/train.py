@@ -14,7 +14,6 @@ st.caption(
 )
 
 
-from_link = share.read_once(app_data.dataset_names())
 name = app_data.pick_dataset()
 data = app_data.load_dataset(name)
 if data is None:
@@ -35,7 +34,7 @@ if active is not None and active.dataset != name:
     state.reset()
     active = None
 
-chosen = run_settings(data, key=name, overrides=from_link)
+chosen = run_settings(data, key=name, overrides=share.take(*share.RUN_FIELDS))
 share.show_notices()
 st.query_params.from_dict(share.to_params(name, chosen))  # a link to this page opens these settings
 config, notes = check_config(chosen, data)

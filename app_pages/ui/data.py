@@ -8,6 +8,8 @@ import streamlit as st
 from nca_core import datasets
 from nca_core.datasets import Dataset, DatasetError
 
+from . import share
+
 UPLOAD_KEY = "uploaded_dataset"
 UPLOAD_NAME = "uploaded"
 
@@ -42,6 +44,7 @@ def pick_dataset(default: str | None = None) -> str:
     ``default`` is used until the user has chosen a dataset in this session.
     """
     names = dataset_names()
+    share.read_once(names)
     chosen = st.session_state.get("dataset_choice", default or names[0])
     name = st.selectbox(
         "Dataset",

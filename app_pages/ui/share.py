@@ -14,6 +14,7 @@ from nca_core.runs import RunConfig
 
 APPLIED = "_query_applied"
 NOTICES = "_query_notices"
+VALUES = "_query_values"
 
 # query key -> (RunConfig field, parser returning the value or raising ValueError)
 _CHOICES = {
@@ -78,6 +79,9 @@ FIELDS = {
 }
 
 
+RUN_FIELDS = tuple(name for name, _ in FIELDS.values())
+
+
 def parse(params: dict[str, str], dataset_names: list[str]) -> tuple[str | None, dict, list[str]]:
     """(dataset, {RunConfig field: value}, notices) from raw query parameters."""
     notices, values, dataset = [], {}, None
@@ -109,16 +113,22 @@ def to_params(dataset: str, config: RunConfig) -> dict[str, str]:
     return out
 
 
-def read_once(dataset_names: list[str]) -> dict:
-    """On a session's first run, take settings from the URL; returns the field values to use."""
+def read_once(dataset_names: list[str]) -> None:
+    """On a session's first run, take the settings in the URL (whichever page it opens)."""
     if st.session_state.get(APPLIED):
-        return {}
+        return
     st.session_state[APPLIED] = True
     dataset, values, notices = parse(st.query_params.to_dict(), dataset_names)
     if dataset is not None:
         st.session_state["dataset_choice"] = dataset
+    st.session_state[VALUES] = values
     st.session_state[NOTICES] = notices
-    return values
+
+
+def take(*fields: str) -> dict:
+    """Settings from the link not used yet, for the named RunConfig fields; each is used once."""
+    pending = st.session_state.get(VALUES, {})
+    return {name: pending.pop(name) for name in fields if name in pending}
 
 
 def show_notices() -> None:

@@ -51,3 +51,14 @@ def test_round_trip():
     dataset, values, notices = parse(to_params("wine", config), ["wine"])
     assert dataset == "wine" and notices == []
     assert RunConfig(**{**config.as_dict(), **values}) == config
+
+
+def test_a_link_to_compare_opens_its_settings():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(dataset="wine", d="3", k="7")
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="dataset").value == "wine"
+    assert at.radio(key="compare-d").value == 3
+    assert at.select_slider(key="compare-k").value == 7
+    assert at.query_params["d"] == "3" and at.query_params["dataset"] == "wine"
