@@ -371,8 +371,14 @@ def _lda_directions(X, y_index, d, rng) -> np.ndarray:
     if available < 1:
         warnings.warn("init='lda' needs at least two classes; starting from PCA", stacklevel=4)
         return _pca_directions(X, d, rng)
-    lda = LinearDiscriminantAnalysis(n_components=min(d, available)).fit(X, y_index)
-    directions = lda.scalings_.T[: min(d, available)]
+    try:
+        lda = LinearDiscriminantAnalysis(n_components=min(d, available)).fit(X, y_index)
+        directions = lda.scalings_.T[: min(d, available)]
+    except (ValueError, IndexError, np.linalg.LinAlgError):  # e.g. no variance within classes
+        directions = np.empty((0, X.shape[1]))
+    if len(directions) == 0:
+        warnings.warn("LDA found no discriminant direction on this data; starting from PCA", stacklevel=4)
+        return _pca_directions(X, d, rng)
     if d > len(directions):
         warnings.warn(
             f"init='lda' gives at most n_classes - 1 = {available} directions; the other "
