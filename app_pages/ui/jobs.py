@@ -82,7 +82,8 @@ class TrainingJob:
     make_stream: Callable[[], Iterator[Snapshot]]
     slots: JobSlots
     max_epochs_per_second: float = 0.0
-    heartbeat_timeout: float = 15.0
+    connected: Callable[[], bool] | None = None
+    heartbeat_timeout: float = 600.0
     max_snapshots: int = 600
     snapshots: list[Snapshot] = field(default_factory=list)
     state: str = "queued"
@@ -139,13 +140,20 @@ class TrainingJob:
 
     # -- the worker ---------------------------------------------------------------------
 
-    def _abandoned(self) -> bool:
-        return time.monotonic() - self._heartbeat > self.heartbeat_timeout
+    def _abandoned(self) -> str | None:
+        """Why nobody is watching any more, if so: the tab is gone, or no page has asked
+        for updates for ``heartbeat_timeout`` seconds (a backstop)."""
+        if self.connected is not None and not self.connected():
+            return "the browser tab was closed"
+        if time.monotonic() - self._heartbeat > self.heartbeat_timeout:
+            return "the page stopped asking for updates"
+        return None
 
     def _should_stop(self) -> bool:
-        if self._abandoned():
-            self.stop_reason = "the page stopped asking for updates"
-        return self._stop.is_set() or self._abandoned()
+        reason = self._abandoned()
+        if reason is not None:
+            self.stop_reason = reason
+        return self._stop.is_set() or reason is not None
 
     def _run(self) -> None:
         if not self.slots.acquire(self.ticket, self._should_stop):

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from nca_core import Snapshot
 from nca_core.runs import Run
@@ -35,6 +37,19 @@ def job_slots() -> JobSlots:
     return JobSlots(capacity)
 
 
+def _session_connected():
+    """A thread-safe check that this session's browser tab is still connected."""
+    ctx = get_script_run_ctx()
+    session_id = ctx.session_id if ctx is not None else None
+
+    def connected() -> bool:
+        if session_id is None or not runtime.exists():  # bare mode and AppTest: no sessions
+            return True
+        return runtime.get_instance().is_active_session(session_id)
+
+    return connected
+
+
 def current() -> ActiveRun | None:
     return st.session_state.get(RUN_KEY)
 
@@ -45,7 +60,9 @@ def start(dataset: str, run: Run, max_epochs_per_second: float) -> ActiveRun:
     if previous is not None:
         previous.job.stop()
         st.session_state[RUN_KEY + "_previous"] = previous
-    job = TrainingJob(run.stream, job_slots(), max_epochs_per_second=max_epochs_per_second)
+    job = TrainingJob(
+        run.stream, job_slots(), max_epochs_per_second=max_epochs_per_second, connected=_session_connected()
+    )
     active = ActiveRun(dataset, run, job)
     st.session_state[RUN_KEY] = active
     return active

@@ -59,6 +59,20 @@ def test_a_page_that_stops_polling_ends_its_job():
     assert job.stop_reason == "the page stopped asking for updates"
 
 
+def test_a_closed_tab_ends_its_job_within_an_epoch():
+    tab_open = [True]
+    job = TrainingJob(
+        rings_stream(max_iter=100000), JobSlots(1), max_epochs_per_second=20, connected=lambda: tab_open[0]
+    )
+    wait(lambda: len(job.snapshots) >= 3)
+    tab_open[0] = False
+    closed_at = len(job.snapshots)
+    job.join(5)
+    assert not job.alive and job.state == "stopped"
+    assert job.stop_reason == "the browser tab was closed"
+    assert len(job.snapshots) <= closed_at + 1
+
+
 def test_slots_queue_jobs_in_order():
     slots = JobSlots(1)
     first = TrainingJob(rings_stream(max_iter=100000), slots, max_epochs_per_second=20)
