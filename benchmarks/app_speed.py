@@ -17,15 +17,11 @@ import itertools
 import os
 import re
 import shutil
-import socket
 import statistics
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from _server import CHROMIUM_ARGS, serve
+
 TITLES = {
     "rings": "Concentric rings",
     "wine": "UCI wine",
@@ -33,27 +29,6 @@ TITLES = {
     "usps": "USPS handwritten digits",
     "mnist": "MNIST handwritten digits",
 }
-
-
-def serve() -> tuple[subprocess.Popen, str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.read().strip() == b"ok":
-                    return server, url
-        except OSError:
-            time.sleep(0.3)
-    server.kill()
-    raise SystemExit("streamlit did not start")
 
 
 # The progress line ("Epoch 12 / 60 · training · ...") is drawn in the same fragment
@@ -79,12 +54,7 @@ def measure(url: str, dataset: str, timeout: float, watch: int | None = None) ->
         browser = p.chromium.launch(
             executable_path=shutil.which("chromium"),
             headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-            ],
+            args=CHROMIUM_ARGS,
         )
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         page.goto(url)

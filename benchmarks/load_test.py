@@ -15,16 +15,12 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
+from _server import CHROMIUM_ARGS, serve
 
-REPO = Path(__file__).resolve().parents[1]
 PROGRESS = re.compile(r"^Epoch (\d+) / (\d+) · ([a-z ]+)")
 _READ = """() => {
     const errors = document.querySelectorAll("[data-testid='stException'], [data-testid='stAlertContentError']").length;
@@ -40,27 +36,6 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def serve() -> tuple[subprocess.Popen, str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.read().strip() == b"ok":
-                    return server, url
-        except OSError:
-            time.sleep(0.3)
-    server.kill()
-    raise SystemExit("streamlit did not start")
 
 
 def main() -> None:
@@ -83,12 +58,7 @@ def main() -> None:
             browser = p.chromium.launch(
                 executable_path=shutil.which("chromium"),
                 headless=True,
-                args=[
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                ],
+                args=CHROMIUM_ARGS,
             )
             warm = browser.new_page()
             warm.goto(url)
