@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from nca_core import datasets
@@ -72,7 +71,3 @@ def load_dataset(name: str) -> Dataset | None:
     except DatasetError as exc:
         st.error(f"**{name}** could not be loaded. {exc}", icon=":material/cloud_off:")
         return None
-
-
-def class_of(data: Dataset, y: np.ndarray) -> list[str]:
-    return [data.classes[i] for i in y]
