@@ -1,17 +1,28 @@
-"""Maps from input space to the embedding. All share ``forward(X) -> Z``.
+"""Maps from input space to the embedding. All share one interface.
 
-The training loop only calls ``forward`` and ``parameters()``; a linear or diagonal map
-also exposes ``components`` (the d x D matrix A) so the estimator can report it.
+``forward(X) -> Z``, ``parameters()``, ``penalty()`` (the L2 term) and ``components``:
+the d x D matrix A for a linear or diagonal map, None for a nonlinear one. The training
+loop uses nothing else, so it does not care which encoder it trains.
 """
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 from torch import nn
 
-__all__ = ["ENCODERS", "DiagonalEncoder", "LinearEncoder", "make_encoder"]
+__all__ = [
+    "DEFAULT_HIDDEN_SIZES",
+    "ENCODERS",
+    "DiagonalEncoder",
+    "LinearEncoder",
+    "MLPEncoder",
+    "make_encoder",
+]
 
-ENCODERS = ("linear", "diagonal")
+ENCODERS = ("linear", "diagonal", "mlp")
+DEFAULT_HIDDEN_SIZES = (500, 500)
 
 
 class LinearEncoder(nn.Module):
@@ -51,10 +62,60 @@ class DiagonalEncoder(nn.Module):
         return (self.scale * self.scale).sum()
 
 
-def make_encoder(kind: str, components: torch.Tensor) -> nn.Module:
-    """Build an encoder whose map starts at ``components`` (shape (d, D))."""
+class MLPEncoder(nn.Module):
+    """Z = f(X), a multilayer perceptron with ReLU hidden layers and a linear output layer.
+
+    Nonlinear NCA (Salakhutdinov & Hinton, 2007; Min et al., 2010 used D-500-500-2000-d).
+    Layers start from PyTorch's default initialisation, drawn from ``generator``.
+    """
+
+    def __init__(
+        self,
+        n_features: int,
+        n_components: int,
+        hidden_sizes=DEFAULT_HIDDEN_SIZES,
+        generator: torch.Generator | None = None,
+        dtype: torch.dtype = torch.float32,
+        device: torch.device | str = "cpu",
+    ):
+        super().__init__()
+        sizes = [n_features, *[int(h) for h in hidden_sizes], n_components]
+        layers: list[nn.Module] = []
+        for fan_in, fan_out in itertools.pairwise(sizes):
+            linear = nn.Linear(fan_in, fan_out, dtype=dtype)
+            bound = 1.0 / fan_in**0.5
+            with torch.no_grad():  # PyTorch's default range, from our own generator
+                linear.weight.uniform_(-bound, bound, generator=generator)
+                linear.bias.uniform_(-bound, bound, generator=generator)
+            layers += [linear, nn.ReLU()]
+        self.layers = nn.Sequential(*layers[:-1]).to(device)
+        self.hidden_sizes = tuple(int(h) for h in hidden_sizes)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return self.layers(X)
+
+    @property
+    def components(self) -> None:
+        return None
+
+    def penalty(self) -> torch.Tensor:
+        """Sum of squared weights (biases are not penalised)."""
+        return sum((m.weight * m.weight).sum() for m in self.layers if isinstance(m, nn.Linear))
+
+
+def make_encoder(
+    kind: str,
+    components: torch.Tensor,
+    hidden_sizes=DEFAULT_HIDDEN_SIZES,
+    generator: torch.Generator | None = None,
+) -> nn.Module:
+    """Build an encoder. A linear or diagonal map starts at ``components`` (shape (d, D));
+    an MLP takes only its shape, dtype and device from it and draws its weights."""
     if kind == "linear":
         return LinearEncoder(components)
     if kind == "diagonal":
         return DiagonalEncoder(torch.diagonal(components).clone())
+    if kind == "mlp":
+        d, D = components.shape
+        return MLPEncoder(D, d, hidden_sizes, generator, components.dtype, components.device)
     raise ValueError(f"encoder must be one of {ENCODERS}, got {kind!r}")

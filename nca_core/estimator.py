@@ -18,23 +18,28 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 
 from . import knn
 from .device import resolve_device, resolve_dtype
-from .encoders import ENCODERS, make_encoder
+from .encoders import DEFAULT_HIDDEN_SIZES, ENCODERS, make_encoder
+from .kernels import KERNELS, make_kernel
 from .losses import OBJECTIVES
 from .sampling import stratified_subsample
-from .training import OPTIMIZERS, Snapshot, train
+from .training import NEIGHBOR_SOURCES, OPTIMIZERS, Snapshot, train
 
 __all__ = ["NCA"]
 
 _log = logging.getLogger(__name__)
 
 _DEFAULT_LEARNING_RATE = {"lbfgs": 1.0, "adam": 0.01, "sgd": 0.1}
+_DEFAULT_DEEP_LEARNING_RATE = {"lbfgs": 1.0, "adam": 0.001, "sgd": 0.01}
+_TRANSFORM_BATCH = 8192
 
 
 class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Neighbourhood Components Analysis (Goldberger et al., 2004), trained with PyTorch.
 
     Learns a map A of shape (n_components, n_features) so that a stochastic nearest-neighbour
-    rule works well in the space z = A x. Parameters shared with
+    rule works well in the space z = A x; or, with ``encoder="mlp"``, a neural network z = f(x)
+    (nonlinear NCA), optionally with the Student-t kernel and MCML objective of Min et al.
+    (2010) and a memory bank of neighbours (Wu et al., 2018). Parameters shared with
     ``sklearn.neighbors.NeighborhoodComponentsAnalysis`` have the same names and meanings.
     As there, inputs are used as given: put a ``StandardScaler`` in front in a ``Pipeline``
     when features have different scales.
@@ -62,11 +67,32 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Log one line per epoch at INFO level through the ``nca_core`` logger.
     random_state : int, RandomState or None, default=None
         Seeds random init, minibatch order and the display subset.
-    objective : {"f", "g"}, default="f"
+    objective : {"f", "g", "mcml"}, default="f"
         "f" maximises sum_i p_i, the expected number of points classified correctly;
-        "g" maximises sum_i log p_i.
-    encoder : {"linear", "diagonal"}, default="linear"
-        "linear": a full d x D map; "diagonal": one scale per feature (d = D).
+        "g" maximises sum_i log p_i; "mcml" minimises KL(P || Q) between the label
+        distribution P (uniform over same-class pairs) and the joint q_ij over all pairs
+        (dt-MCML of Min et al., 2010). The reported objective is then -KL (at most 0).
+    encoder : {"linear", "diagonal", "mlp"}, default="linear"
+        "linear": a full d x D map; "diagonal": one scale per feature (d = D); "mlp": a
+        ReLU network with ``hidden_sizes`` hidden layers and a linear output layer,
+        starting from random weights (init must be "auto" or "random").
+    hidden_sizes : tuple of int, default=(500, 500)
+        Hidden layer widths of the MLP encoder (ignored by the others).
+    kernel : {"gaussian", "student-t"}, default="gaussian"
+        Similarity of two embedded points: exp(-d^2) as in the paper, or the heavy-tailed
+        Student-t (1 + d^2 / a)^(-(a + 1) / 2) of Min et al. (2010).
+    dof : float, "learn" or None, default=None
+        Degrees of freedom a of the Student-t kernel: a positive number, None for the
+        paper's choice d - 1 (at least 1), or "learn" to train it by gradient from d - 1,
+        kept positive. Ignored by the Gaussian kernel.
+    neighbors : {"auto", "all", "memory", "batch"}, default="auto"
+        Minibatch optimisers only: where each batch's anchors take their neighbours.
+        "all": every training point, embeddings recomputed at each step (exact);
+        "memory": a bank of all points' embeddings updated with momentum (Wu et al.,
+        2018), gradients only through the batch; "batch": the batch alone. "auto":
+        "memory" for the MLP encoder with Adam or SGD, else "all".
+    bank_momentum : float, default=0.5
+        Weight of the old bank row in each memory-bank update.
     optimizer : {"lbfgs", "adam", "sgd"}, default="lbfgs"
         "lbfgs": full batch; "adam" and "sgd": minibatches of anchors whose neighbours are
         taken from the whole training set.
@@ -74,9 +100,10 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Anchors per minibatch (ignored by L-BFGS).
     learning_rate : float, default=None
         Step size; None means 1.0 for L-BFGS (its line search scales it), 0.01 for Adam and
-        0.1 for SGD.
+        0.1 for SGD (0.001 and 0.01 for the MLP encoder).
     weight_decay : float, default=0.0
-        L2 penalty on the map, ``weight_decay * ||A||_F^2``, subtracted from the objective.
+        L2 penalty on the map, ``weight_decay * ||A||_F^2`` (the MLP: its squared weights),
+        subtracted from the objective.
     n_candidates : int, default=None
         Minibatch optimisers only: restrict each anchor's neighbours to its
         ``n_candidates`` nearest points in the current embedding (plus its nearest class
@@ -93,6 +120,11 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
+        The map A (linear and diagonal encoders only).
+    encoder_ : torch.nn.Module
+        The trained encoder; ``transform`` runs it for the MLP.
+    dof_ : float or None
+        The Student-t kernel's degrees of freedom after training (None for the Gaussian).
     n_iter_ : int
         Epochs run.
     objective_curve_ : list of float
@@ -114,6 +146,11 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
         "objective": [StrOptions(set(OBJECTIVES))],
         "encoder": [StrOptions(set(ENCODERS))],
+        "hidden_sizes": [tuple, list],
+        "kernel": [StrOptions(set(KERNELS))],
+        "dof": [Interval(Real, 0, None, closed="neither"), StrOptions({"learn"}), None],
+        "neighbors": [StrOptions({"auto", *NEIGHBOR_SOURCES})],
+        "bank_momentum": [Interval(Real, 0, 1, closed="left")],
         "optimizer": [StrOptions(set(OPTIMIZERS))],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
@@ -137,6 +174,11 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         random_state=None,
         objective="f",
         encoder="linear",
+        hidden_sizes=DEFAULT_HIDDEN_SIZES,
+        kernel="gaussian",
+        dof=None,
+        neighbors="auto",
+        bank_momentum=0.5,
         optimizer="lbfgs",
         batch_size=512,
         learning_rate=None,
@@ -156,6 +198,11 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.objective = objective
         self.encoder = encoder
+        self.hidden_sizes = hidden_sizes
+        self.kernel = kernel
+        self.dof = dof
+        self.neighbors = neighbors
+        self.bank_momentum = bank_momentum
         self.optimizer = optimizer
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -178,7 +225,17 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         """Map X of shape (n_samples, n_features) to shape (n_samples, n_components)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return X @ self.components_.T.astype(X.dtype, copy=False)
+        if hasattr(self, "components_"):
+            return X @ self.components_.T.astype(X.dtype, copy=False)
+        first = next(self.encoder_.parameters())
+        out = np.empty((len(X), self.n_components_), dtype=X.dtype)
+        with torch.no_grad():
+            for start in range(0, len(X), _TRANSFORM_BATCH):
+                batch = torch.tensor(
+                    X[start : start + _TRANSFORM_BATCH], dtype=first.dtype, device=first.device
+                )
+                out[start : start + len(batch)] = self.encoder_(batch).cpu().numpy()
+        return out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -188,7 +245,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     @property
     def _n_features_out(self):
-        return self.components_.shape[0]
+        return self.n_components_
 
     # -- streaming training -----------------------------------------------------------
 
@@ -238,12 +295,28 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         dtype = resolve_dtype(self.dtype, device)
         self.device_ = str(device)
 
+        neighbors = self._neighbor_source()
         components = self._initial_components(X, y_index, rng)
-        encoder = make_encoder(self.encoder, torch.as_tensor(components, dtype=dtype, device=device))
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        generator = torch.Generator().manual_seed(seed)
+        if self.encoder == "mlp" and self.warm_start and hasattr(self, "encoder_"):
+            encoder = self.encoder_
+        else:
+            encoder = make_encoder(
+                self.encoder,
+                torch.as_tensor(components, dtype=dtype, device=device),
+                self.hidden_sizes,
+                generator,
+            )
+        kernel = make_kernel(self.kernel, self.dof, len(components)).to(device)
+        if self.encoder == "mlp" and hasattr(self, "components_"):
+            del self.components_  # left from an earlier linear fit
+        self.encoder_, self.kernel_ = encoder, kernel
+        self.n_components_ = len(components)
+        self.dof_ = None
         X_t = torch.tensor(X, dtype=dtype, device=device)  # a copy: X may be read-only
         y_t = torch.as_tensor(y_index, device=device)
 
-        seed = int(rng.randint(np.iinfo(np.int32).max))
         self.display_index_ = (
             np.arange(len(X)) if display_size is None else stratified_subsample(y, display_size, seed)
         )
@@ -251,8 +324,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if eval_every is not None:
             evaluate = self._make_evaluator(X_t, y, X_test, y_test, k, eval_size, seed, dtype, device)
 
-        generator = torch.Generator().manual_seed(seed)
-        learning_rate = self.learning_rate or _DEFAULT_LEARNING_RATE[self.optimizer]
+        defaults = _DEFAULT_DEEP_LEARNING_RATE if self.encoder == "mlp" else _DEFAULT_LEARNING_RATE
+        learning_rate = self.learning_rate or defaults[self.optimizer]
         self.objective_curve_ = []
         self.n_iter_ = 0
         stream = train(
@@ -272,10 +345,15 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             generator=generator,
             n_candidates=self.n_candidates if self.optimizer != "lbfgs" else None,
             candidate_refresh=self.candidate_refresh,
+            kernel=kernel,
+            neighbors=neighbors,
+            bank_momentum=self.bank_momentum,
         )
         try:
             for snap in stream:
-                self.components_ = snap.components
+                if snap.components is not None:
+                    self.components_ = snap.components
+                self.dof_ = snap.dof
                 self.n_iter_ = snap.epoch
                 self.objective_curve_.append(snap.objective)
                 if self.verbose:
@@ -288,7 +366,18 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     # -- helpers ----------------------------------------------------------------------
 
+    def _neighbor_source(self) -> str:
+        minibatch = self.optimizer != "lbfgs"
+        if self.neighbors == "auto":
+            return "memory" if self.encoder == "mlp" and minibatch else "all"
+        if self.neighbors != "all" and not minibatch:
+            raise ValueError(
+                f"neighbors={self.neighbors!r} needs a minibatch optimizer: set optimizer='adam' or 'sgd'"
+            )
+        return self.neighbors
+
     def _initial_components(self, X, y_index, rng) -> np.ndarray:
+        """The starting map, shape (d, D); for the MLP only its shape matters."""
         n_features = X.shape[1]
         n_classes = int(y_index.max()) + 1
         d = n_features if self.n_components is None else int(self.n_components)
@@ -300,6 +389,23 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"encoder='diagonal' keeps every feature: n_components must be None or {n_features}, got {d}"
             )
+        if self.encoder == "mlp":
+            if not (isinstance(self.init, str) and self.init in ("auto", "random")):
+                raise ValueError("encoder='mlp' starts from random weights: init must be 'auto' or 'random'")
+            if any(not isinstance(h, Integral) or h < 1 for h in self.hidden_sizes):
+                raise ValueError(f"hidden_sizes must be positive integers, got {self.hidden_sizes!r}")
+            if self.warm_start and hasattr(self, "encoder_"):
+                previous = (
+                    self.encoder_.layers[0].in_features,
+                    self.n_components_,
+                    tuple(self.encoder_.hidden_sizes),
+                )
+                if previous != (n_features, d, tuple(self.hidden_sizes)):
+                    raise ValueError(
+                        f"warm_start needs the same network as the previous fit "
+                        f"(n_features, n_components, hidden_sizes) = {previous}"
+                    )
+            return np.zeros((d, n_features))
         if self.warm_start and hasattr(self, "components_"):
             if self.components_.shape != (d, n_features):
                 raise ValueError(

@@ -7,24 +7,33 @@ Each anchor i picks a neighbour j with probability
 and p_i = sum_{j in C_i} p_ij is the mass on its own class. The paper maximises
 f = sum_i p_i (eq. 3) or g = sum_i log p_i (eq. 6). Everything here works in log space
 (log-sum-exp), so huge distances or a large map give neither NaN nor inf.
+
+Any kernel from ``kernels`` can replace the Gaussian exp(-d^2) (dt-NCA of Min et al.,
+2010). ``mcml_objective`` is their other objective: minus the KL divergence from the
+label distribution (uniform over same-class pairs) to the joint q_ij over all pairs.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 
 __all__ = [
     "OBJECTIVES",
     "block_terms_and_gradients",
+    "kernel_block_gradients",
     "log_class_mass",
+    "mcml_objective",
     "nca_objective",
     "objective_terms",
+    "pair_log_kernel",
     "selection_probabilities",
 ]
 
-OBJECTIVES = ("f", "g")
+OBJECTIVES = ("f", "g", "mcml")
+PER_ANCHOR_OBJECTIVES = ("f", "g")
 
 
 def _squared_distances(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Tensor:
@@ -33,12 +42,32 @@ def _squared_distances(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Ten
     return sq.clamp_min(0.0)
 
 
+def pair_log_kernel(
+    Z_anchor: torch.Tensor,
+    Z_ref: torch.Tensor,
+    anchor_index: torch.Tensor | None = None,
+    kernel: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """log k(||z_i - z_j||^2) for anchors i against references j, -inf where j is i.
+
+    ``kernel`` maps squared distances to log-similarities (None: the Gaussian, -d^2);
+    ``anchor_index`` gives each anchor's row among the references (None when disjoint).
+    """
+    sq = _squared_distances(Z_anchor, Z_ref)
+    logits = -sq if kernel is None else kernel(sq)
+    if anchor_index is not None:
+        is_self = anchor_index[:, None] == torch.arange(len(Z_ref), device=logits.device)
+        logits = logits.masked_fill(is_self, float("-inf"))
+    return logits
+
+
 def log_class_mass(
     Z_anchor: torch.Tensor,
     y_anchor: torch.Tensor,
     Z_ref: torch.Tensor,
     y_ref: torch.Tensor,
     anchor_index: torch.Tensor | None = None,
+    kernel: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """log p_i for each anchor, taking neighbours from a reference set.
 
@@ -51,20 +80,44 @@ def log_class_mass(
     anchor_index : Tensor of shape (n_anchor,), optional
         Position of each anchor inside the reference set, so that p_ii = 0. None when
         anchors and references are disjoint.
+    kernel : callable, optional
+        Squared distances to log-similarities (``kernels.StudentTKernel``); None: Gaussian.
 
     Returns
     -------
     Tensor of shape (n_anchor,)
         log p_i; -inf for an anchor with no other member of its class among the references.
     """
-    logits = -_squared_distances(Z_anchor, Z_ref)
-    if anchor_index is not None:
-        is_self = anchor_index[:, None] == torch.arange(len(Z_ref), device=logits.device)
-        logits = logits.masked_fill(is_self, float("-inf"))
+    logits = pair_log_kernel(Z_anchor, Z_ref, anchor_index, kernel)
     same = y_anchor[:, None] == y_ref[None, :]
     log_all = torch.logsumexp(logits, dim=1)
     log_same = torch.logsumexp(logits.masked_fill(~same, float("-inf")), dim=1)
     return log_same - log_all
+
+
+def mcml_objective(
+    Z_anchor: torch.Tensor,
+    y_anchor: torch.Tensor,
+    Z_ref: torch.Tensor,
+    y_ref: torch.Tensor,
+    anchor_index: torch.Tensor | None = None,
+    kernel: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """-KL(P || Q) over the pairs (anchor i, reference j), j not i; at most 0.
+
+    P is uniform over same-class pairs; q_ij = k_ij / sum over all pairs of k (the
+    symmetric joint of Min et al., 2010, when anchors and references are the same set).
+    With N same-class pairs, -KL = mean over same pairs of log q_ij + log N. Returns 0
+    when no pair shares a class (nothing to learn).
+    """
+    logits = pair_log_kernel(Z_anchor, Z_ref, anchor_index, kernel)
+    same = (y_anchor[:, None] == y_ref[None, :]) & torch.isfinite(logits)
+    n_same = int(same.sum())
+    if n_same == 0:
+        return logits.new_zeros(())
+    log_normaliser = torch.logsumexp(logits.flatten(), 0)
+    mean_same = torch.where(same, logits, 0.0).sum() / n_same
+    return mean_same - log_normaliser + math.log(n_same)
 
 
 def objective_terms(log_p: torch.Tensor, objective: str) -> torch.Tensor:
@@ -77,10 +130,15 @@ def objective_terms(log_p: torch.Tensor, objective: str) -> torch.Tensor:
         return log_p.exp()
     if objective == "g":
         return torch.where(torch.isfinite(log_p), log_p, torch.zeros_like(log_p))
-    raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    raise ValueError(f"per-anchor objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
 
 
-def nca_objective(Z: torch.Tensor, y: torch.Tensor, objective: str = "f") -> torch.Tensor:
+def nca_objective(
+    Z: torch.Tensor,
+    y: torch.Tensor,
+    objective: str = "f",
+    kernel: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> torch.Tensor:
     """The paper's objective on an embedding, to be maximised.
 
     Parameters
@@ -89,9 +147,11 @@ def nca_objective(Z: torch.Tensor, y: torch.Tensor, objective: str = "f") -> tor
         The embedding A x_i of every point.
     y : Tensor of shape (n_samples,)
         Class labels.
-    objective : {"f", "g"}
+    objective : {"f", "g", "mcml"}
         "f": sum_i p_i, the expected number of points classified correctly (eq. 3);
-        "g": sum_i log p_i (eq. 6).
+        "g": sum_i log p_i (eq. 6); "mcml": -KL(P || Q) (see ``mcml_objective``).
+    kernel : callable, optional
+        Squared distances to log-similarities; None is the paper's Gaussian.
 
     Returns
     -------
@@ -106,7 +166,9 @@ def nca_objective(Z: torch.Tensor, y: torch.Tensor, objective: str = "f") -> tor
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     y = torch.as_tensor(y, device=Z.device)
     index = torch.arange(len(Z), device=Z.device)
-    return objective_terms(log_class_mass(Z, y, Z, y, index), objective).sum()
+    if objective == "mcml":
+        return mcml_objective(Z, y, Z, y, index, kernel)
+    return objective_terms(log_class_mass(Z, y, Z, y, index, kernel), objective).sum()
 
 
 @torch.no_grad()
@@ -148,8 +210,8 @@ def block_terms_and_gradients(
     grad_anchor : Tensor of shape (b, d), d(sum of terms)/d(Z_anchor) through l_ij only
     grad_ref : Tensor of shape (n, d), d(sum of terms)/d(Z_ref)
     """
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    if objective not in PER_ANCHOR_OBJECTIVES:
+        raise ValueError(f"objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
     b, d = Z_anchor.shape
     rows = torch.arange(b, device=Z_anchor.device)
     E = torch.addmm((Z_ref * Z_ref).sum(1).neg_(), Z_anchor, Z_ref.T, alpha=2.0)
@@ -209,3 +271,133 @@ def selection_probabilities(Z, anchor: int):
     logits = -((Z - Z[anchor]) ** 2).sum(1)
     logits[anchor] = float("-inf")
     return torch.softmax(logits, 0).numpy()
+
+
+@torch.no_grad()
+def kernel_block_gradients(
+    Z_anchor: torch.Tensor,
+    y_anchor: torch.Tensor,
+    Z_ref: torch.Tensor,
+    ref_bounds: list[int],
+    anchor_index: torch.Tensor | None,
+    objective: str,
+    kernel,
+    log_norm: float | None = None,
+    n_same: int | None = None,
+    ref_grad: bool = True,
+) -> tuple[float, torch.Tensor, torch.Tensor | None, float | None]:
+    """A block's objective and its gradients in closed form, for any kernel and objective.
+
+    The general sibling of ``block_terms_and_gradients`` (same sorting rules). With
+    c_ij = d(value)/d(s_ij) for s_ij = ||z_i - z_j||^2, the anchor gradient is
+    2 (rowsum(c) z_i - c Z_ref) and the reference gradient 2 (colsum(c) z_j - c^T Z_anchor),
+    where c_ij = G_ij * (d log k / d s) and G_ij = d(value)/d(log k_ij): for "f"/"g" the
+    W_ij of ``block_terms_and_gradients``; for "mcml" S_ij / N - q_ij.
+
+    ``kernel`` must offer ``slope(s)`` (and ``dof_slope(s, log_k)`` when ``learnable``).
+    For "mcml", ``log_norm`` and ``n_same`` are log sum k and the count of same-class
+    pairs over all blocks, and the value returned is this block's share
+    sum_same(log k) / n_same; with ``log_norm`` None the block is all the pairs and the
+    value is the whole -KL.
+
+    Returns
+    -------
+    value : float, the sum of the block's terms ("f", "g") or as described for "mcml"
+    grad_anchor : Tensor of shape (b, d)
+    grad_ref : Tensor of shape (n, d), or None when not ``ref_grad``
+    grad_dof : float or None, d(value)/d(dof) for a kernel with a learnable dof
+    """
+    b = len(Z_anchor)
+    rows = torch.arange(b, device=Z_anchor.device)
+    sq = _squared_distances(Z_anchor, Z_ref)
+    log_k = kernel(sq)
+    if anchor_index is not None:
+        log_k[rows, anchor_index] = float("-inf")
+    anchor_bounds = torch.searchsorted(
+        y_anchor, torch.arange(len(ref_bounds), device=y_anchor.device)
+    ).tolist()
+    same_blocks = [
+        (slice(anchor_bounds[c], anchor_bounds[c + 1]), slice(ref_bounds[c], ref_bounds[c + 1]))
+        for c in range(len(ref_bounds) - 1)
+        if anchor_bounds[c + 1] > anchor_bounds[c] and ref_bounds[c + 1] > ref_bounds[c]
+    ]
+    floor = math.log(torch.finfo(log_k.dtype).tiny) + 8.0  # see block_terms_and_gradients
+    slope = kernel.slope(sq)
+    dof_slope = kernel.dof_slope(sq, log_k) if kernel.learnable else None
+    if anchor_index is not None and dof_slope is not None:
+        dof_slope[rows, anchor_index] = 0.0
+
+    if objective == "mcml":
+        whole = log_norm is None
+        if whole:
+            shift = float(log_k.max())
+            E = (log_k - shift).clamp_(min=floor).exp_()
+        else:
+            E = (log_k - log_norm).clamp_(min=floor).exp_()
+        if anchor_index is not None:
+            E[rows, anchor_index] = 0.0
+            log_k[rows, anchor_index] = 0.0
+        if whole:
+            total = float(E.sum())
+            E.div_(total)
+            log_norm = shift + math.log(total)
+            n_same = sum((r.stop - r.start) * (a.stop - a.start) for a, r in same_blocks)
+            if anchor_index is not None:
+                n_same -= b
+        sum_same = sum(float(log_k[a, r].sum()) for a, r in same_blocks)
+        grad_dof = None
+        if dof_slope is not None:
+            grad_dof = -float((E * dof_slope).sum())
+            grad_dof += sum(float(dof_slope[a, r].sum()) for a, r in same_blocks) / max(n_same, 1)
+        c = E.mul_(slope).neg_()  # -q_ij * dlogk/ds
+        for a, r in same_blocks:
+            c[a, r] += slope[a, r] / max(n_same, 1)
+        if anchor_index is not None:
+            c[rows, anchor_index] = 0.0
+        if not n_same:
+            value, c = 0.0, torch.zeros_like(c)
+            grad_dof = 0.0 if grad_dof is not None else None
+        elif whole:
+            value = sum_same / n_same - log_norm + math.log(n_same)
+        else:
+            value = sum_same / n_same
+    elif objective in PER_ANCHOR_OBJECTIVES:
+        E = (log_k - log_k.amax(1, keepdim=True)).clamp_(min=floor).exp_()
+        if anchor_index is not None:
+            E[rows, anchor_index] = 0.0
+        total = E.sum(1)
+        same = torch.zeros_like(total)
+        for a, r in same_blocks:
+            same[a] = E[a, r].sum(1)
+        p = same / total
+        has_mate = same > 0
+        if objective == "f":
+            terms, alpha, beta = p, torch.ones_like(p), p
+        else:
+            safe_p = torch.where(has_mate, p, 1.0)
+            terms = torch.where(has_mate, torch.log(safe_p), 0.0)
+            alpha, beta = torch.where(has_mate, 1.0 / safe_p, 0.0), has_mate.to(p.dtype)
+        scale_same, scale_all = (alpha / total)[:, None], (beta / total)[:, None]
+        grad_dof = None
+        if dof_slope is not None:
+            ED = E * dof_slope
+            grad_dof = -float((ED * scale_all).sum())
+            grad_dof += sum(float((ED[a, r] * scale_same[a]).sum()) for a, r in same_blocks)
+        c = E.mul_(slope)  # E_ij * dlogk/ds, then the weights (alpha S - beta) / total
+        same_part = [c[a, r] * scale_same[a] for a, r in same_blocks]
+        c.mul_(-scale_all)
+        for (a, r), part in zip(same_blocks, same_part):
+            c[a, r] += part
+        value = float(terms.sum())
+    else:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+
+    ones_ref = torch.ones(len(Z_ref), 1, dtype=Z_ref.dtype, device=Z_ref.device)
+    row = c @ torch.cat([Z_ref, ones_ref], 1)
+    grad_anchor = 2.0 * (row[:, -1:] * Z_anchor - row[:, :-1])
+    grad_ref = None
+    if ref_grad:
+        ones_anchor = torch.ones(b, 1, dtype=Z_anchor.dtype, device=Z_anchor.device)
+        col = c.T @ torch.cat([Z_anchor, ones_anchor], 1)
+        grad_ref = 2.0 * (col[:, -1:] * Z_ref - col[:, :-1])
+    return value, grad_anchor, grad_ref, grad_dof

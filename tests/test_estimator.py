@@ -240,3 +240,99 @@ def test_blockwise_training_equals_one_block(digits):
         grads.append((value, encoder.weight.grad.clone()))
     assert grads[0][0] == pytest.approx(grads[1][0], rel=1e-12)
     torch.testing.assert_close(grads[0][1], grads[1][1])
+
+
+# -- deep encoders, Student-t kernel, MCML, neighbour sources -------------------------------
+
+
+@pytest.mark.parametrize("neighbors", ["memory", "batch", "all"])
+def test_mlp_encoder_trains_and_transforms_like_its_snapshots(digits, neighbors):
+    X, y = digits
+    model = NCA(
+        2,
+        encoder="mlp",
+        hidden_sizes=(64,),
+        optimizer="adam",
+        batch_size=64,
+        max_iter=8,
+        neighbors=neighbors,
+        device="cpu",
+        random_state=0,
+    )
+    snaps = list(model.fit_iter(X[:600], y[:600], display_size=None))
+    assert snaps[-1].objective > snaps[0].objective + 0.2  # from chance (0.1) upward
+    assert snaps[-1].components is None and not hasattr(model, "components_")
+    np.testing.assert_allclose(model.transform(X[:600]), snaps[-1].embedding, rtol=1e-5, atol=1e-5)
+    assert model.transform(X[:5].astype(np.float32)).dtype == np.float32
+    assert model.get_feature_names_out().tolist() == ["nca0", "nca1"]
+
+
+def test_mlp_runs_are_reproducible_from_the_seed(digits):
+    X, y = digits
+    params = dict(encoder="mlp", hidden_sizes=(32,), optimizer="adam", max_iter=2, device="cpu")
+    a = NCA(2, random_state=3, **params).fit(X[:300], y[:300]).transform(X[:10])
+    b = NCA(2, random_state=3, **params).fit(X[:300], y[:300]).transform(X[:10])
+    c = NCA(2, random_state=4, **params).fit(X[:300], y[:300]).transform(X[:10])
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+@pytest.mark.parametrize("objective", ["f", "g", "mcml"])
+def test_student_t_kernel_trains_with_every_objective(wine, objective):
+    X, y = wine
+    model = NCA(2, kernel="student-t", objective=objective, max_iter=15, device="cpu", init="pca")
+    model.fit(X, y)
+    assert model.objective_curve_[-1] > model.objective_curve_[0]
+    assert model.dof_ == pytest.approx(1.0)  # the paper's d - 1 for d = 2
+
+
+def test_learnt_dof_moves_and_stays_positive(wine):
+    X, y = wine
+    model = NCA(
+        2,
+        kernel="student-t",
+        dof="learn",
+        optimizer="adam",
+        learning_rate=0.05,
+        max_iter=10,
+        device="cpu",
+        random_state=0,
+        init="pca",
+    ).fit(X, y)
+    assert model.dof_ > 0 and model.dof_ != pytest.approx(1.0, abs=1e-3)
+
+
+def test_warm_start_continues_an_mlp(digits):
+    X, y = digits
+    model = NCA(
+        2,
+        encoder="mlp",
+        hidden_sizes=(16,),
+        optimizer="adam",
+        max_iter=2,
+        warm_start=True,
+        device="cpu",
+        random_state=0,
+    )
+    first = model.fit(X[:300], y[:300]).objective_curve_[-1]
+    again = model.fit(X[:300], y[:300]).objective_curve_[0]
+    assert again == pytest.approx(first, abs=0.05)  # no restart from chance level
+    with pytest.raises(ValueError, match="same network"):
+        model.set_params(hidden_sizes=(8,)).fit(X[:300], y[:300])
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (dict(encoder="mlp", init="pca"), "init must be 'auto' or 'random'"),
+        (dict(encoder="mlp", hidden_sizes=(0,)), "hidden_sizes must be positive integers"),
+        (dict(neighbors="memory"), "needs a minibatch optimizer"),
+        (dict(optimizer="adam", kernel="student-t", n_candidates=5), "n_candidates works with the Gaussian"),
+        (dict(kernel="student-t", dof=-1.0), "dof"),
+        (dict(bank_momentum=1.0), "bank_momentum"),
+    ],
+)
+def test_deep_options_have_specific_messages(wine, params, message):
+    X, y = wine
+    with pytest.raises(ValueError, match=message):
+        NCA(2, device="cpu", max_iter=1, **params).fit(X, y)

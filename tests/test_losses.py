@@ -141,3 +141,137 @@ def test_selection_probabilities_of_one_anchor():
     p = selection_probabilities(Z, 0)
     assert p[0] == 0.0 and p.sum() == pytest.approx(1.0)
     assert p[1] / p[2] == pytest.approx(np.exp(-1.0) / np.exp(-4.0))
+
+
+# -- Student-t kernels and MCML (Min et al., 2010) ---------------------------------------
+
+
+def student_t_log_kernel(sq, dof):
+    return -(dof + 1) / 2 * np.log1p(sq / dof)
+
+
+def numpy_objective(X, y, A, objective, dof):
+    """f, g or -KL(P || Q) with the Student-t kernel, written out directly in float64."""
+    Z = X @ A.T
+    n = len(X)
+    sq = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
+    K = np.exp(student_t_log_kernel(sq, dof))
+    np.fill_diagonal(K, 0.0)
+    same = (y[:, None] == y[None, :]) & ~np.eye(n, dtype=bool)
+    if objective == "mcml":
+        Q = K / K.sum()
+        P = same / same.sum()
+        return -(P[same] * np.log(P[same] / Q[same])).sum()
+    p = (K * same).sum(1) / K.sum(1)
+    return p.sum() if objective == "f" else np.log(p[p > 0]).sum()
+
+
+def finite_difference(fun, A, eps=1e-6):
+    grad = np.zeros_like(A)
+    for index in np.ndindex(A.shape):
+        step = np.zeros_like(A)
+        step[index] = eps
+        grad[index] = (fun(A + step) - fun(A - step)) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("objective", ["f", "g", "mcml"])
+@pytest.mark.parametrize("dof", [1.0, 3.5])
+def test_student_t_objectives_value_and_gradient_match_finite_differences(objective, dof):
+    from nca_core.kernels import StudentTKernel
+
+    X, y, A = make_problem(6, n=30, D=4, d=2)
+    y[0] = 7  # a singleton class
+    A_t = torch.tensor(A, requires_grad=True)
+    value = nca_objective(torch.tensor(X) @ A_t.T, torch.tensor(y), objective, StudentTKernel(dof))
+    value.backward()
+    assert value.item() == pytest.approx(numpy_objective(X, y, A, objective, dof), rel=1e-10)
+    numeric = finite_difference(lambda B: numpy_objective(X, y, B, objective, dof), A)
+    np.testing.assert_allclose(A_t.grad.numpy(), numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("objective", ["f", "g", "mcml"])
+def test_learnt_dof_gradient_matches_finite_differences(objective):
+    from nca_core.kernels import StudentTKernel
+
+    X, y, A = make_problem(7, n=25, D=3, d=2)
+    Z = torch.tensor(X @ A.T)
+    kernel = StudentTKernel(2.0, learn=True)
+    value = nca_objective(Z, torch.tensor(y), objective, kernel)
+    value.backward()
+    (raw,) = kernel.parameters()
+    eps = 1e-6
+
+    def at(raw_value):
+        dof = StudentTKernel.MIN_DOF + float(
+            torch.nn.functional.softplus(torch.tensor(raw_value, dtype=torch.float64))
+        )
+        return numpy_objective(X, y, A, objective, dof)
+
+    numeric = (at(raw.item() + eps) - at(raw.item() - eps)) / (2 * eps)
+    assert raw.grad.item() == pytest.approx(numeric, rel=1e-6)
+
+
+def test_mcml_is_zero_exactly_when_q_is_the_label_distribution():
+    """Two classes collapsed to two far points: Q puts all mass on same-class pairs, evenly."""
+    from nca_core.losses import mcml_objective
+
+    Z = torch.tensor([[0.0, 0.0]] * 3 + [[1e3, 0.0]] * 3, dtype=torch.float64)
+    y = torch.tensor([0, 0, 0, 1, 1, 1])
+    index = torch.arange(6)
+    assert mcml_objective(Z, y, Z, y, index).item() == pytest.approx(0.0, abs=1e-9)
+    spread = torch.randn(6, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    assert mcml_objective(spread, y, spread, y, index).item() < -0.1
+
+
+def test_mcml_without_same_class_pairs_is_zero_with_no_gradient():
+    from nca_core.losses import mcml_objective
+
+    Z = torch.randn(3, 2, dtype=torch.float64)
+    y = torch.tensor([0, 1, 2])
+    assert mcml_objective(Z, y, Z, y, torch.arange(3)).item() == 0.0
+
+
+@pytest.mark.parametrize("objective", ["f", "g", "mcml"])
+@pytest.mark.parametrize("kernel_name", ["gaussian", "student-t"])
+def test_kernel_closed_form_matches_autograd(objective, kernel_name):
+    """The general closed form: values, anchor/reference gradients and the dof gradient."""
+    from nca_core.kernels import GaussianKernel, StudentTKernel
+    from nca_core.losses import kernel_block_gradients, mcml_objective
+
+    def make_kernel():
+        return GaussianKernel() if kernel_name == "gaussian" else StudentTKernel(2.5, learn=True)
+
+    X, y, A = make_problem(8, n=50, n_classes=4)
+    y[0] = 9  # a singleton class
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    y = np.unique(y, return_inverse=True)[1]
+    y_t = torch.tensor(y)
+    bounds = [0, *np.cumsum(np.bincount(y)).tolist()]
+    anchors = torch.tensor([0, 3, 7, 8, 20, 21, 40, 49])
+
+    reference = make_kernel()
+    Z = torch.tensor(X @ A.T, requires_grad=True)
+    if objective == "mcml":
+        expected = mcml_objective(Z[anchors], y_t[anchors], Z, y_t, anchors, reference)
+    else:
+        expected = objective_terms(
+            log_class_mass(Z[anchors], y_t[anchors], Z, y_t, anchors, reference), objective
+        ).sum()
+    expected.backward()
+
+    kernel = make_kernel()
+    Zd = Z.detach()
+    value, grad_a, grad_r, grad_dof = kernel_block_gradients(
+        Zd[anchors], y_t[anchors], Zd, bounds, anchors, objective, kernel
+    )
+    assert value == pytest.approx(expected.item(), rel=1e-10)
+    grad = grad_r.clone().index_add_(0, anchors, grad_a)
+    np.testing.assert_allclose(grad.numpy(), Z.grad.numpy(), rtol=1e-8, atol=1e-12)
+    if kernel_name == "student-t":
+        (raw,) = reference.parameters()
+        dof_grad_through_raw = grad_dof * torch.sigmoid(raw.detach()).item()  # d softplus / d raw
+        assert dof_grad_through_raw == pytest.approx(raw.grad.item(), rel=1e-8)
+    else:
+        assert grad_dof is None

@@ -72,9 +72,114 @@ def test_requires_data_sorted_by_class(problem):
 
 def test_large_sets_estimate_the_start_value_on_a_sample(problem):
     X, y, A = problem
-    exact = _evaluate_objective(LinearEncoder(A), X, y, "f", 1 << 20)
+    exact = _evaluate_objective(LinearEncoder(A), None, X, y, "f", 1 << 20)
     sampled = _evaluate_objective(
-        LinearEncoder(A), X, y, "f", 1 << 20, torch.Generator().manual_seed(0), max_pairs=60 * 120
+        LinearEncoder(A), None, X, y, "f", 1 << 20, torch.Generator().manual_seed(0), max_pairs=60 * 120
     )
     assert sampled != exact
     assert sampled == pytest.approx(exact, abs=0.1)
+
+
+# -- kernels, MCML, memory bank ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("objective", ["f", "g", "mcml"])
+@pytest.mark.parametrize("learn", [False, True])
+def test_blockwise_autograd_path_equals_whole_matrix_autograd(problem, objective, learn):
+    """Many small blocks (and MCML's two-pass normaliser) give the exact objective and gradient."""
+    from nca_core.kernels import StudentTKernel
+    from nca_core.losses import nca_objective
+
+    X, y, A = problem
+    reference_kernel = StudentTKernel(1.5, learn=learn)
+    A_ref = A.clone().requires_grad_(True)
+    expected = nca_objective(X @ A_ref.T, y, objective, reference_kernel)
+    expected = expected / len(X) if objective != "mcml" else expected
+    expected.backward()
+
+    kernel = StudentTKernel(1.5, learn=learn)
+    encoder = LinearEncoder(A)
+    value = objective_and_gradient(encoder, X, y, objective, block_elements=7 * len(X), kernel=kernel)
+    assert value == pytest.approx(expected.item(), rel=1e-10)
+    torch.testing.assert_close(encoder.weight.grad, -A_ref.grad, rtol=1e-9, atol=1e-12)
+    if learn:
+        (raw,), (raw_ref,) = kernel.parameters(), reference_kernel.parameters()
+        assert raw.grad.item() == pytest.approx(-raw_ref.grad.item(), rel=1e-9)
+    start = _evaluate_objective(encoder, kernel, X, y, objective, block_elements=7 * len(X))
+    assert start == pytest.approx(expected.item(), rel=1e-10)
+
+
+def test_memory_bank_update_is_a_momentum_average():
+    from nca_core.training import MemoryBank
+
+    bank = MemoryBank(torch.zeros(4, 2, dtype=torch.float64), momentum=0.25)
+    bank.update(torch.tensor([1, 3]), torch.tensor([[4.0, 8.0], [-4.0, 0.0]], dtype=torch.float64))
+    expected = torch.tensor([[0, 0], [3, 6], [0, 0], [-3, 0]], dtype=torch.float64)
+    assert torch.equal(bank.embeddings, expected)
+    bank.update(torch.tensor([1]), torch.tensor([[0.0, 0.0]], dtype=torch.float64))
+    assert bank.embeddings[1].tolist() == [0.75, 1.5]
+    with pytest.raises(ValueError, match="momentum"):
+        MemoryBank(torch.zeros(2, 2), momentum=1.0)
+
+
+def test_memory_bank_rows_carry_no_gradient_and_are_not_aliased():
+    from nca_core.training import MemoryBank
+
+    Z = torch.randn(5, 2, requires_grad=True)
+    bank = MemoryBank(Z, momentum=0.5)
+    assert not bank.embeddings.requires_grad
+    bank.update(torch.tensor([0]), Z[:1] * 3)
+    assert not torch.equal(bank.embeddings[0], Z[0].detach())  # the source was not written
+
+
+def _one_step(problem, bank_mode):
+    """One full-batch step in memory/batch mode with a stand-in optimiser; returns the grad."""
+    from nca_core.kernels import GaussianKernel
+    from nca_core.kernels import GaussianKernel
+    from nca_core.training import MemoryBank, _local_epoch
+
+    X, y, A = problem
+    encoder = LinearEncoder(A)
+    bank = None
+    if bank_mode:
+        with torch.no_grad():
+            bank = MemoryBank(encoder(X) + 0.5, momentum=0.5)  # stale on purpose
+    before = None if bank is None else bank.embeddings.clone()
+    _local_epoch(
+        encoder, GaussianKernel(), _NoStep(encoder), X, y, "f", len(X), 0.0, torch.Generator().manual_seed(0), bank
+    )
+    return encoder, bank, before
+
+
+def test_memory_mode_takes_gradients_through_anchors_only_and_then_refreshes_the_bank(problem):
+    from nca_core.losses import log_class_mass, objective_terms
+
+    X, y, A = problem
+    encoder, bank, before = _one_step(problem, bank_mode=True)
+    A_ref = A.clone().requires_grad_(True)
+    Z = X @ A_ref.T
+    value = objective_terms(log_class_mass(Z, y, before, y, torch.arange(len(X))), "f").mean()
+    (-value).backward()  # the bank is a constant: no gradient through the references
+    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(bank.embeddings, 0.5 * before + 0.5 * (X @ A.T), rtol=1e-12, atol=1e-12)
+
+
+def test_batch_mode_takes_neighbours_from_the_batch_with_gradients_through_both(problem):
+    from nca_core.losses import nca_objective
+
+    X, y, A = problem
+    encoder, _, _ = _one_step(problem, bank_mode=False)
+    A_ref = A.clone().requires_grad_(True)
+    (-nca_objective(X @ A_ref.T, y, "f") / len(X)).backward()
+    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
+
+
+def test_bank_and_batch_modes_are_refused_with_lbfgs_and_candidates_need_the_closed_form(problem):
+    from nca_core.kernels import StudentTKernel
+    from nca_core.training import train
+
+    X, y, A = problem
+    with pytest.raises(ValueError, match="needs a minibatch optimizer"):
+        next(train(LinearEncoder(A), X, y, optimizer="lbfgs", neighbors="memory"))
+    with pytest.raises(ValueError, match="n_candidates works with the Gaussian"):
+        next(train(LinearEncoder(A), X, y, optimizer="adam", n_candidates=5, kernel=StudentTKernel(1.0)))
