@@ -19,7 +19,7 @@ data = app_data.load_dataset(name)
 if data is None:
     st.stop()
 from_link = share.take("n_components", "k", "standardize")
-cols = st.columns(3)
+cols = st.columns(4)
 d = cols[0].radio(
     "Dimensions", [2, 3], index=int(from_link.get("n_components") == 3), horizontal=True, key="compare-d",
     help="2-D or 3-D pictures.",
@@ -29,6 +29,10 @@ standardize = cols[2].toggle(
     "Standardise inputs", value=from_link.get("standardize", recommended_config(data).standardize),
     key=f"compare-std-{name}",
     help="Zero mean, unit variance per feature before every method.",
+)  # fmt: skip
+deep = cols[3].toggle(
+    "Add deep NCA", value=False, key="compare-deep",
+    help="Also train nonlinear NCA: a neural network with the Student-t kernel (Min et al., 2010).",
 )  # fmt: skip
 share.show_notices()
 st.query_params.from_dict({"dataset": name, "d": str(d), "k": str(k), "std": str(standardize).lower()})
@@ -41,10 +45,15 @@ results = [
 ]
 nca_result, source = compare.nca(name, data, d, k, standardize, display_index)
 results.append(nca_result)
+sources = [f"NCA here is {source}."]
+if deep:
+    deep_result, deep_source = compare.nca(name, data, d, k, standardize, display_index, deep=True)
+    results.append(deep_result)
+    sources.append(f"Deep NCA is {deep_source}.")
 raw = compare.raw_inputs(name, data, k)
 
 labels = data.y_train[display_index]
-panels = st.columns(3)
+panels = st.columns(len(results))
 for panel, result in zip(panels, results):
     with panel:
         st.subheader(result.name)
@@ -62,7 +71,7 @@ for panel, result in zip(panels, results):
         st.markdown(line + f" · fit {result.fit_seconds:.2f} s")
         if result.note:
             st.warning(result.note, icon=":material/info:")
-st.caption(f"NCA here is {source}.")
+st.caption(" ".join(sources))
 
 table = pd.DataFrame(
     [

@@ -3,6 +3,9 @@
 Writes the model (.npz, see ``nca_core.model_io``), a metrics JSON (settings, per-epoch
 objective and kNN accuracies, final 5-NN test error, timings) and, with ``--snapshots``,
 the display embeddings of every epoch (.npz). Progress is a tqdm bar on stderr.
+
+Launched by ``torchrun --nproc_per_node=N -m nca_core train ...`` it trains data-parallel
+(see ``nca_core.distributed``): every process loads the data, rank 0 reports and writes.
 """
 
 from __future__ import annotations
@@ -35,7 +38,16 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--no-download", action="store_true", help="fail instead of downloading missing files")
     train.add_argument("--n-components", type=int, default=2)
     train.add_argument("--init", default="auto", choices=["auto", "pca", "lda", "identity", "random"])
-    train.add_argument("--objective", default="f", choices=["f", "g"])
+    train.add_argument("--objective", default="f", choices=["f", "g", "mcml"])
+    train.add_argument("--encoder", default="linear", choices=["linear", "diagonal", "mlp"])
+    train.add_argument(
+        "--hidden-sizes", type=int, nargs="+", default=[500, 500], help="MLP hidden layer widths"
+    )
+    train.add_argument("--kernel", default="gaussian", choices=["gaussian", "student-t"])
+    train.add_argument(
+        "--dof", default=None, help="Student-t degrees of freedom: a number or 'learn' (default d - 1)"
+    )
+    train.add_argument("--neighbors", default="auto", choices=["auto", "all", "memory", "batch"])
     train.add_argument("--optimizer", default="lbfgs", choices=["lbfgs", "adam", "sgd"])
     train.add_argument("--epochs", type=int, default=50)
     train.add_argument("--batch-size", type=int, default=512)
@@ -72,8 +84,25 @@ def train(args: argparse.Namespace) -> dict:
     from tqdm import tqdm
 
     from . import NCA, datasets, knn_accuracy, save_model
+    from .distributed import init_from_environment
 
-    data = datasets.load(args.dataset, data_dir=args.data_dir, download=not args.no_download)
+    rank, world_size, local_rank = init_from_environment()
+    device = args.device
+    if world_size > 1 and device == "auto":
+        import torch
+
+        device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
+    lead = rank == 0
+    dof = args.dof if args.dof in (None, "learn") else float(args.dof)
+    data = None
+    if lead:  # downloads happen once; the other processes read the files it wrote
+        data = datasets.load(args.dataset, data_dir=args.data_dir, download=not args.no_download)
+    if world_size > 1:
+        from torch import distributed as dist
+
+        dist.barrier()
+    if data is None:
+        data = datasets.load(args.dataset, data_dir=args.data_dir, download=False)
     X_train, X_test = data.X_train, data.X_test
     if args.standardize:
         scaler = StandardScaler().fit(X_train)
@@ -81,16 +110,18 @@ def train(args: argparse.Namespace) -> dict:
     model = NCA(
         args.n_components, init=args.init, objective=args.objective, optimizer=args.optimizer,
         max_iter=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-        weight_decay=args.weight_decay, device=args.device, random_state=args.seed,
+        weight_decay=args.weight_decay, device=device, random_state=args.seed, encoder=args.encoder,
+        hidden_sizes=tuple(args.hidden_sizes), kernel=args.kernel, dof=dof, neighbors=args.neighbors,
     )  # fmt: skip
     has_test = len(data.y_test) > 0
     history, embeddings = [], []
     start = time.perf_counter()
     stream = model.fit_iter(
         X_train, data.y_train, X_test if has_test else None, data.y_test if has_test else None,
-        eval_every=args.eval_every or None, k=args.k, display_size=2000,
+        eval_every=(args.eval_every or None) if lead else None, k=args.k, display_size=2000,
     )  # fmt: skip
-    with tqdm(total=args.epochs, desc=f"NCA {args.dataset}", unit="epoch", file=sys.stderr) as bar:
+    title = f"NCA {args.dataset}" + (f" x{world_size} processes" if world_size > 1 else "")
+    with tqdm(total=args.epochs, desc=title, unit="epoch", file=sys.stderr, disable=not lead) as bar:
         for snap in stream:
             history.append(
                 {"epoch": snap.epoch, "objective": snap.objective, "seconds": snap.elapsed,
@@ -102,6 +133,8 @@ def train(args: argparse.Namespace) -> dict:
                 bar.update(1)
                 bar.set_postfix(objective=f"{snap.objective:.4f}")
     wall = time.perf_counter() - start
+    if not lead:
+        return {}
     Z_train = model.transform(X_train)
     test_error = (
         1 - knn_accuracy(Z_train, data.y_train, model.transform(X_test), data.y_test, args.k)
@@ -114,6 +147,7 @@ def train(args: argparse.Namespace) -> dict:
             key: (str(value) if isinstance(value, Path) else value) for key, value in vars(args).items()
         },
         "device": model.device_,
+        "world_size": world_size,
         "epochs_run": model.n_iter_,
         "training_seconds": history[-1]["seconds"],
         "wall_seconds": wall,
@@ -138,9 +172,16 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         metrics = train(args)
-    except DatasetError as exc:
+    except (DatasetError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        from torch import distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
+    if not metrics:  # a worker process of a data-parallel run: rank 0 reports
+        return 0
     error = metrics[f"test_error_{args.k}nn"]
     summary = f"test {args.k}-NN error {error:.2%}" if error is not None else "no test set"
     print(f"wrote {args.out / 'model.npz'} and metrics.json: {summary}, {metrics['training_seconds']:.1f} s")

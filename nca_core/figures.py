@@ -148,7 +148,7 @@ def objective_curve(
     epochs: Sequence[int], values: Sequence[float], objective: str, height: int = 240
 ) -> go.Figure:
     """The objective per point against epoch."""
-    label = "mean p_i (f / n)" if objective == "f" else "mean log p_i (g / n)"
+    label = {"f": "mean p_i (f / n)", "g": "mean log p_i (g / n)", "mcml": "-KL(P || Q)"}[objective]
     trace = dict(type="scatter", x=list(epochs), y=list(values), mode="lines+markers", name=label)
     return _figure([trace], _curve_layout("objective", label, height, showlegend=False))
 

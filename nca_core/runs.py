@@ -7,12 +7,14 @@ and turns results into downloadable files. No UI code here.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from sklearn.preprocessing import StandardScaler
 
 from .datasets import Dataset
@@ -21,19 +23,28 @@ from .model_io import save_model
 from .sampling import stratified_subsample
 from .training import Snapshot
 
-__all__ = ["EVAL_POINTS", "Run", "RunConfig", "check_config", "recommended_config"]
+__all__ = ["EVAL_POINTS", "Run", "RunConfig", "check_config", "recommended_config", "recommended_deep_config"]
 
 EVAL_POINTS = 2000
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Settings of one training run; every field is a JSON-safe scalar."""
+    """Settings of one training run; every field is a JSON-safe scalar.
+
+    The MLP encoder has two hidden layers of ``hidden_width`` units. ``dof`` 0 means the
+    paper's d - 1 for the Student-t kernel; ``learn_dof`` trains it from there.
+    """
 
     n_components: int = 2
     init: str = "pca"
     objective: str = "f"
     encoder: str = "linear"
+    hidden_width: int = 256
+    kernel: str = "gaussian"
+    dof: float = 0.0
+    learn_dof: bool = False
+    neighbors: str = "auto"
     optimizer: str = "adam"
     learning_rate: float = 0.1
     batch_size: int = 128
@@ -81,6 +92,15 @@ def recommended_config(data: Dataset, n_components: int = 2) -> RunConfig:
     return config
 
 
+def recommended_deep_config(data: Dataset, n_components: int = 2) -> RunConfig:
+    """Nonlinear NCA that trains on ``data`` without tuning: an MLP with the Student-t
+    kernel (dt-NCA of Min et al., 2010) and a memory bank of neighbours."""
+    base = recommended_config(data, n_components)
+    return base.replace(
+        encoder="mlp", init="random", kernel="student-t", neighbors="memory", learning_rate=0.003
+    )
+
+
 def check_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[str]]:
     """Adjust impossible combinations and say what happened, one sentence each."""
     notes = []
@@ -92,7 +112,15 @@ def check_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[str]
         if config.init in ("pca", "lda"):
             notes.append("A diagonal map starts from the identity (PCA and LDA starts need a full map).")
             config = config.replace(init="identity")
-    if config.n_components > D:
+    if config.encoder == "mlp" and config.init != "random":
+        notes.append(
+            "A neural network starts from random weights (PCA, LDA and identity starts are for linear maps)."
+        )
+        config = config.replace(init="random")
+    if config.optimizer == "lbfgs" and config.neighbors in ("memory", "batch"):
+        notes.append("L-BFGS takes every step on all points, so neighbours come from all points.")
+        config = config.replace(neighbors="all")
+    if config.n_components > D and config.encoder != "mlp":
         notes.append(f"The output dimension is capped at the {D} input features.")
         config = config.replace(n_components=D)
     if config.init == "lda" and config.n_components > C - 1:
@@ -126,6 +154,10 @@ class Run:
             init=config.init,
             objective=config.objective,
             encoder=config.encoder,
+            hidden_sizes=(config.hidden_width, config.hidden_width),
+            kernel=config.kernel,
+            dof="learn" if config.learn_dof else (config.dof or None),
+            neighbors=config.neighbors,
             optimizer=config.optimizer,
             learning_rate=config.learning_rate,
             batch_size=config.batch_size,
@@ -177,6 +209,11 @@ class Run:
     def display_labels(self) -> np.ndarray:
         return self.data.y_train[self.display_index]
 
+    @property
+    def is_linear(self) -> bool:
+        """Whether the map is a matrix A (linear or diagonal), which can be drawn."""
+        return hasattr(self.model, "components_")
+
     def effective_components(self) -> np.ndarray:
         """The map applied to raw inputs: standardisation folded in (a shift does not
         change distances, so kNN in the folded space equals kNN in the trained one)."""
@@ -184,11 +221,22 @@ class Run:
         return A if self.scaler is None else A / self.scaler.scale_
 
     def model_file(self) -> bytes:
-        """The fitted model as .npz bytes (see ``nca_core.model_io``), raw-input map."""
+        """The fitted model as .npz bytes (see ``nca_core.model_io``) acting on raw inputs:
+        standardisation is folded into A, or into the network's first layer."""
         exported = NCA(**self.model.get_params())
-        for name in ("classes_", "n_iter_", "objective_curve_", "n_features_in_"):
+        for name in ("classes_", "n_iter_", "objective_curve_", "n_features_in_", "n_components_", "dof_"):
             setattr(exported, name, getattr(self.model, name))
-        exported.components_ = self.effective_components()
+        if self.is_linear:
+            exported.components_ = self.effective_components()
+        else:
+            exported.encoder_ = copy.deepcopy(self.model.encoder_).cpu()
+            if self.scaler is not None:
+                first = exported.encoder_.layers[0]
+                with torch.no_grad():  # W (x - mean) / scale + b = (W / scale) x + (b - W mean / scale)
+                    scale = torch.as_tensor(self.scaler.scale_, dtype=first.weight.dtype)
+                    mean = torch.as_tensor(self.scaler.mean_, dtype=first.weight.dtype)
+                    first.weight.div_(scale)
+                    first.bias.sub_(first.weight @ mean)
         buffer = io.BytesIO()
         save_model(exported, buffer)
         return buffer.getvalue()

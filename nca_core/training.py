@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from . import knn
+from .distributed import LOCAL, DataParallelGroup, active_world_size
 from .kernels import GaussianKernel
 from .losses import (
     PER_ANCHOR_OBJECTIVES,
@@ -91,6 +92,7 @@ def objective_and_gradient(
     weight_decay: float = 0.0,
     block_elements: int = DEFAULT_BLOCK_ELEMENTS,
     kernel: nn.Module | None = None,
+    group=LOCAL,
 ) -> float:
     """Mean objective of ``anchors`` (all points if None) against all of X; grads to encoder.
 
@@ -103,6 +105,9 @@ def objective_and_gradient(
     each block's gradient comes from the closed form in ``losses.block_terms_and_gradients``;
     otherwise from autograd on the block.
     Cost per call: O(n_anchors * n * d) plus two passes of the encoder over X.
+
+    ``group`` (see ``distributed``) shares the work between processes: each embeds its
+    rows and takes its share of the anchors; the sums are all-reduced.
     """
     n = len(X)
     if bool((y[1:] < y[:-1]).any()):
@@ -111,31 +116,35 @@ def objective_and_gradient(
         anchors = torch.arange(n, device=X.device)
     else:
         anchors = anchors[torch.argsort(y[anchors], stable=True)]
+    Z_mine, Z_ref = group.embed(encoder, X)
+    mine = group.my_anchors(anchors)
     if not _closed_form(kernel, objective):
         kernel = kernel if kernel is not None else GaussianKernel()
-        Z = encoder(X)
-        grad, grad_dof, value = _kernel_gradient(Z.detach(), y, anchors, objective, kernel, block_elements)
-        _backward(encoder, kernel, Z, grad, grad_dof, weight_decay)
-        return value
-    bounds = _class_bounds(y)
-    Z = encoder(X)
-    block = max(1, block_elements // n)
-    total = 0.0
-    with torch.no_grad():
-        Z_ref = Z.detach()
-        grad = torch.zeros_like(Z_ref)
-        for start in range(0, len(anchors), block):
-            a = anchors[start : start + block]
-            terms, grad_a, grad_r = block_terms_and_gradients(Z_ref[a], y[a], Z_ref, bounds, a, objective)
-            total += terms.sum().item()
-            grad.index_add_(0, a, grad_a)
-            grad.add_(grad_r)
-        grad.div_(-len(anchors))
-    loss = (Z * grad).sum()
-    if weight_decay:
-        loss = loss + weight_decay * encoder.penalty()
-    loss.backward()
-    return total / len(anchors)
+        grad, grad_dof, value = _kernel_gradient(
+            Z_ref, y, mine, objective, kernel, block_elements, len(anchors)
+        )
+    else:
+        bounds = _class_bounds(y)
+        block = max(1, block_elements // n)
+        total = torch.zeros((), dtype=torch.float64, device=X.device)
+        with torch.no_grad():
+            grad = torch.zeros_like(Z_ref)
+            for start in range(0, len(mine), block):
+                a = mine[start : start + block]
+                terms, grad_a, grad_r = block_terms_and_gradients(Z_ref[a], y[a], Z_ref, bounds, a, objective)
+                total += terms.sum()
+                grad.index_add_(0, a, grad_a)
+                grad.add_(grad_r)
+            grad.div_(-len(anchors))
+        grad_dof, value = 0.0, total / len(anchors)
+    if group.world_size > 1:
+        grad = group.sum_(grad)
+        scalars = group.sum_(
+            torch.tensor([float(grad_dof), float(value)], dtype=torch.float64, device=X.device)
+        )
+        grad_dof, value = scalars.tolist()
+    _backward(encoder, kernel, Z_mine, grad[group.rows], grad_dof, weight_decay, group.world_size)
+    return float(value)
 
 
 def _closed_form(kernel: nn.Module | None, objective: str) -> bool:
@@ -147,10 +156,11 @@ def _blocks(anchors: torch.Tensor, n_ref: int, block_elements: int) -> list[torc
     return [anchors[start : start + size] for start in range(0, len(anchors), size)]
 
 
-def _kernel_gradient(Z, y, anchors, objective, kernel, block_elements):
+def _kernel_gradient(Z, y, anchors, objective, kernel, block_elements, count):
     """d(-objective)/dZ for anchors against all rows of Z, d(-objective)/d(dof), and the objective.
 
-    Uses ``losses.kernel_block_gradients`` block by block. MCML couples all pairs through
+    Per-anchor objectives are averaged over ``count`` anchors (all processes' anchors
+    when data-parallel). Uses ``losses.kernel_block_gradients`` block by block. MCML couples all pairs through
     its normaliser log sum k, so with several blocks that is computed in a first pass.
     """
     bounds = _class_bounds(y)
@@ -172,14 +182,18 @@ def _kernel_gradient(Z, y, anchors, objective, kernel, block_elements):
             total = total - log_norm + math.log(n_same) if n_same else 0.0
         scale = -1.0
     else:
-        total /= len(anchors)
-        scale = -1.0 / len(anchors)
+        total /= count
+        scale = -1.0 / count
     return grad.mul_(scale), dof_total * scale, total
 
 
-def _backward(encoder, kernel, Z, grad_Z, grad_dof, weight_decay) -> None:
-    """Push d(loss)/dZ through the encoder, and d(loss)/d(dof) into a learnable kernel."""
-    loss = (Z * grad_Z).sum()
+def _backward(encoder, kernel, Z, grad_Z, grad_dof, weight_decay, world_size=1) -> None:
+    """Push d(loss)/dZ through the encoder, and d(loss)/d(dof) into a learnable kernel.
+
+    Data-parallel, each process pushes its own rows' share and DDP averages over
+    ``world_size`` processes, hence the factor that turns the average back into the sum.
+    """
+    loss = (Z * grad_Z).sum() * world_size
     if kernel is not None and kernel.learnable:
         loss = loss + kernel.dof * grad_dof
     if weight_decay:
@@ -278,6 +292,14 @@ def train(
     kernel = kernel if kernel is not None else GaussianKernel()
     order = torch.argsort(y, stable=True)
     X, y = X[order], y[order]
+    group = LOCAL
+    if active_world_size() > 1:
+        if neighbors != "all" or n_candidates or objective not in PER_ANCHOR_OBJECTIVES:
+            raise ValueError(
+                "data-parallel training supports objectives f and g with neighbours from all points "
+                "(neighbors='all', no n_candidates)"
+            )
+        group = DataParallelGroup(encoder, len(X))
     params = list(encoder.parameters()) + list(kernel.parameters())
     opt = _make_optimizer(optimizer, params, learning_rate)
     clock = 0.0
@@ -311,7 +333,9 @@ def train(
             for p, g in zip(params, evaluated["grad"]):
                 p.grad = g.clone()
             return evaluated["loss"]
-        value = objective_and_gradient(encoder, X, y, objective, None, weight_decay, block_elements, kernel)
+        value = objective_and_gradient(
+            encoder, X, y, objective, None, weight_decay, block_elements, kernel, group
+        )
         penalty = weight_decay * float(encoder.penalty().detach()) if weight_decay else 0.0
         loss = torch.tensor(-value + penalty, dtype=X.dtype)
         evaluated.update(
@@ -350,7 +374,17 @@ def train(
             )
         elif neighbors == "all":
             value = _minibatch_epoch(
-                encoder, kernel, opt, X, y, objective, batch_size, weight_decay, generator, block_elements
+                encoder,
+                kernel,
+                opt,
+                X,
+                y,
+                objective,
+                batch_size,
+                weight_decay,
+                generator,
+                block_elements,
+                group,
             )
         else:
             value = _local_epoch(
@@ -461,7 +495,7 @@ def _candidate_epoch(encoder, opt, X, y, candidates, objective, batch_size, weig
 
 
 def _minibatch_epoch(
-    encoder, kernel, opt, X, y, objective, batch_size, weight_decay, generator, block_elements
+    encoder, kernel, opt, X, y, objective, batch_size, weight_decay, generator, block_elements, group=LOCAL
 ):
     """One pass over all anchors in random batches; neighbours come from all of X."""
     order = torch.randperm(len(X), generator=generator).to(X.device)
@@ -470,7 +504,7 @@ def _minibatch_epoch(
         anchors = order[start : start + batch_size]
         opt.zero_grad()
         value = objective_and_gradient(
-            encoder, X, y, objective, anchors, weight_decay, block_elements, kernel
+            encoder, X, y, objective, anchors, weight_decay, block_elements, kernel, group
         )
         opt.step()
         total += value * len(anchors)

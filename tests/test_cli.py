@@ -38,3 +38,43 @@ def test_missing_files_offline_is_a_clear_error(tmp_path):
     assert result.returncode == 2
     assert result.stderr.startswith("error: ") and "is missing" in result.stderr
     assert not (tmp_path / "x").exists()
+
+
+def _train_usps(tmp_path, name, launcher, extra=()):
+    out = tmp_path / name
+    command = [*launcher, "-m", "nca_core", "train", "--dataset", "usps", "--out", str(out), "--no-download",
+               "--epochs", "10", "--n-components", "10", "--device", "cpu", "--eval-every", "0", *extra]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads((out / "metrics.json").read_text()), result
+
+
+def test_two_processes_under_torchrun_train_like_one(tmp_path, data_dir, monkeypatch):
+    """Data-parallel L-BFGS on USPS with 2 gloo processes: same objective, same test error."""
+    monkeypatch.setenv("NCA_DATA_DIR", str(data_dir))
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+    two, result = _train_usps(tmp_path, "two", torchrun)
+    one, _ = _train_usps(tmp_path, "one", [sys.executable])
+    assert two["world_size"] == 2 and one["world_size"] == 1
+    assert "x2 processes" in result.stderr and result.stdout.count("wrote") == 1  # rank 0 reports
+    objective_two = [h["objective"] for h in two["history"]]
+    objective_one = [h["objective"] for h in one["history"]]
+    assert len(objective_two) == len(objective_one) == 11
+    np.testing.assert_allclose(objective_two, objective_one, rtol=1e-4)
+    assert objective_two[-1] > objective_two[0] + 0.01
+    assert abs(two["test_error_5nn"] - one["test_error_5nn"]) <= 0.005
+    assert load_model(tmp_path / "two" / "model.npz").components_.shape == (10, 256)
+
+
+def test_data_parallel_refuses_what_it_cannot_shard(tmp_path, data_dir, monkeypatch):
+    monkeypatch.setenv("NCA_DATA_DIR", str(data_dir))
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+    out = tmp_path / "bank"
+    result = subprocess.run(
+        [*torchrun, "-m", "nca_core", "train", "--dataset", "usps", "--out", str(out), "--no-download",
+         "--epochs", "1", "--encoder", "mlp", "--optimizer", "adam", "--neighbors", "memory", "--device", "cpu"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "data-parallel training supports objectives f and g" in result.stderr
+    assert not out.exists()

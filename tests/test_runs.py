@@ -56,3 +56,38 @@ def test_check_config_explains_adjustments():
     assert notes == ["LDA gives at most n_classes - 1 = 2 directions; the other 3 start from PCA."]
     config, notes = check_config(RunConfig(encoder="diagonal", init="pca", batch_size=64), wine)
     assert config.n_components == 13 and config.init == "identity" and len(notes) == 2
+
+
+@pytest.mark.parametrize("name", ["rings", "wine", "digits"])
+def test_recommended_deep_settings_converge(name):
+    from nca_core.runs import recommended_deep_config
+
+    data = datasets.load(name)
+    config = recommended_deep_config(data).replace(device="cpu")
+    snaps = list(Run(config, data).stream())
+    assert snaps[-1].components is None and snaps[-1].dof == pytest.approx(1.0)
+    assert snaps[-1].objective > snaps[0].objective
+    assert snaps[-1].test_accuracy >= {"rings": 0.95, "wine": 0.9, "digits": 0.72}[name]
+
+
+def test_deep_model_file_has_the_scaler_folded_into_the_first_layer():
+    data = datasets.load("wine")
+    config = RunConfig(encoder="mlp", init="random", standardize=True, epochs=2, batch_size=64, device="cpu")
+    run = Run(config, data)
+    list(run.stream())
+    model = load_model(io.BytesIO(run.model_file()))
+    np.testing.assert_allclose(
+        model.transform(data.X_train), run.transform(data.X_train), rtol=1e-4, atol=1e-5
+    )
+
+
+def test_check_config_explains_deep_adjustments():
+    wine = datasets.load("wine")
+    config, notes = check_config(
+        RunConfig(encoder="mlp", init="pca", optimizer="lbfgs", neighbors="memory"), wine
+    )
+    assert config.init == "random" and config.neighbors == "all"
+    assert notes == [
+        "A neural network starts from random weights (PCA, LDA and identity starts are for linear maps).",
+        "L-BFGS takes every step on all points, so neighbours come from all points.",
+    ]

@@ -135,7 +135,6 @@ def test_memory_bank_rows_carry_no_gradient_and_are_not_aliased():
 def _one_step(problem, bank_mode):
     """One full-batch step in memory/batch mode with a stand-in optimiser; returns the grad."""
     from nca_core.kernels import GaussianKernel
-    from nca_core.kernels import GaussianKernel
     from nca_core.training import MemoryBank, _local_epoch
 
     X, y, A = problem
@@ -146,7 +145,16 @@ def _one_step(problem, bank_mode):
             bank = MemoryBank(encoder(X) + 0.5, momentum=0.5)  # stale on purpose
     before = None if bank is None else bank.embeddings.clone()
     _local_epoch(
-        encoder, GaussianKernel(), _NoStep(encoder), X, y, "f", len(X), 0.0, torch.Generator().manual_seed(0), bank
+        encoder,
+        GaussianKernel(),
+        _NoStep(encoder),
+        X,
+        y,
+        "f",
+        len(X),
+        0.0,
+        torch.Generator().manual_seed(0),
+        bank,
     )
     return encoder, bank, before
 

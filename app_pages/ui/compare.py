@@ -6,7 +6,7 @@ import streamlit as st
 
 from nca_core.comparison import MethodResult, evaluate, fit_baseline
 from nca_core.datasets import Dataset
-from nca_core.runs import Run, recommended_config
+from nca_core.runs import Run, recommended_config, recommended_deep_config
 
 from . import state
 from .data import UPLOAD_NAME
@@ -47,9 +47,10 @@ def recommended_standardize(data: Dataset) -> bool:
     return recommended_config(data).standardize
 
 
-def nca_run(name: str, data: Dataset, d: int, standardize: bool) -> tuple[Run, str]:
-    """The Train page's run when it matches (same data, d, standardisation), else a fresh
-    fit with the default settings, trained here with a progress bar and kept per session."""
+def nca_run(name: str, data: Dataset, d: int, standardize: bool, deep: bool = False) -> tuple[Run, str]:
+    """The Train page's run when it matches (same data, d, standardisation, linear or deep),
+    else a fresh fit with the default settings, trained here with a progress bar and kept
+    per session."""
     active = state.current()
     if (
         active is not None
@@ -58,26 +59,31 @@ def nca_run(name: str, data: Dataset, d: int, standardize: bool) -> tuple[Run, s
         and active.snapshots
         and active.run.config.n_components == d
         and active.run.config.standardize == standardize
+        and (active.run.config.encoder == "mlp") == deep
     ):
         return active.run, f"the run from the Train page ({active.snapshots[-1].epoch} epochs)"
-    config = recommended_config(data, n_components=d).replace(standardize=standardize)
-    key = ("compare-nca", name, d, standardize)
+    recommend = recommended_deep_config if deep else recommended_config
+    config = recommend(data, n_components=d).replace(standardize=standardize)
+    label = "deep NCA" if deep else "NCA"
+    key = ("compare-nca", name, d, standardize, deep)
     if key not in st.session_state:
         run = Run(config, data)
-        bar = st.progress(0.0, text="Training NCA with the default settings…")
+        bar = st.progress(0.0, text=f"Training {label} with the default settings…")
         for snap in run.stream():
             bar.progress(
-                snap.epoch / config.epochs, text=f"Training NCA: epoch {snap.epoch} / {config.epochs}"
+                snap.epoch / config.epochs, text=f"Training {label}: epoch {snap.epoch} / {config.epochs}"
             )
         bar.empty()
         st.session_state[key] = run
-    source = f"a fresh fit with the default settings ({config.epochs} epochs of {config.optimizer})"
+    what = "an MLP with the Student-t kernel and a memory bank, " if deep else ""
+    source = f"a fresh fit with the default settings ({what}{config.epochs} epochs of {config.optimizer})"
     return st.session_state[key], source
 
 
 def nca(
-    name: str, data: Dataset, d: int, k: int, standardize: bool, display_index
+    name: str, data: Dataset, d: int, k: int, standardize: bool, display_index, deep: bool = False
 ) -> tuple[MethodResult, str]:
-    """NCA from the Train page when its run matches, else a fresh fit with the defaults."""
-    run, source = nca_run(name, data, d, standardize)
-    return evaluate("NCA", run.transform, data, k, display_index, run.fit_seconds), source
+    """NCA (linear, or deep) from the Train page when its run matches, else a fresh fit."""
+    run, source = nca_run(name, data, d, standardize, deep)
+    label = "deep NCA" if deep else "NCA"
+    return evaluate(label, run.transform, data, k, display_index, run.fit_seconds), source

@@ -12,8 +12,24 @@ from . import share
 
 INIT_LABELS = {"pca": "PCA", "lda": "LDA", "identity": "identity", "random": "random"}
 OPTIMIZER_LABELS = {"lbfgs": "L-BFGS (full batch)", "adam": "Adam (minibatch)", "sgd": "SGD (minibatch)"}
-OBJECTIVE_LABELS = {"f": "f: expected correct (Σ pᵢ)", "g": "g: log-likelihood (Σ log pᵢ)"}
-ENCODER_LABELS = {"linear": "linear (full d × D map)", "diagonal": "diagonal (feature scaling)"}
+OBJECTIVE_LABELS = {
+    "f": "f: expected correct (Σ pᵢ)",
+    "g": "g: log-likelihood (Σ log pᵢ)",
+    "mcml": "MCML: match pairs to classes (KL)",
+}
+ENCODER_LABELS = {
+    "linear": "linear (full d × D map)",
+    "diagonal": "diagonal (feature scaling)",
+    "mlp": "neural network (MLP, nonlinear)",
+}
+KERNEL_LABELS = {"gaussian": "Gaussian (the paper's)", "student-t": "Student-t (heavy-tailed)"}
+NEIGHBOR_LABELS = {
+    "auto": "automatic",
+    "all": "all points (exact)",
+    "memory": "memory bank",
+    "batch": "this batch only",
+}
+DEEP_LEARNING_RATE = 0.003
 
 
 def _index(options, value) -> int:
@@ -57,7 +73,45 @@ def run_settings(data: Dataset, key: str, overrides: dict | None = None) -> RunC
             format_func=ENCODER_LABELS.get,
             index=_index(ENCODER_LABELS, base.encoder),
             key=f"{key}-encoder",
-            help="A diagonal map only rescales features (the paper's feature-weighting variant).",
+            help="A diagonal map only rescales features (the paper's feature-weighting variant); "
+            "a neural network bends space too (nonlinear NCA), starting from random weights.",
+        )
+        deep = encoder == "mlp"
+        hidden_width = st.select_slider(
+            "Hidden units per layer",
+            [32, 64, 128, 256, 512],
+            value=base.hidden_width,
+            key=f"{key}-hidden",
+            disabled=not deep,
+            help="The network has two hidden ReLU layers of this width and a linear output layer.",
+        )
+        kernel = st.radio(
+            "Kernel",
+            list(KERNEL_LABELS),
+            format_func=KERNEL_LABELS.get,
+            index=_index(KERNEL_LABELS, base.kernel),
+            key=f"{key}-kernel",
+            horizontal=True,
+            help="How fast a neighbour's chance of being picked falls with distance. The Student-t's "
+            "heavy tail lets classes sit close in 2-D without crushing each other (Min et al., 2010).",
+        )
+        student = kernel == "student-t"
+        learn_dof = st.toggle(
+            "Learn the degrees of freedom",
+            value=base.learn_dof,
+            key=f"{key}-learn-dof",
+            disabled=not student,
+            help="Train the Student-t's tail weight by gradient along with the map.",
+        )
+        dof = st.number_input(
+            "Degrees of freedom (0 = d − 1)",
+            min_value=0.0,
+            max_value=1000.0,
+            value=base.dof,
+            format="%.3g",
+            key=f"{key}-dof",
+            disabled=not student or learn_dof,
+            help="Smaller means heavier tails. 0 uses the paper's choice, d − 1 (at least 1).",
         )
         objective = st.radio(
             "Objective",
@@ -65,7 +119,8 @@ def run_settings(data: Dataset, key: str, overrides: dict | None = None) -> RunC
             format_func=OBJECTIVE_LABELS.get,
             index=_index(OBJECTIVE_LABELS, base.objective),
             key=f"{key}-objective",
-            help="f counts expected correct classifications; g is its log-likelihood version, which punishes hopeless points more.",
+            help="f counts expected correct classifications; g is its log-likelihood version, which punishes "
+            "hopeless points more; MCML pulls all same-class pairs together at once (Min et al., 2010).",
         )
         standardize = st.toggle(
             "Standardise inputs",
@@ -87,9 +142,11 @@ def run_settings(data: Dataset, key: str, overrides: dict | None = None) -> RunC
             "Learning rate",
             min_value=1e-5,
             max_value=1e3,
-            value=base.learning_rate if minibatch or "learning_rate" in overrides else 1.0,
+            value=(DEEP_LEARNING_RATE if deep and "learning_rate" not in overrides else base.learning_rate)
+            if minibatch or "learning_rate" in overrides
+            else 1.0,
             format="%.4g",
-            key=f"{key}-lr-{optimizer}",
+            key=f"{key}-lr-{optimizer}-{encoder}",
             help="Step size. If training diverges, lower it.",
         )
         batch_size = st.select_slider(
@@ -99,6 +156,18 @@ def run_settings(data: Dataset, key: str, overrides: dict | None = None) -> RunC
             key=f"{key}-batch",
             disabled=not minibatch,
             help="Anchors per step (minibatch optimisers only).",
+        )
+        neighbors = st.selectbox(
+            "Neighbours from",
+            list(NEIGHBOR_LABELS),
+            format_func=NEIGHBOR_LABELS.get,
+            index=_index(NEIGHBOR_LABELS, base.neighbors),
+            key=f"{key}-neighbors",
+            disabled=not minibatch,
+            help="Where a batch's points find neighbours. All points is exact but recomputes every "
+            "embedding each step; a memory bank keeps everyone's last embedding (Wu et al., 2018), "
+            "cheap for a network; the batch alone is the naive baseline. Automatic: the bank for a "
+            "network, all points for a linear map.",
         )
         epochs = st.slider(
             "Epochs",
@@ -140,6 +209,11 @@ def run_settings(data: Dataset, key: str, overrides: dict | None = None) -> RunC
         init=init,
         objective=objective,
         encoder=encoder,
+        hidden_width=int(hidden_width),
+        kernel=kernel,
+        dof=float(dof),
+        learn_dof=bool(learn_dof),
+        neighbors=neighbors,
         optimizer=optimizer,
         learning_rate=float(learning_rate),
         batch_size=int(batch_size),

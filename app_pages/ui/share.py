@@ -19,8 +19,10 @@ VALUES = "_query_values"
 # query key -> (RunConfig field, parser returning the value or raising ValueError)
 _CHOICES = {
     "init": ("pca", "lda", "identity", "random"),
-    "objective": ("f", "g"),
-    "encoder": ("linear", "diagonal"),
+    "objective": ("f", "g", "mcml"),
+    "encoder": ("linear", "diagonal", "mlp"),
+    "kernel": ("gaussian", "student-t"),
+    "neighbors": ("auto", "all", "memory", "batch"),
     "optimizer": ("lbfgs", "adam", "sgd"),
 }
 
@@ -68,6 +70,11 @@ FIELDS = {
     "init": ("init", _one_of(_CHOICES["init"])),
     "objective": ("objective", _one_of(_CHOICES["objective"])),
     "encoder": ("encoder", _one_of(_CHOICES["encoder"])),
+    "hidden": ("hidden_width", _one_of(("32", "64", "128", "256", "512"))),
+    "kernel": ("kernel", _one_of(_CHOICES["kernel"])),
+    "dof": ("dof", _float_in(0.0, 1000.0)),
+    "learn_dof": ("learn_dof", _boolean),
+    "neighbors": ("neighbors", _one_of(_CHOICES["neighbors"])),
     "optimizer": ("optimizer", _one_of(_CHOICES["optimizer"])),
     "lr": ("learning_rate", _float_in(1e-5, 1e3)),
     "batch": ("batch_size", _one_of(("32", "64", "128", "256", "512", "1024", "2048", "4096"))),
@@ -98,7 +105,7 @@ def parse(params: dict[str, str], dataset_names: list[str]) -> tuple[str | None,
             except ValueError as exc:
                 notices.append(f"{key}={text[:40]!r} ignored: {exc}")
                 continue
-            values[name] = int(value) if name in ("batch_size", "k") else value
+            values[name] = int(value) if name in ("batch_size", "k", "hidden_width") else value
         else:
             notices.append(f"unknown setting {key[:40]!r} ignored")
     return dataset, values, notices

@@ -57,7 +57,7 @@ def metrics_and_curves(active: ActiveRun) -> None:
     config = active.run.config
     cols = st.columns(3)
     cols[0].metric("Epoch", latest.epoch)
-    label = "mean pᵢ" if config.objective == "f" else "mean log pᵢ"
+    label = {"f": "mean pᵢ", "g": "mean log pᵢ", "mcml": "−KL"}[config.objective]
     delta = latest.objective - snaps[0].objective if len(snaps) > 1 else None
     cols[1].metric(
         f"Objective ({label})", f"{latest.objective:.4f}", None if delta is None else f"{delta:+.4f}"
@@ -71,6 +71,9 @@ def metrics_and_curves(active: ActiveRun) -> None:
         )
     elif latest.train_accuracy is not None:
         cols[2].metric(f"Train {config.k}-NN (LOO)", f"{latest.train_accuracy:.1%}")
+    if latest.dof is not None:
+        what = "learnt" if config.learn_dof else "fixed"
+        st.caption(f"Student-t degrees of freedom: {latest.dof:.3g} ({what}).")
     epochs = [s.epoch for s in snaps]
     st.plotly_chart(
         figures.objective_curve(epochs, [s.objective for s in snaps], config.objective),
@@ -169,6 +172,14 @@ def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
 
 def learned_map(active: ActiveRun, data: Dataset) -> None:
     run = active.run
+    if not run.is_linear:
+        widths = " and ".join(str(h) for h in run.model.hidden_sizes)
+        st.info(
+            f"This map is a neural network ({data.n_features} inputs, hidden layers of {widths} units, "
+            f"{run.model.n_components_} outputs): there is no single matrix to draw. Train a linear map to see A.",
+            icon=":material/hub:",
+        )
+        return
     A = run.model.components_
     where = "standardised inputs" if run.scaler is not None else "the inputs as given"
     st.caption(f"Rows are output coordinates, columns input features; the map acts on {where}.")

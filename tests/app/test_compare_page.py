@@ -36,3 +36,13 @@ def test_lda_limit_is_said_plainly(app):
     at = open_compare(app)
     at.radio(key="compare-d").set_value(3).run()
     assert any("LDA is limited to n_classes - 1 = 2 dimensions" in w.value for w in at.warning)
+
+
+def test_deep_nca_joins_the_comparison_on_request(app):
+    at = open_compare(app)
+    at.toggle(key="compare-deep").set_value(True).run(timeout=120)
+    assert not at.exception, at.exception
+    assert [h.value for h in at.subheader] == ["PCA", "LDA", "NCA", "deep NCA"]
+    rows = at.dataframe[0].value.set_index("method")
+    assert rows.loc["deep NCA", "5-NN test"] > rows.loc["PCA", "5-NN test"] + 0.3
+    assert any("Deep NCA is a fresh fit" in c.value and "Student-t" in c.value for c in at.caption)

@@ -60,7 +60,7 @@ def test_changing_dataset_resets_the_run(app):
 def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
     app.sidebar.selectbox(key="rings-opt").set_value("sgd").run()
     app.sidebar.radio(key="rings-objective").set_value("g")
-    app.sidebar.number_input(key="rings-lr-sgd").set_value(100.0)
+    app.sidebar.number_input(key="rings-lr-sgd-linear").set_value(100.0)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.slider(key="rings-epochs").set_value(50)
     button(app, "Train").click().run()
@@ -71,3 +71,32 @@ def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
     app.run()
     assert any("training diverged" in e.value for e in app.error)
     assert all(s.embedding.size and (abs(s.embedding) < float("inf")).all() for s in run.snapshots)
+
+
+def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
+    app.sidebar.selectbox(key="rings-encoder").set_value("mlp").run()
+    assert not app.sidebar.select_slider(key="rings-hidden").disabled
+    app.sidebar.radio(key="rings-kernel").set_value("student-t").run()
+    app.sidebar.toggle(key="rings-learn-dof").set_value(True).run()
+    assert app.sidebar.number_input(key="rings-dof").disabled  # learnt, so not typed in
+    app.sidebar.radio(key="rings-objective").set_value("mcml")
+    app.sidebar.slider(key="rings-epochs").set_value(6)
+    app.sidebar.slider(key="pace").set_value(0)
+    button(app, "Train").click().run()
+    wait_for(app, lambda at: not active_run(at).job.alive)
+    run = active_run(app)
+    assert run.job.error is None, run.job.error
+    config = run.run.config
+    assert (config.encoder, config.kernel, config.objective, config.learn_dof) == (
+        "mlp",
+        "student-t",
+        "mcml",
+        True,
+    )
+    assert config.init == "random"  # said in a notice: networks start from random weights
+    assert run.snapshots[-1].components is None and run.snapshots[-1].dof > 0
+    app.run()
+    assert [m.label for m in app.metric][1] == "Objective (−KL)"
+    assert any("Student-t degrees of freedom" in c.value and "learnt" in c.value for c in app.caption)
+    assert any("no single matrix to draw" in i.value for i in app.info)
+    assert not app.exception

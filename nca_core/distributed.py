@@ -1,0 +1,101 @@
+"""Data-parallel NCA across processes with ``torch.distributed`` (gloo on CPU, NCCL on GPU).
+
+Every process holds the whole training set, sorted the same way. Process r embeds only
+its share of the rows (through a ``DistributedDataParallel`` copy of the encoder) and the
+shares are all-gathered into the embedding of every point, so each anchor still takes
+neighbours from the whole set. Anchors are dealt round-robin across processes; each
+computes the gradient of its anchors' terms with respect to all embeddings, the
+gradients are summed with all-reduce, and each process back-propagates the rows it
+embedded; DDP then averages the encoder's gradients. The result is the single-process
+gradient, so every process takes the same step.
+
+``LOCAL`` is the one-process version of the same interface, used when nothing is
+distributed.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+from torch import distributed as dist
+from torch import nn
+
+__all__ = ["LOCAL", "DataParallelGroup", "LocalGroup", "active_world_size", "init_from_environment"]
+
+
+class LocalGroup:
+    """One process: embeds every row itself and owns every anchor."""
+
+    rank = 0
+    world_size = 1
+    rows = slice(None)
+
+    def embed(self, encoder: nn.Module, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(embedding of this process's rows, with gradient; embedding of all rows, detached)."""
+        Z = encoder(X)
+        return Z, Z.detach()
+
+    def my_anchors(self, anchors: torch.Tensor) -> torch.Tensor:
+        return anchors
+
+    def sum_(self, tensor: torch.Tensor) -> torch.Tensor:
+        return tensor
+
+
+LOCAL = LocalGroup()
+
+
+class DataParallelGroup:
+    """This process's part in data-parallel training over the default process group."""
+
+    def __init__(self, encoder: nn.Module, n_samples: int):
+        self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
+        sizes = [len(part) for part in torch.arange(n_samples).tensor_split(self.world_size)]
+        starts = [sum(sizes[:r]) for r in range(self.world_size)]
+        self.sizes, self.chunk = sizes, max(sizes)
+        self.rows = slice(starts[self.rank], starts[self.rank] + sizes[self.rank])
+        device = next(encoder.parameters()).device
+        self.module = nn.parallel.DistributedDataParallel(
+            encoder, device_ids=[device.index] if device.type == "cuda" else None
+        )
+
+    def embed(self, encoder: nn.Module, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        Z_mine = self.module(X[self.rows])
+        padded = Z_mine.new_zeros(self.chunk, Z_mine.shape[1])
+        padded[: len(Z_mine)] = Z_mine.detach()
+        parts = [torch.empty_like(padded) for _ in range(self.world_size)]
+        dist.all_gather(parts, padded)
+        Z_all = torch.cat([part[:size] for part, size in zip(parts, self.sizes)])
+        return Z_mine, Z_all
+
+    def my_anchors(self, anchors: torch.Tensor) -> torch.Tensor:
+        """Every world_size-th anchor: class-sorted anchors stay class-sorted."""
+        return anchors[self.rank :: self.world_size]
+
+    def sum_(self, tensor: torch.Tensor) -> torch.Tensor:
+        dist.all_reduce(tensor)
+        return tensor
+
+
+def active_world_size() -> int:
+    """Processes in the default group (1 when torch.distributed is not in use)."""
+    return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+
+
+def init_from_environment() -> tuple[int, int, int]:
+    """Join the group that ``torchrun`` describes in the environment, once.
+
+    Returns (rank, world_size, local_rank); (0, 1, 0) when not launched by torchrun.
+    The backend is NCCL when CUDA is available, else gloo.
+    """
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    if world_size <= 1:
+        return 0, 1, 0
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if not dist.is_initialized():
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+        if backend == "nccl":
+            torch.cuda.set_device(local_rank)
+        dist.init_process_group(backend)
+    return dist.get_rank(), dist.get_world_size(), local_rank
