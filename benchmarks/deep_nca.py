@@ -8,7 +8,7 @@ batch size. The paper's published numbers are printed beside ours. Each run stop
 its epoch count or its time budget, whichever comes first.
 
     NCA_DATA_DIR=../shared/data python benchmarks/deep_nca.py [--datasets usps mnist]
-        [--dims 2 30] [--minutes 15] [--skip-bank]
+        [--dims 2 30] [--minutes 15] [--tables methods bank]
 """
 
 from __future__ import annotations
@@ -112,12 +112,20 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=["usps", "mnist"], choices=sorted(EPOCHS))
     parser.add_argument("--dims", nargs="+", type=int, default=[2, 30])
     parser.add_argument("--minutes", type=float, default=15.0, help="time budget per run")
-    parser.add_argument("--skip-bank", action="store_true")
+    parser.add_argument(
+        "--tables",
+        nargs="+",
+        default=["methods", "bank"],
+        choices=["methods", "bank"],
+        help="which tables to run",
+    )
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; hidden layers {HIDDEN}\n")
-    rows = results_table(args.datasets, args.dims, args.minutes * 60)
-    if not args.skip_bank:
+    rows = []
+    if "methods" in args.tables:
+        rows += results_table(args.datasets, args.dims, args.minutes * 60)
+    if "bank" in args.tables:
         rows += bank_table(args.datasets, args.minutes * 60)
     if args.json:
         with open(args.json, "w") as handle:
