@@ -83,24 +83,16 @@ def train(args: argparse.Namespace) -> dict:
     from sklearn.preprocessing import StandardScaler
     from tqdm import tqdm
 
-    from . import NCA, datasets, knn_accuracy, save_model
-    from .distributed import init_from_environment
+    from . import NCA, datasets, distributed, knn_accuracy, save_model
 
-    rank, world_size, local_rank = init_from_environment()
-    device = args.device
-    if world_size > 1 and device == "auto":
-        import torch
-
-        device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
+    rank, world_size, local_rank = distributed.init_from_environment()
+    device = distributed.process_device(args.device, local_rank, world_size)
     lead = rank == 0
     dof = args.dof if args.dof in (None, "learn") else float(args.dof)
     data = None
     if lead:  # downloads happen once; the other processes read the files it wrote
         data = datasets.load(args.dataset, data_dir=args.data_dir, download=not args.no_download)
-    if world_size > 1:
-        from torch import distributed as dist
-
-        dist.barrier()
+    distributed.barrier()
     if data is None:
         data = datasets.load(args.dataset, data_dir=args.data_dir, download=False)
     X_train, X_test = data.X_train, data.X_test
@@ -176,10 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:
-        from torch import distributed as dist
+        from .distributed import shutdown
 
-        if dist.is_available() and dist.is_initialized():
-            dist.destroy_process_group()
+        shutdown()
     if not metrics:  # a worker process of a data-parallel run: rank 0 reports
         return 0
     error = metrics[f"test_error_{args.k}nn"]

@@ -21,7 +21,16 @@ import torch
 from torch import distributed as dist
 from torch import nn
 
-__all__ = ["LOCAL", "DataParallelGroup", "LocalGroup", "active_world_size", "init_from_environment"]
+__all__ = [
+    "LOCAL",
+    "DataParallelGroup",
+    "LocalGroup",
+    "active_world_size",
+    "barrier",
+    "init_from_environment",
+    "process_device",
+    "shutdown",
+]
 
 
 class LocalGroup:
@@ -99,3 +108,22 @@ def init_from_environment() -> tuple[int, int, int]:
             torch.cuda.set_device(local_rank)
         dist.init_process_group(backend)
     return dist.get_rank(), dist.get_world_size(), local_rank
+
+
+def process_device(requested: str, local_rank: int, world_size: int) -> str:
+    """The device of this process: "auto" in a data-parallel run means its own GPU (or the CPU)."""
+    if world_size > 1 and requested == "auto":
+        return f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
+    return requested
+
+
+def barrier() -> None:
+    """Wait for every process of the group (nothing to wait for without one)."""
+    if active_world_size() > 1:
+        dist.barrier()
+
+
+def shutdown() -> None:
+    """Leave the process group, if this process joined one."""
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
