@@ -77,6 +77,8 @@ class TrainingJob:
 
     Attributes read by the page: ``snapshots`` (append-only), ``state`` ("queued",
     "running", "paused", "finished", "stopped", "failed"), ``error`` and ``stop_reason``.
+    ``threads``, if given, is torch's intra-op thread count for this job's thread only
+    (OpenMP keeps the setting per thread), leaving other jobs and the server alone.
     """
 
     make_stream: Callable[[], Iterator[Snapshot]]
@@ -85,6 +87,7 @@ class TrainingJob:
     connected: Callable[[], bool] | None = None
     heartbeat_timeout: float = 600.0
     max_snapshots: int = 600
+    threads: int | None = None
     snapshots: list[Snapshot] = field(default_factory=list)
     state: str = "queued"
     error: str | None = None
@@ -161,6 +164,8 @@ class TrainingJob:
             return
         stream = None
         try:
+            if self.threads:
+                torch.set_num_threads(self.threads)
             self.state = "running"
             stream = self.make_stream()
             last = time.monotonic()

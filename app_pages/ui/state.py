@@ -37,6 +37,18 @@ def job_slots() -> JobSlots:
     return JobSlots(capacity)
 
 
+SMALL_RUN = 20000
+
+
+def threads_for(run: Run, slots: JobSlots) -> int:
+    """torch threads for one job: one for small sets, whose tiny tensor operations lose more
+    to thread hand-offs than they gain (benchmarks/RESULTS.md: rings trains faster on one
+    thread, much faster beside a busy browser), else a fair share of the cores."""
+    if len(run.data.y_train) <= SMALL_RUN:
+        return 1
+    return max(1, (os.cpu_count() or 1) // slots.capacity)
+
+
 def _session_connected():
     """A thread-safe check that this session's browser tab is still connected."""
     ctx = get_script_run_ctx()
@@ -60,8 +72,13 @@ def start(dataset: str, run: Run, max_epochs_per_second: float) -> ActiveRun:
     if previous is not None:
         previous.job.stop()
         st.session_state[RUN_KEY + "_previous"] = previous
+    slots = job_slots()
     job = TrainingJob(
-        run.stream, job_slots(), max_epochs_per_second=max_epochs_per_second, connected=_session_connected()
+        run.stream,
+        slots,
+        max_epochs_per_second=max_epochs_per_second,
+        connected=_session_connected(),
+        threads=threads_for(run, slots),
     )
     active = ActiveRun(dataset, run, job)
     st.session_state[RUN_KEY] = active

@@ -1,8 +1,10 @@
 """The background job runner, without Streamlit."""
 
 import time
+from types import SimpleNamespace
 
 import numpy as np
+import torch
 
 from app_pages.ui.jobs import JobSlots, TrainingJob
 from nca_core import NCA, datasets
@@ -101,3 +103,30 @@ def test_snapshots_are_thinned_past_the_cap():
     epochs = [s.epoch for s in job.snapshots]
     assert len(epochs) <= 11 and epochs[0] == 0 and epochs[-1] == 50
     assert epochs == sorted(epochs)
+
+
+def test_thread_count_applies_to_the_job_thread_only():
+    before = torch.get_num_threads()
+    seen = []
+
+    def stream():
+        seen.append(torch.get_num_threads())
+        return rings_stream(max_iter=1)()
+
+    job = TrainingJob(stream, JobSlots(1), threads=1)
+    job.join(30)
+    assert job.state == "finished" and seen == [1]
+    assert torch.get_num_threads() == before
+
+
+def test_small_sets_train_on_one_thread_and_large_ones_share_the_cores(monkeypatch):
+    from app_pages.ui.state import threads_for
+    from nca_core.runs import Run, recommended_config
+
+    rings = datasets.load("rings")
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    assert threads_for(Run(recommended_config(rings), rings), JobSlots(1)) == 1
+    large = SimpleNamespace(data=SimpleNamespace(y_train=np.zeros(60000)))
+    assert threads_for(large, JobSlots(1)) == 8
+    assert threads_for(large, JobSlots(3)) == 2
+    assert threads_for(large, JobSlots(16)) == 1
