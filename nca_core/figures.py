@@ -6,6 +6,7 @@ page and in every frame.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,7 +17,6 @@ from .training import Snapshot
 
 __all__ = [
     "PALETTE",
-    "accuracy_curve",
     "animation",
     "class_colors",
     "component_images",
@@ -24,8 +24,8 @@ __all__ = [
     "image_grid",
     "map_heatmap",
     "neighbour_links",
-    "objective_curve",
     "padded_ranges",
+    "steady_ranges",
 ]
 
 # Colour-blind-safe qualitative palette (Okabe-Ito, then Tableau-like extras).
@@ -50,6 +50,26 @@ def padded_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[
     lo, hi = finite.min(0), finite.max(0)
     span = np.maximum(hi - lo, 1e-9)
     return [[float(a - pad * s), float(b + pad * s)] for a, b, s in zip(lo, hi, span)]
+
+
+def _grid_step(span: float) -> float:
+    """The largest 1, 2 or 5 times a power of ten that fits four times into ``span``."""
+    quarter = max(span / 4, 1e-12)
+    power = 10.0 ** math.floor(math.log10(quarter))
+    return max(m * power for m in (1, 2, 5) if m * power <= quarter)
+
+
+def steady_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[float]]:
+    """``padded_ranges`` widened outward to a coarse grid (four to ten steps per axis).
+
+    While a run spreads out, these ranges change only when a point crosses a grid line, so
+    a live chart keeps its axes for many frames instead of shifting a little on each one.
+    """
+    steady = []
+    for lo, hi in padded_ranges(arrays, pad):
+        step = _grid_step(hi - lo)
+        steady.append([math.floor(lo / step) * step, math.ceil(hi / step) * step])
+    return steady
 
 
 def _figure(data: list[dict], layout: dict) -> go.Figure:
@@ -131,56 +151,6 @@ def embedding_scatter(
             if ranges is not None:
                 layout[axis]["range"] = ranges[i]
     return _figure(_class_traces(Z, np.asarray(y), classes, three_d, marker_size, hover_text), layout)
-
-
-def _curve_layout(title: str, y_title: str, height: int, **extra) -> dict:
-    return dict(
-        height=height,
-        margin=dict(l=10, r=10, t=30, b=10),
-        title=dict(text=title),
-        xaxis=dict(title=dict(text="epoch")),
-        yaxis=dict(title=dict(text=y_title), **extra.pop("yaxis", {})),
-        **extra,
-    )
-
-
-def objective_curve(
-    epochs: Sequence[int], values: Sequence[float], objective: str, height: int = 240
-) -> go.Figure:
-    """The objective per point against epoch."""
-    label = {"f": "mean p_i (f / n)", "g": "mean log p_i (g / n)", "mcml": "-KL(P || Q)"}[objective]
-    trace = dict(type="scatter", x=list(epochs), y=list(values), mode="lines+markers", name=label)
-    return _figure([trace], _curve_layout("objective", label, height, showlegend=False))
-
-
-def accuracy_curve(
-    epochs: Sequence[int],
-    train: Sequence[float | None],
-    test: Sequence[float | None],
-    k: int,
-    height: int = 240,
-) -> go.Figure:
-    """Leave-one-out training and test kNN accuracy against epoch."""
-    traces = [
-        dict(
-            type="scatter",
-            x=list(epochs),
-            y=list(values),
-            mode="lines+markers",
-            name=name,
-            line=dict(color=color),
-        )
-        for name, values, color in (("train (leave-one-out)", train, PALETTE[0]), ("test", test, PALETTE[3]))
-        if any(v is not None for v in values)
-    ]
-    layout = _curve_layout(
-        f"{k}-NN accuracy",
-        "accuracy",
-        height,
-        yaxis=dict(tickformat=".0%"),
-        legend=dict(orientation="h", y=-0.3),
-    )
-    return _figure(traces, layout)
 
 
 def _evenly_spaced(n: int, cap: int) -> np.ndarray:

@@ -75,3 +75,33 @@ def test_neighbour_links_draw_only_likely_neighbours(rng):
     lines = [t for t in fig.data if t.mode == "lines"]
     assert len(lines) == 2  # p = 0.1 is below the threshold
     assert lines[0].line.width > lines[1].line.width
+
+
+def test_steady_ranges_contain_the_data_on_grid_lines_and_ignore_small_moves(run):
+    snaps, _ = run
+    arrays = [s.embedding for s in snaps]
+    padded = figures.padded_ranges(arrays)
+    steady = figures.steady_ranges(arrays)
+    for (plo, phi), (slo, shi) in zip(padded, steady):
+        assert slo <= plo and shi >= phi
+        step = figures._grid_step(phi - plo)
+        assert (shi - slo) / step <= 10
+        assert slo / step == pytest.approx(round(slo / step)) and shi / step == pytest.approx(
+            round(shi / step)
+        )
+
+
+def test_steady_ranges_hold_still_until_a_point_crosses_a_grid_line():
+    frame = np.array([[-14.0, -1.0], [14.0, 1.0]])  # a span of 28: a grid of 5
+    assert figures.steady_ranges([frame], pad=0.0) == [[-15.0, 15.0], [-1.0, 1.0]]
+    grown = frame * [1.05, 1.0]  # 14.7: still inside the grid line at 15
+    assert figures.steady_ranges([frame, grown], pad=0.0) == [[-15.0, 15.0], [-1.0, 1.0]]
+    crossed = frame * [1.1, 1.0]  # 15.4 crosses it
+    assert figures.steady_ranges([frame, crossed], pad=0.0) == [[-20.0, 20.0], [-1.0, 1.0]]
+
+
+def test_grid_step_is_one_two_or_five_times_a_power_of_ten():
+    assert figures._grid_step(37.0) == 5.0
+    assert figures._grid_step(12.0) == 2.0
+    assert figures._grid_step(4.0) == 1.0
+    assert figures._grid_step(0.3) == pytest.approx(0.05)

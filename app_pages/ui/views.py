@@ -7,7 +7,7 @@ import time
 import numpy as np
 import streamlit as st
 
-from nca_core import figures
+from nca_core import figures, live_charts
 from nca_core.datasets import Dataset
 from nca_core.runs import EVAL_POINTS
 
@@ -75,26 +75,40 @@ def metrics_and_curves(active: ActiveRun) -> None:
         what = "learnt" if config.learn_dof else "fixed"
         st.caption(f"Student-t degrees of freedom: {latest.dof:.3g} ({what}).")
     epochs = [s.epoch for s in snaps]
-    st.plotly_chart(
-        figures.objective_curve(epochs, [s.objective for s in snaps], config.objective),
+    st.vega_lite_chart(
+        live_charts.objective_rows(epochs, [s.objective for s in snaps]),
+        live_charts.objective_spec(config.objective),
         key="objective-curve",
-        config={"displayModeBar": False},
     )
-    st.plotly_chart(
-        figures.accuracy_curve(
-            epochs, [s.train_accuracy for s in snaps], [s.test_accuracy for s in snaps], config.k
+    st.vega_lite_chart(
+        live_charts.accuracy_rows(
+            epochs, [s.train_accuracy for s in snaps], [s.test_accuracy for s in snaps]
         ),
+        live_charts.accuracy_spec(config.k),
         key="accuracy-curve",
-        config={"displayModeBar": False},
     )
 
 
 def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapshot_index: int = -1):
-    """The embedding scatter with axis ranges fixed by the run so far (no jumping)."""
+    """The embedding with axis ranges fixed by the run so far (no jumping).
+
+    While training (``select`` false) a 2-D embedding is a Vega-Lite chart whose spec stays
+    the same between frames, so the browser only moves the points; afterwards it is a Plotly
+    figure whose points can be clicked.
+    """
     snaps = active.snapshots
     snap = snaps[snapshot_index]
     dims = 3 if snap.embedding.shape[1] == 3 else 2
-    ranges = figures.padded_ranges([s.embedding[:, :dims] for s in snaps])
+    ranges = figures.steady_ranges([s.embedding[:, :dims] for s in snaps])
+    if snap.embedding.shape[1] > 3:
+        st.caption(f"d = {snap.embedding.shape[1]}: showing the first two coordinates of the embedding.")
+    if dims == 2 and not select:
+        st.vega_lite_chart(
+            live_charts.embedding_rows(snap.embedding, active.run.display_labels, data.classes),
+            live_charts.embedding_spec(data.classes, ranges),
+            key="live-embedding",
+        )
+        return None
     fig = figures.embedding_scatter(
         snap.embedding[:, :dims],
         active.run.display_labels,
@@ -103,8 +117,6 @@ def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapsho
         uirevision=f"run-{active.job.ticket}",
         title=f"epoch {snap.epoch}",
     )
-    if snap.embedding.shape[1] > 3:
-        st.caption(f"d = {snap.embedding.shape[1]}: showing the first two coordinates of the embedding.")
     if select:
         return st.plotly_chart(fig, key="final-embedding", on_select="rerun", selection_mode=("points",))
     st.plotly_chart(fig, key="live-embedding")

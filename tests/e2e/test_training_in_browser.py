@@ -31,6 +31,8 @@ def test_train_watch_stop_replay_download(page, app_url, screenshot):
             break
         page.wait_for_timeout(150)
     assert len(seen) >= 3, f"epochs drawn: {sorted(seen)}"
+    # the live view is a canvas-rendered Vega-Lite chart, updated in place between frames
+    assert page.locator("[data-testid='stVegaLiteChart'] canvas").count() >= 1
     screenshot(page, "train-live")
     stop = main.get_by_role("button", name="Stop")
     assert stop.is_enabled(), f"the run ended before Stop could be pressed (epochs seen: {sorted(seen)})"

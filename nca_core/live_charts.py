@@ -1,0 +1,131 @@
+"""Vega-Lite specs for charts redrawn many times a second while a run trains.
+
+A Plotly figure carries its data, so every new frame is a new figure that the browser
+builds from scratch (in Streamlit, a new chart element each time). A Vega-Lite spec here
+holds only the encoding and fixed axes; the points travel as a separate table. While the
+spec stays the same, the browser swaps the table into the chart it already has, which on
+the Train page is what lets a 2-core machine draw every epoch of a small run (see
+benchmarks/RESULTS.md). Colours and legend order match ``figures``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .figures import PALETTE, class_colors
+
+__all__ = [
+    "accuracy_rows",
+    "accuracy_spec",
+    "embedding_rows",
+    "embedding_spec",
+    "objective_rows",
+    "objective_spec",
+]
+
+OBJECTIVE_LABELS = {"f": "mean p_i (f / n)", "g": "mean log p_i (g / n)", "mcml": "-KL(P || Q)"}
+
+
+def embedding_spec(
+    classes: Sequence[str], ranges: list[list[float]], *, axis_label: str = "z", height: int = 520
+) -> dict:
+    """A 2-D scatter coloured by class on fixed axes; drag to pan, scroll to zoom.
+
+    ``ranges`` should come from ``figures.steady_ranges`` so that the spec, and with it the
+    chart, survives from one frame to the next.
+    """
+    if len(ranges) < 2:
+        raise ValueError("embedding_spec needs ranges for two axes")
+
+    def axis(i: int) -> dict:
+        name = f"{axis_label}{i + 1}"
+        return {
+            "field": name,
+            "type": "quantitative",
+            "title": name,
+            "scale": {"domain": [float(v) for v in ranges[i]], "nice": False, "zero": False},
+        }
+
+    return {
+        "height": height,
+        # Canvas paints hundreds of points in one pass where SVG updates an element per point.
+        "usermeta": {"embedOptions": {"renderer": "canvas"}},
+        "config": {"aria": False},
+        "params": [{"name": "zoom", "select": "interval", "bind": "scales"}],
+        "mark": {"type": "circle", "size": 36, "opacity": 0.8, "clip": True},
+        "encoding": {
+            "x": axis(0),
+            "y": axis(1),
+            "color": {
+                "field": "class",
+                "type": "nominal",
+                "scale": {"domain": [str(c) for c in classes], "range": class_colors(len(classes))},
+                "legend": {"title": "class"},
+            },
+        },
+    }
+
+
+def embedding_rows(
+    Z: np.ndarray, y: np.ndarray, classes: Sequence[str], *, axis_label: str = "z"
+) -> pd.DataFrame:
+    """The first two columns of ``Z`` with each row's class name, for ``embedding_spec``."""
+    Z = np.asarray(Z)
+    names = np.asarray([str(c) for c in classes], dtype=object)
+    return pd.DataFrame({f"{axis_label}1": Z[:, 0], f"{axis_label}2": Z[:, 1], "class": names[np.asarray(y)]})
+
+
+def _curve_spec(title: str, y_title: str, height: int, *, y_format: str | None = None, legend: bool) -> dict:
+    y = {"field": "value", "type": "quantitative", "title": y_title, "scale": {"zero": False}}
+    if y_format:
+        y["axis"] = {"format": y_format}
+    color = {"field": "series", "type": "nominal", "title": None, "sort": None}
+    # Inside the plot, bottom right: curves that rise leave that corner empty.
+    color["legend"] = {"orient": "bottom-right", "fillColor": "rgba(255,255,255,0.8)"} if legend else None
+    return {
+        "height": height,
+        "title": title,
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "x": {"field": "epoch", "type": "quantitative", "title": "epoch", "axis": {"tickMinStep": 1}},
+            "y": y,
+            "color": color,
+        },
+    }
+
+
+def objective_spec(objective: str, height: int = 240) -> dict:
+    """The objective per point against epoch (one line)."""
+    spec = _curve_spec("objective", OBJECTIVE_LABELS[objective], height, legend=False)
+    spec["encoding"]["color"]["scale"] = {"range": [PALETTE[0]]}
+    return spec
+
+
+def objective_rows(epochs: Sequence[int], values: Sequence[float]) -> pd.DataFrame:
+    return pd.DataFrame({"epoch": list(epochs), "value": list(values), "series": "objective"})
+
+
+ACCURACY_SERIES = ("train (leave-one-out)", "test")
+
+
+def accuracy_spec(k: int, height: int = 240) -> dict:
+    """Leave-one-out training and test kNN accuracy against epoch."""
+    spec = _curve_spec(f"{k}-NN accuracy", "accuracy", height, y_format=".0%", legend=True)
+    spec["encoding"]["color"]["scale"] = {"domain": list(ACCURACY_SERIES), "range": [PALETTE[0], PALETTE[3]]}
+    return spec
+
+
+def accuracy_rows(
+    epochs: Sequence[int], train: Sequence[float | None], test: Sequence[float | None]
+) -> pd.DataFrame:
+    """Long format, epoch by epoch (a new epoch only appends rows); missing values left out."""
+    rows = [
+        (epoch, value, name)
+        for epoch, *values in zip(epochs, train, test)
+        for name, value in zip(ACCURACY_SERIES, values)
+        if value is not None
+    ]
+    return pd.DataFrame(rows, columns=["epoch", "value", "series"])

@@ -1,0 +1,67 @@
+import altair as alt
+import numpy as np
+import pytest
+
+from nca_core import figures, live_charts
+
+CLASSES = ["ring 1", "ring 2", "ring 3"]
+
+
+def valid_vega_lite(spec: dict, rows) -> None:
+    """Altair checks the spec against the Vega-Lite JSON schema."""
+    chart = alt.Chart.from_dict({**spec, "data": {"values": rows.to_dict("records")}})
+    chart.to_dict(validate=True)
+
+
+def test_embedding_spec_is_valid_vega_lite_with_fixed_axes_and_class_colours(rng):
+    Z = rng.normal(size=(30, 2)) * 5
+    y = np.repeat([0, 1, 2], 10)
+    ranges = figures.steady_ranges([Z])
+    spec = live_charts.embedding_spec(CLASSES, ranges)
+    rows = live_charts.embedding_rows(Z, y, CLASSES)
+    valid_vega_lite(spec, rows)
+    assert spec["encoding"]["x"]["scale"]["domain"] == ranges[0]
+    assert spec["encoding"]["y"]["scale"]["domain"] == ranges[1]
+    assert spec["encoding"]["color"]["scale"] == {"domain": CLASSES, "range": figures.class_colors(3)}
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
+    assert list(rows.columns) == ["z1", "z2", "class"]
+    np.testing.assert_allclose(rows[["z1", "z2"]].to_numpy(), Z)
+    assert rows["class"].tolist() == [CLASSES[c] for c in y]
+
+
+def test_embedding_spec_does_not_change_while_points_move_inside_the_axes(rng):
+    """The property the live view relies on: same spec, only new rows, for many frames."""
+    base = rng.normal(size=(50, 2)) * 10
+    frames = [base * (1 + 0.01 * e) for e in range(30)]  # a run spreading out 1% per epoch
+
+    def distinct(ranges) -> int:
+        return len({repr(live_charts.embedding_spec(CLASSES, ranges(frames[: e + 1]))) for e in range(30)})
+
+    assert distinct(figures.padded_ranges) == 30
+    assert distinct(figures.steady_ranges) <= 6
+
+
+def test_embedding_rows_ignore_columns_past_the_second(rng):
+    rows = live_charts.embedding_rows(rng.normal(size=(4, 5)), np.zeros(4, int), ["only"])
+    assert list(rows.columns) == ["z1", "z2", "class"]
+
+
+def test_embedding_spec_needs_two_axes():
+    with pytest.raises(ValueError, match="two axes"):
+        live_charts.embedding_spec(CLASSES, [[0.0, 1.0]])
+
+
+def test_curves_are_valid_vega_lite_and_skip_missing_values():
+    objective = live_charts.objective_rows([0, 1, 2], [0.3, 0.5, 0.9])
+    valid_vega_lite(live_charts.objective_spec("g"), objective)
+    assert live_charts.objective_spec("g")["encoding"]["y"]["title"] == "mean log p_i (g / n)"
+    accuracy = live_charts.accuracy_rows([0, 1, 2], [0.5, 0.7, 0.9], [None, 0.6, 0.8])
+    valid_vega_lite(live_charts.accuracy_spec(5), accuracy)
+    assert accuracy.values.tolist() == [
+        [0, 0.5, "train (leave-one-out)"],
+        [1, 0.7, "train (leave-one-out)"],
+        [1, 0.6, "test"],
+        [2, 0.9, "train (leave-one-out)"],
+        [2, 0.8, "test"],
+    ]
+    assert live_charts.accuracy_spec(5)["title"] == "5-NN accuracy"
