@@ -204,19 +204,19 @@ def learned_map(active: ActiveRun, data: Dataset) -> None:
         )
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def _animation_html(_snaps, ticket: int, count: int, _labels, classes) -> bytes:
-    fig = figures.animation(_snaps, _labels, classes)
-    return fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False).encode()
-
-
 def downloads(active: ActiveRun, data: Dataset) -> None:
-    run, snaps = active.run, active.snapshots
+    run, snaps = active.run, list(active.snapshots)  # files are built on click, from this list
     stem = f"nca-{data.name}-d{run.config.n_components}"
+    classes = list(data.classes)
+
+    def animation_html() -> bytes:
+        fig = figures.animation(snaps, run.display_labels, classes)
+        return fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False).encode()
+
     cols = st.columns(3)
     cols[0].download_button(
         "Animation (HTML, plays offline)",
-        _animation_html(snaps, active.job.ticket, len(snaps), run.display_labels, tuple(data.classes)),
+        animation_html,
         file_name=f"{stem}-replay.html",
         mime="text/html",
         icon=":material/movie:",
@@ -224,7 +224,7 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
     )
     cols[1].download_button(
         "Final embedding (CSV)",
-        run.embedding_csv(snaps[-1]),
+        lambda: run.embedding_csv(snaps[-1]),
         file_name=f"{stem}-embedding.csv",
         mime="text/csv",
         icon=":material/table:",
@@ -232,7 +232,7 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
     )
     cols[2].download_button(
         "Fitted model (.npz)",
-        run.model_file(),
+        run.model_file,
         file_name=f"{stem}-model.npz",
         mime="application/octet-stream",
         icon=":material/download:",

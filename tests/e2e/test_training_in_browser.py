@@ -1,9 +1,13 @@
 """Press Train on rings in real Chromium, watch epochs arrive, stop, use the results."""
 
+import io
 import re
 import time
+from pathlib import Path
 
 import pytest
+
+from nca_core import datasets, load_model
 
 pytestmark = pytest.mark.e2e
 
@@ -48,8 +52,17 @@ def test_train_watch_stop_replay_download(page, app_url, screenshot):
     page.get_by_role("tab", name="Downloads").click()
     for label in ("Animation (HTML, plays offline)", "Final embedding (CSV)", "Fitted model (.npz)"):
         page.get_by_role("button", name=label).wait_for()
-    with page.expect_download() as download_info:
-        page.get_by_role("button", name="Final embedding (CSV)").click()
-    path = download_info.value.path()
-    lines = open(path).read().splitlines()
+
+    def download(label: str) -> bytes:
+        """Click a download button (its file is built on the click) and read what arrived."""
+        with page.expect_download() as download_info:
+            page.get_by_role("button", name=label).click()
+        return Path(download_info.value.path()).read_bytes()
+
+    lines = download("Final embedding (CSV)").decode().splitlines()
     assert lines[0] == "index,label,z1,z2" and len(lines) == 701
+    html = download("Animation (HTML, plays offline)").decode()
+    assert "Plotly.newPlot" in html and 'src="http' not in html
+    model = load_model(io.BytesIO(download("Fitted model (.npz)")))
+    rings = datasets.load("rings")
+    assert model.transform(rings.X_test).shape == (len(rings.y_test), 2)
