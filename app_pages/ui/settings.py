@@ -59,14 +59,6 @@ def run_settings(data: Dataset, key: str, overrides: dict | None = None) -> RunC
             key=f"{key}-d",
             help="2 or 3 to look at; larger keeps more for kNN (then the first three coordinates are drawn).",
         )
-        init = st.selectbox(
-            "Start from",
-            list(INIT_LABELS),
-            format_func=INIT_LABELS.get,
-            index=_index(INIT_LABELS, base.init),
-            key=f"{key}-init",
-            help="The starting map: PCA keeps the directions of largest variance, LDA the class-separating ones.",
-        )
         encoder = st.selectbox(
             "Map type",
             list(ENCODER_LABELS),
@@ -77,6 +69,16 @@ def run_settings(data: Dataset, key: str, overrides: dict | None = None) -> RunC
             "a neural network bends space too (nonlinear NCA), starting from random weights.",
         )
         deep = encoder == "mlp"
+        init = st.selectbox(
+            "Start from",
+            list(INIT_LABELS),
+            format_func=INIT_LABELS.get,
+            index=_index(INIT_LABELS, "random" if deep else base.init),
+            key=f"{key}-init-{'network' if deep else 'map'}",
+            disabled=deep,
+            help="A network always starts from random weights. A linear map can start from PCA (the "
+            "directions of largest variance), LDA (the class-separating ones), the identity or at random.",
+        )
         hidden_width = st.select_slider(
             "Hidden units per layer",
             [32, 64, 128, 256, 512],

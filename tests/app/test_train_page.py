@@ -74,8 +74,11 @@ def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
 
 
 def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
+    assert app.sidebar.selectbox(key="rings-init-map").value == "pca"
     app.sidebar.selectbox(key="rings-encoder").set_value("mlp").run()
     assert not app.sidebar.select_slider(key="rings-hidden").disabled
+    start = app.sidebar.selectbox(key="rings-init-network")
+    assert start.disabled and start.value == "random"  # a network has no PCA or LDA start
     app.sidebar.radio(key="rings-kernel").set_value("student-t").run()
     app.sidebar.toggle(key="rings-learn-dof").set_value(True).run()
     assert app.sidebar.number_input(key="rings-dof").disabled  # learnt, so not typed in
@@ -93,7 +96,7 @@ def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
         "mcml",
         True,
     )
-    assert config.init == "random"  # said in a notice: networks start from random weights
+    assert config.init == "random"
     assert run.snapshots[-1].components is None and run.snapshots[-1].dof > 0
     app.run()
     assert [m.label for m in app.metric][1] == "Objective (−KL)"
