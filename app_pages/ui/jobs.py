@@ -9,6 +9,8 @@ job whose page stopped polling (tab closed or reloaded) stops by itself after
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -65,6 +67,17 @@ class JobSlots:
     def running(self) -> int:
         with self._lock:
             return len(self._running)
+
+
+def _return_free_heap() -> None:
+    """Give freed heap pages back to the OS. glibc keeps what a thread freed in that thread's
+    arena, so without this a server's size after a class has trained stays near its peak."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    trim = getattr(ctypes.CDLL(name), "malloc_trim", None)  # glibc only
+    if trim is not None:
+        trim(0)
 
 
 _tickets = iter(range(1, 1 << 62))
@@ -195,6 +208,7 @@ class TrainingJob:
             if stream is not None:
                 stream.close()
             self.slots.release(self.ticket)
+            _return_free_heap()
 
     def _keep(self, snap: Snapshot) -> None:
         """Store a snapshot; past the cap, thin older ones to every other (first kept)."""

@@ -36,7 +36,9 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def app_url():
     port = _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    # One training slot, whatever the machine: a job that outlived its tab would make the
+    # next one wait in line, which the tab-close test can see.
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "NCA_MAX_JOBS": "1"}
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],

@@ -66,3 +66,28 @@ def test_train_watch_stop_replay_download(page, app_url, screenshot):
     model = load_model(io.BytesIO(download("Fitted model (.npz)")))
     rings = datasets.load("rings")
     assert model.transform(rings.X_test).shape == (len(rings.y_test), 2)
+
+
+def progress_text(page) -> str:
+    return page.get_by_text(re.compile(r"^(Epoch \d+ / \d+|Preparing the run)")).first.inner_text()
+
+
+def test_closing_a_tab_mid_run_frees_its_training_slot(browser, app_url):
+    """The server has one training slot (conftest). A job that outlived its closed tab would
+    hold it for the rest of its 300 epochs (30 s or more), and the next tab would wait in line."""
+    first = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = first.new_page()
+    page.goto(f"{app_url}/?dataset=rings&epochs=300")
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
+    page.get_by_text(re.compile(r"^Epoch ([3-9]|\d\d+) / 300 · training")).wait_for(timeout=60_000)
+    first.close()
+
+    second = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = second.new_page()
+    page.goto(f"{app_url}/?dataset=rings&epochs=20")
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
+    clicked = time.monotonic()
+    page.get_by_text(re.compile(r"^Epoch \d+ / 20 · (training|finished)")).wait_for(timeout=60_000)
+    waited = time.monotonic() - clicked
+    second.close()
+    assert waited < 10, f"the second tab waited {waited:.1f} s for the slot the closed tab held"
