@@ -102,7 +102,7 @@ def from_csv(
             f"the file has {frame.shape[1] - 1:,} feature columns; the limit is {max_columns:,}"
         )
     if frame.shape[1] < 2:
-        raise DatasetError("the file needs at least one feature column besides the labels")
+        raise DatasetError("the file has no feature column besides the labels")
     if len(frame) == 0:
         raise DatasetError("the file has a header but no data rows")
 
@@ -146,6 +146,11 @@ def from_csv(
             shown = ", ".join(repr(c) for c in dropped[:10]) + (" ..." if len(dropped) > 10 else "")
             notes.append(f"dropped {len(dropped)} constant column(s): {shown}")
             X = np.delete(X, constant, axis=1)
+    if X.shape[1] < 2:
+        left = "one feature column" if len(columns) == 1 else "one feature column that is not constant"
+        raise DatasetError(
+            f"the file has {left} besides the labels; NCA needs at least two to map to a picture"
+        )
 
     test = _test_rows(y, test_fraction, seed)
     if len(test) == 0:

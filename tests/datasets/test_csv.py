@@ -18,7 +18,7 @@ def test_good_file_becomes_a_dataset():
 
 
 def test_numeric_labels_sort_as_numbers():
-    text = "f,label\n" + "".join(f"{i},{[10, 9, 2][i % 3]}\n" for i in range(12))
+    text = "f,g,label\n" + "".join(f"{i},{i % 5},{[10, 9, 2][i % 3]}\n" for i in range(12))
     assert from_csv(text.encode(), "label").classes == ("2", "9", "10")
 
 
@@ -39,14 +39,14 @@ def test_image_shape_is_checked_and_kept():
 
 
 def test_constant_columns_are_dropped_with_a_note():
-    text = "a,k,label\n" + "".join(f"{i},5,{i % 2}\n" for i in range(10))
+    text = "a,k,b,label\n" + "".join(f"{i},5,{i % 3},{i % 2}\n" for i in range(10))
     data = from_csv(text.encode(), "label")
-    assert data.n_features == 1
+    assert data.n_features == 2
     assert data.notes == ("dropped 1 constant column(s): 'k'",)
 
 
 def test_tiny_file_trains_on_everything_and_says_so():
-    data = from_csv(b"a,label\n1,x\n2,x\n3,y\n4,y\n", "label")
+    data = from_csv(b"a,b,label\n1,0,x\n2,1,x\n3,0,y\n4,1,y\n", "label")
     assert len(data.y_test) == 0
     assert "too few rows for a test split: everything is used for training" in data.notes
 
@@ -55,7 +55,17 @@ CASES = [
     (b"", {}, "the file is empty"),
     (b"a,label\n", {}, "the file has a header but no data rows"),
     (b"a,b\n1,2\n", {}, "there is no column named 'label'; the columns are 'a', 'b'"),
-    (b"label\nx\ny\n", {}, "the file needs at least one feature column besides the labels"),
+    (b"label\nx\ny\n", {}, "the file has no feature column besides the labels"),
+    (
+        b"a,label\n1,x\n2,x\n3,y\n4,y\n",
+        {},
+        "the file has one feature column besides the labels; NCA needs at least two to map to a picture",
+    ),
+    (
+        b"a,k,label\n1,5,x\n2,5,x\n3,5,y\n4,5,y\n",
+        {},
+        "the file has one feature column that is not constant besides the labels; NCA needs at least two",
+    ),
     (b"a,label\n1,x\nfoo,x\n3,y\n4,y\n", {}, "column 'a' holds 'foo', which is not a number on line 3"),
     (b"a,label\n1,x\n,x\n3,y\n4,y\n", {}, "column 'a' is empty on line 3"),
     (
