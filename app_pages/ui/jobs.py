@@ -115,6 +115,7 @@ class TrainingJob:
         self._resume.set()
         self._steps_allowed = 0
         self._heartbeat = time.monotonic()
+        self._arrivals: list[tuple[int, float]] = []  # (epoch, time) of the first and latest snapshot
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
         self._thread.start()
 
@@ -210,8 +211,19 @@ class TrainingJob:
             self.slots.release(self.ticket)
             _return_free_heap()
 
+    @property
+    def epochs_per_second(self) -> float | None:
+        """Epochs per second of wall time between the first and the latest snapshot, as the
+        page sees them (pauses and the frame cap included); None before two snapshots."""
+        if len(self._arrivals) < 2 or self._arrivals[-1][1] <= self._arrivals[0][1]:
+            return None
+        (first_epoch, first_at), (last_epoch, last_at) = self._arrivals[0], self._arrivals[-1]
+        return (last_epoch - first_epoch) / (last_at - first_at)
+
     def _keep(self, snap: Snapshot) -> None:
         """Store a snapshot; past the cap, thin older ones to every other (first kept)."""
+        arrival = (snap.epoch, time.monotonic())
+        self._arrivals = [self._arrivals[0], arrival] if self._arrivals else [arrival]
         if len(self.snapshots) >= self.max_snapshots:
             self.snapshots = [*self.snapshots[::2], snap]
         else:

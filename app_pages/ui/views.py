@@ -34,8 +34,7 @@ def progress(active: ActiveRun) -> None:
     latest = job.latest
     epoch = latest.epoch if latest else 0
     wall = time.monotonic() - job.started
-    speed = epoch / latest.elapsed if latest and latest.elapsed > 0 else 0.0
-    eta = (config.epochs - epoch) / speed if speed else float("nan")
+    speed = job.epochs_per_second
     status = STATE_TEXT.get(job.state, job.state)
     if job.state == "queued":
         status += f" (place {job.queue_position} in line)"
@@ -43,8 +42,8 @@ def progress(active: ActiveRun) -> None:
         st.progress(0.0, text=f"Preparing the run · {status} · {_fmt_seconds(wall)} elapsed")
         return
     text = f"Epoch {epoch} / {config.epochs} · {status} · {_fmt_seconds(wall)} elapsed"
-    if job.state == "running" and np.isfinite(eta):
-        text += f" · about {_fmt_seconds(eta)} left"
+    if job.state == "running" and speed:
+        text += f" · about {_fmt_seconds((config.epochs - epoch) / speed)} left"
     if speed:
         text += f" · {speed:.1f} epochs/s"
     text += f" · device {active.run.model.device_ if hasattr(active.run.model, 'device_') else config.device}"
