@@ -21,6 +21,7 @@ st.download_button(
     SAMPLE.read_bytes(),
     file_name="sample-iris.csv",
     mime="text/csv",
+    on_click="ignore",
 )
 
 upload = st.file_uploader("CSV file", type=["csv"], key="upload")

@@ -220,6 +220,7 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
         mime="text/html",
         icon=":material/movie:",
         key="download-html",
+        on_click="ignore",  # downloading changes nothing on the page
     )
     cols[1].download_button(
         "Final embedding (CSV)",
@@ -228,6 +229,7 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
         mime="text/csv",
         icon=":material/table:",
         key="download-csv",
+        on_click="ignore",  # downloading changes nothing on the page
     )
     cols[2].download_button(
         "Fitted model (.npz)",
@@ -236,6 +238,7 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
         mime="application/octet-stream",
         icon=":material/download:",
         key="download-model",
+        on_click="ignore",  # downloading changes nothing on the page
     )
     st.caption(
         "The model file holds plain arrays and JSON (no pickle); load it with "

@@ -10,6 +10,9 @@ import pytest
 from nca_core import datasets, load_model
 
 pytestmark = pytest.mark.e2e
+PlaywrightTimeout = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed"
+).TimeoutError
 
 
 def epoch_shown(page) -> int:
@@ -36,7 +39,7 @@ def test_train_watch_stop_replay_download(page, app_url, screenshot):
         page.wait_for_timeout(150)
     assert len(seen) >= 3, f"epochs drawn: {sorted(seen)}"
     # the live view is a canvas-rendered Vega-Lite chart, updated in place between frames
-    assert page.locator("[data-testid='stVegaLiteChart'] canvas").count() >= 1
+    page.locator("[data-testid='stVegaLiteChart'] canvas").first.wait_for(timeout=10_000)
     screenshot(page, "train-live")
     stop = main.get_by_role("button", name="Stop")
     assert stop.is_enabled(), f"the run ended before Stop could be pressed (epochs seen: {sorted(seen)})"
@@ -55,8 +58,11 @@ def test_train_watch_stop_replay_download(page, app_url, screenshot):
 
     def download(label: str) -> bytes:
         """Click a download button (its file is built on the click) and read what arrived."""
-        with page.expect_download() as download_info:
-            page.get_by_role("button", name=label).click()
+        try:
+            with page.expect_download() as download_info:
+                page.get_by_role("button", name=label).click()
+        except PlaywrightTimeout as exc:
+            raise AssertionError(f"no file arrived after clicking {label!r}") from exc
         return Path(download_info.value.path()).read_bytes()
 
     lines = download("Final embedding (CSV)").decode().splitlines()
