@@ -99,8 +99,14 @@ def numbers_and_curves() -> None:
 
 left, right = st.columns([3, 2])
 if running:
+    # A 3-D scatter is a Plotly WebGL chart built afresh for every frame, which takes about
+    # a second in a browser without a GPU (headless Chromium here): faster polling would
+    # start each build before the last one has drawn anything.
+    three_d = active.run.config.n_components == 3
     with left:
-        st.fragment(status_and_picture, run_every=REDRAW_SECONDS)()
+        st.fragment(
+            status_and_picture, run_every=views.THREE_D_REDRAW_SECONDS if three_d else REDRAW_SECONDS
+        )()
     with right:
         st.fragment(numbers_and_curves, run_every=CURVES_SECONDS)()
 else:

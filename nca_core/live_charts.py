@@ -78,8 +78,11 @@ def embedding_rows(
     return pd.DataFrame({f"{axis_label}1": Z[:, 0], f"{axis_label}2": Z[:, 1], "class": names[np.asarray(y)]})
 
 
-def _curve_spec(title: str, y_title: str, height: int, *, y_format: str | None = None, legend: bool) -> dict:
-    y = {"field": "value", "type": "quantitative", "title": y_title, "scale": {"zero": False}}
+def _curve_spec(
+    title: str, y_title: str, height: int, *, y_format: str | None = None, y_domain=None, legend: bool
+) -> dict:
+    scale = {"zero": False} if y_domain is None else {"domain": list(y_domain)}
+    y = {"field": "value", "type": "quantitative", "title": y_title, "scale": scale}
     if y_format:
         y["axis"] = {"format": y_format}
     color = {"field": "series", "type": "nominal", "title": None, "sort": None}
@@ -90,7 +93,12 @@ def _curve_spec(title: str, y_title: str, height: int, *, y_format: str | None =
         "title": title,
         "mark": {"type": "line", "point": True},
         "encoding": {
-            "x": {"field": "epoch", "type": "quantitative", "title": "epoch", "axis": {"tickMinStep": 1}},
+            "x": {
+                "field": "epoch",
+                "type": "quantitative",
+                "title": "epoch",
+                "axis": {"tickMinStep": 1, "format": "d"},
+            },
             "y": y,
             "color": color,
         },
@@ -98,8 +106,9 @@ def _curve_spec(title: str, y_title: str, height: int, *, y_format: str | None =
 
 
 def objective_spec(objective: str, height: int = 240) -> dict:
-    """The objective per point against epoch (one line)."""
-    spec = _curve_spec("objective", OBJECTIVE_LABELS[objective], height, legend=False)
+    """The objective per point against epoch (one line); f, a mean probability, on [0, 1]."""
+    domain = (0, 1) if objective == "f" else None
+    spec = _curve_spec("objective", OBJECTIVE_LABELS[objective], height, y_domain=domain, legend=False)
     spec["encoding"]["color"]["scale"] = {"range": [PALETTE[0]]}
     return spec
 
@@ -113,7 +122,7 @@ ACCURACY_SERIES = ("train (leave-one-out)", "test")
 
 def accuracy_spec(k: int, height: int = 240) -> dict:
     """Leave-one-out training and test kNN accuracy against epoch."""
-    spec = _curve_spec(f"{k}-NN accuracy", "accuracy", height, y_format=".0%", legend=True)
+    spec = _curve_spec(f"{k}-NN accuracy", "accuracy", height, y_format=".0%", y_domain=(0, 1), legend=True)
     spec["encoding"]["color"]["scale"] = {"domain": list(ACCURACY_SERIES), "range": [PALETTE[0], PALETTE[3]]}
     return spec
 

@@ -65,3 +65,7 @@ def test_curves_are_valid_vega_lite_and_skip_missing_values():
         [2, 0.8, "test"],
     ]
     assert live_charts.accuracy_spec(5)["title"] == "5-NN accuracy"
+    # probabilities and accuracies keep the full [0, 1] scale; a log-likelihood fits its data
+    assert live_charts.accuracy_spec(5)["encoding"]["y"]["scale"] == {"domain": [0, 1]}
+    assert live_charts.objective_spec("f")["encoding"]["y"]["scale"] == {"domain": [0, 1]}
+    assert live_charts.objective_spec("g")["encoding"]["y"]["scale"] == {"zero": False}

@@ -13,6 +13,10 @@ from nca_core.runs import EVAL_POINTS
 
 from .state import ActiveRun
 
+# A 3-D chart is a Plotly WebGL figure built afresh for each frame (about a second in
+# headless Chromium without a GPU), so a live 3-D view is polled less often than 2-D.
+THREE_D_REDRAW_SECONDS = 1.5
+
 STATE_TEXT = {
     "queued": "waiting for a free training slot",
     "running": "training",
@@ -118,6 +122,10 @@ def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapsho
     )
     if select:
         return st.plotly_chart(fig, key="final-embedding", on_select="rerun", selection_mode=("points",))
+    st.caption(
+        f"While training, the 3-D view is redrawn every {THREE_D_REDRAW_SECONDS:g} s (a 3-D chart takes "
+        "longer to build than a 2-D one); the replay afterwards has every epoch."
+    )
     st.plotly_chart(fig, key="live-embedding")
     return None
 
