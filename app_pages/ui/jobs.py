@@ -10,7 +10,6 @@ job whose page stopped polling (tab closed or reloaded) stops by itself after
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -69,15 +68,16 @@ class JobSlots:
             return len(self._running)
 
 
+# glibc keeps what a thread freed in that thread's heap arena, so without a trim a server's
+# size after a class has trained stays near its peak. Looked up once, in the C library the
+# process already has loaded; None where that is not glibc.
+_malloc_trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+
+
 def _return_free_heap() -> None:
-    """Give freed heap pages back to the OS. glibc keeps what a thread freed in that thread's
-    arena, so without this a server's size after a class has trained stays near its peak."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return
-    trim = getattr(ctypes.CDLL(name), "malloc_trim", None)  # glibc only
-    if trim is not None:
-        trim(0)
+    """Give freed heap pages back to the OS (glibc only)."""
+    if _malloc_trim is not None:
+        _malloc_trim(0)
 
 
 _tickets = iter(range(1, 1 << 62))
@@ -115,7 +115,8 @@ class TrainingJob:
         self._resume.set()
         self._steps_allowed = 0
         self._heartbeat = time.monotonic()
-        self._arrivals: list[tuple[int, float]] = []  # (epoch, time) of the first and latest snapshot
+        self._first_arrival: tuple[int, float] | None = None  # (epoch, time) of the first snapshot
+        self._last_arrival: tuple[int, float] | None = None
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
         self._thread.start()
 
@@ -215,15 +216,16 @@ class TrainingJob:
     def epochs_per_second(self) -> float | None:
         """Epochs per second of wall time between the first and the latest snapshot, as the
         page sees them (pauses and the frame cap included); None before two snapshots."""
-        if len(self._arrivals) < 2 or self._arrivals[-1][1] <= self._arrivals[0][1]:
+        if self._first_arrival is None or self._last_arrival[1] <= self._first_arrival[1]:
             return None
-        (first_epoch, first_at), (last_epoch, last_at) = self._arrivals[0], self._arrivals[-1]
+        (first_epoch, first_at), (last_epoch, last_at) = self._first_arrival, self._last_arrival
         return (last_epoch - first_epoch) / (last_at - first_at)
 
     def _keep(self, snap: Snapshot) -> None:
         """Store a snapshot; past the cap, thin older ones to every other (first kept)."""
-        arrival = (snap.epoch, time.monotonic())
-        self._arrivals = [self._arrivals[0], arrival] if self._arrivals else [arrival]
+        self._last_arrival = (snap.epoch, time.monotonic())
+        if self._first_arrival is None:
+            self._first_arrival = self._last_arrival
         if len(self.snapshots) >= self.max_snapshots:
             self.snapshots = [*self.snapshots[::2], snap]
         else:

@@ -74,10 +74,6 @@ def test_train_watch_stop_replay_download(page, app_url, screenshot):
     assert model.transform(rings.X_test).shape == (len(rings.y_test), 2)
 
 
-def progress_text(page) -> str:
-    return page.get_by_text(re.compile(r"^(Epoch \d+ / \d+|Preparing the run)")).first.inner_text()
-
-
 def test_closing_a_tab_mid_run_frees_its_training_slot(browser, app_url):
     """The server has one training slot (conftest). A job that outlived its closed tab would
     hold it for the rest of its 300 epochs (30 s or more), and the next tab would wait in line."""
