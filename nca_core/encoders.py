@@ -105,17 +105,28 @@ class MLPEncoder(nn.Module):
 
 def make_encoder(
     kind: str,
-    components: torch.Tensor,
+    n_features: int,
+    n_components: int,
+    *,
+    init: torch.Tensor | None = None,
     hidden_sizes=DEFAULT_HIDDEN_SIZES,
     generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str = "cpu",
 ) -> nn.Module:
-    """Build an encoder. A linear or diagonal map starts at ``components`` (shape (d, D));
-    an MLP takes only its shape, dtype and device from it and draws its weights."""
-    if kind == "linear":
-        return LinearEncoder(components)
-    if kind == "diagonal":
-        return DiagonalEncoder(torch.diagonal(components).clone())
+    """An encoder from ``n_features`` inputs to ``n_components`` outputs.
+
+    A linear or diagonal map starts at ``init``, the (n_components, n_features) matrix A;
+    an MLP draws its weights from ``generator`` and takes no ``init``.
+    """
     if kind == "mlp":
-        d, D = components.shape
-        return MLPEncoder(D, d, hidden_sizes, generator, components.dtype, components.device)
-    raise ValueError(f"encoder must be one of {ENCODERS}, got {kind!r}")
+        return MLPEncoder(n_features, n_components, hidden_sizes, generator, dtype, device)
+    if kind not in ENCODERS:
+        raise ValueError(f"encoder must be one of {ENCODERS}, got {kind!r}")
+    if init is None or tuple(init.shape) != (n_components, n_features):
+        shape = None if init is None else tuple(init.shape)
+        raise ValueError(f"a {kind} map needs init of shape {(n_components, n_features)}, got {shape}")
+    init = init.to(device=device, dtype=dtype)
+    if kind == "linear":
+        return LinearEncoder(init)
+    return DiagonalEncoder(torch.diagonal(init).clone())

@@ -18,18 +18,22 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 
 from . import knn
 from .device import resolve_device, resolve_dtype
-from .encoders import DEFAULT_HIDDEN_SIZES, ENCODERS, make_encoder
-from .kernels import KERNELS, make_kernel
-from .losses import OBJECTIVES
+from .encoders import DEFAULT_HIDDEN_SIZES, make_encoder
+from .epochs import Problem, make_epochs
+from .kernels import make_kernel
+from .rules import OPTIONS, DataShape, resolve
 from .sampling import stratified_subsample
-from .training import NEIGHBOR_SOURCES, OPTIMIZERS, Snapshot, train
+from .training import Snapshot, train
 
 __all__ = ["NCA"]
 
 _log = logging.getLogger(__name__)
 
-_DEFAULT_LEARNING_RATE = {"lbfgs": 1.0, "adam": 0.01, "sgd": 0.1}
-_DEFAULT_DEEP_LEARNING_RATE = {"lbfgs": 1.0, "adam": 0.001, "sgd": 0.01}
+# The parameters that ``rules.resolve`` turns into concrete settings for the data.
+_RESOLVED = (
+    "n_components", "encoder", "init", "optimizer", "neighbors", "learning_rate",
+    "batch_size", "kernel", "objective", "n_candidates",
+)  # fmt: skip
 _TRANSFORM_BATCH = 8192
 
 
@@ -100,7 +104,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Anchors per minibatch (ignored by L-BFGS).
     learning_rate : float, default=None
         Step size; None means 1.0 for L-BFGS (its line search scales it), 0.01 for Adam and
-        0.1 for SGD (0.001 and 0.01 for the MLP encoder).
+        0.1 for SGD (0.003 and 0.01 for the MLP encoder): ``rules.default_learning_rate``.
     weight_decay : float, default=0.0
         L2 penalty on the map, ``weight_decay * ||A||_F^2`` (the MLP: its squared weights),
         subtracted from the objective.
@@ -137,21 +141,21 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {  # noqa: RUF012 (scikit-learn's convention)
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "init": [StrOptions({"auto", "pca", "lda", "identity", "random"}), np.ndarray],
+        "init": [StrOptions(set(OPTIONS["init"])), np.ndarray],
         "warm_start": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "callback": [callable, None],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
-        "objective": [StrOptions(set(OBJECTIVES))],
-        "encoder": [StrOptions(set(ENCODERS))],
+        "objective": [StrOptions(set(OPTIONS["objective"]))],
+        "encoder": [StrOptions(set(OPTIONS["encoder"]))],
         "hidden_sizes": [tuple, list],
-        "kernel": [StrOptions(set(KERNELS))],
+        "kernel": [StrOptions(set(OPTIONS["kernel"]))],
         "dof": [Interval(Real, 0, None, closed="neither"), StrOptions({"learn"}), None],
-        "neighbors": [StrOptions({"auto", *NEIGHBOR_SOURCES})],
+        "neighbors": [StrOptions(set(OPTIONS["neighbors"]))],
         "bank_momentum": [Interval(Real, 0, 1, closed="left")],
-        "optimizer": [StrOptions(set(OPTIMIZERS))],
+        "optimizer": [StrOptions(set(OPTIONS["optimizer"]))],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
@@ -289,66 +293,42 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     ):
         X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=[np.float64, np.float32])
         check_classification_targets(y)
-        self.classes_, y_index = np.unique(y, return_inverse=True)
+        classes, y_index = np.unique(y, return_inverse=True)
+        settings = self._resolve(DataShape(len(X), X.shape[1], len(classes)))
         rng = check_random_state(self.random_state)
         device = resolve_device(self.device)
         dtype = resolve_dtype(self.dtype, device)
-        self.device_ = str(device)
-
-        neighbors = self._neighbor_source()
-        components = self._initial_components(X, y_index, rng)
+        components = self._initial_components(X, y_index, settings, rng)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         generator = torch.Generator().manual_seed(seed)
-        if self.encoder == "mlp" and self.warm_start and hasattr(self, "encoder_"):
-            encoder = self.encoder_
-        else:
-            encoder = make_encoder(
-                self.encoder,
-                torch.as_tensor(components, dtype=dtype, device=device),
-                self.hidden_sizes,
-                generator,
-            )
-        kernel = make_kernel(self.kernel, self.dof, len(components)).to(device)
-        if self.encoder == "mlp" and hasattr(self, "components_"):
-            del self.components_  # left from an earlier linear fit
-        self.encoder_, self.kernel_ = encoder, kernel
-        self.n_components_ = len(components)
-        self.dof_ = None
-        X_t = torch.tensor(X, dtype=dtype, device=device)  # a copy: X may be read-only
-        y_t = torch.as_tensor(y_index, device=device)
+        encoder = self._encoder(settings, X.shape[1], components, generator, dtype, device)
+        kernel = make_kernel(self.kernel, self.dof, settings["n_components"]).to(device)
+        self._start_fit(classes, settings, encoder, kernel, device)
 
+        X_t = torch.tensor(X, dtype=dtype, device=device)  # a copy: X may be read-only
         self.display_index_ = (
             np.arange(len(X)) if display_size is None else stratified_subsample(y, display_size, seed)
         )
         evaluate = None
         if eval_every is not None:
             evaluate = self._make_evaluator(X_t, y, X_test, y_test, k, eval_size, seed, dtype, device)
-
-        defaults = _DEFAULT_DEEP_LEARNING_RATE if self.encoder == "mlp" else _DEFAULT_LEARNING_RATE
-        learning_rate = self.learning_rate or defaults[self.optimizer]
-        self.objective_curve_ = []
-        self.n_iter_ = 0
+        problem = Problem.sorted_by_class(
+            encoder, X_t, torch.as_tensor(y_index, device=device),
+            objective=self.objective, kernel=kernel, weight_decay=self.weight_decay,
+        )  # fmt: skip
+        epochs = make_epochs(
+            problem, settings["optimizer"], settings["learning_rate"], batch_size=settings["batch_size"],
+            neighbors=settings["neighbors"], generator=generator, n_candidates=settings["n_candidates"],
+            candidate_refresh=self.candidate_refresh, bank_momentum=self.bank_momentum,
+        )  # fmt: skip
         stream = train(
-            encoder,
-            X_t,
-            y_t,
-            objective=self.objective,
-            optimizer=self.optimizer,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            learning_rate=learning_rate,
-            batch_size=self.batch_size,
-            weight_decay=self.weight_decay,
-            X_display=X_t[torch.as_tensor(self.display_index_, device=device)],
-            evaluate=evaluate,
-            eval_every=eval_every or 1,
-            generator=generator,
-            n_candidates=self.n_candidates if self.optimizer != "lbfgs" else None,
-            candidate_refresh=self.candidate_refresh,
-            kernel=kernel,
-            neighbors=neighbors,
-            bank_momentum=self.bank_momentum,
-        )
+            epochs, max_iter=self.max_iter, tol=self.tol, evaluate=evaluate, eval_every=eval_every or 1,
+            X_display=X_t[torch.as_tensor(self.display_index_, device=device)], generator=generator,
+        )  # fmt: skip
+        yield from self._follow(stream)
+
+    def _follow(self, stream: Iterator[Snapshot]) -> Iterator[Snapshot]:
+        """Keep the fitted attributes current with each snapshot; honour the callback."""
         try:
             for snap in stream:
                 if snap.components is not None:
@@ -366,46 +346,44 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     # -- helpers ----------------------------------------------------------------------
 
-    def _neighbor_source(self) -> str:
-        minibatch = self.optimizer != "lbfgs"
-        if self.neighbors == "auto":
-            return "memory" if self.encoder == "mlp" and minibatch else "all"
-        if self.neighbors != "all" and not minibatch:
-            raise ValueError(
-                f"neighbors={self.neighbors!r} needs a minibatch optimizer: set optimizer='adam' or 'sgd'"
-            )
-        return self.neighbors
+    def _resolve(self, shape: DataShape) -> dict:
+        """Concrete settings for this data (``rules.resolve``): errors raise, caveats warn."""
+        request = {name: getattr(self, name) for name in _RESOLVED}
+        settings, notes = resolve(request, shape)
+        for note in notes:
+            if note.level == "error":
+                raise ValueError(note.error)
+            if note.level == "warning":
+                warnings.warn(note.error, stacklevel=5)
+        return settings
 
-    def _initial_components(self, X, y_index, rng) -> np.ndarray:
-        """The starting map, shape (d, D); for the MLP only its shape matters."""
-        n_features = X.shape[1]
-        n_classes = int(y_index.max()) + 1
-        d = n_features if self.n_components is None else int(self.n_components)
-        if d > n_features:
-            raise ValueError(
-                f"n_components ({d}) cannot be larger than the number of features ({n_features})"
-            )
-        if self.encoder == "diagonal" and d != n_features:
-            raise ValueError(
-                f"encoder='diagonal' keeps every feature: n_components must be None or {n_features}, got {d}"
-            )
+    def _start_fit(self, classes, settings, encoder, kernel, device) -> None:
+        """Set the fitted attributes a fit starts from (all checks have passed)."""
+        if self.encoder == "mlp" and hasattr(self, "components_"):
+            del self.components_  # left from an earlier linear fit
+        self.classes_ = classes
+        self.encoder_, self.kernel_ = encoder, kernel
+        self.n_components_ = settings["n_components"]
+        self.device_ = str(device)
+        self.dof_ = None
+        self.objective_curve_ = []
+        self.n_iter_ = 0
+
+    def _encoder(self, settings, n_features, components, generator, dtype, device):
+        if self.encoder == "mlp" and self.warm_start and hasattr(self, "encoder_"):
+            return self.encoder_
+        init = None if components is None else torch.as_tensor(components)
+        return make_encoder(
+            self.encoder, n_features, settings["n_components"], init=init, hidden_sizes=self.hidden_sizes,
+            generator=generator, dtype=dtype, device=device,
+        )  # fmt: skip
+
+    def _initial_components(self, X, y_index, settings, rng) -> np.ndarray | None:
+        """The starting map, shape (d, D); None for the MLP, which draws its own weights."""
+        d, n_features = settings["n_components"], X.shape[1]
         if self.encoder == "mlp":
-            if not (isinstance(self.init, str) and self.init in ("auto", "random")):
-                raise ValueError("encoder='mlp' starts from random weights: init must be 'auto' or 'random'")
-            if any(not isinstance(h, Integral) or h < 1 for h in self.hidden_sizes):
-                raise ValueError(f"hidden_sizes must be positive integers, got {self.hidden_sizes!r}")
-            if self.warm_start and hasattr(self, "encoder_"):
-                previous = (
-                    self.encoder_.layers[0].in_features,
-                    self.n_components_,
-                    tuple(self.encoder_.hidden_sizes),
-                )
-                if previous != (n_features, d, tuple(self.hidden_sizes)):
-                    raise ValueError(
-                        f"warm_start needs the same network as the previous fit "
-                        f"(n_features, n_components, hidden_sizes) = {previous}"
-                    )
-            return np.zeros((d, n_features))
+            self._check_network(n_features, d)
+            return None
         if self.warm_start and hasattr(self, "components_"):
             if self.components_.shape != (d, n_features):
                 raise ValueError(
@@ -413,24 +391,15 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                     f"{self.components_.shape}, but got {(d, n_features)}"
                 )
             return self.components_.copy()
-        if isinstance(self.init, np.ndarray):
-            init = np.asarray(self.init, dtype=np.float64)
+        method = settings["init"]
+        if isinstance(method, np.ndarray):
+            init = np.asarray(method, dtype=np.float64)
             if init.shape != (d, n_features):
                 raise ValueError(
                     f"init array has shape {init.shape}; expected (n_components, n_features) "
                     f"= {(d, n_features)}"
                 )
             return init
-        method = self.init
-        if method == "auto":
-            if d <= min(n_features, n_classes - 1):
-                method = "lda"
-            elif d < n_features:
-                method = "pca"
-            else:
-                method = "identity"
-        if self.encoder == "diagonal" and method in ("pca", "lda"):
-            raise ValueError(f"init={method!r} needs encoder='linear'; use 'identity' or 'random'")
         if method == "identity":
             return np.eye(d, n_features)
         if method == "random":
@@ -438,6 +407,21 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if method == "pca":
             return _pca_directions(X, d, rng)
         return _lda_directions(X, y_index, d, rng)
+
+    def _check_network(self, n_features: int, d: int) -> None:
+        if any(not isinstance(h, Integral) or h < 1 for h in self.hidden_sizes):
+            raise ValueError(f"hidden_sizes must be positive integers, got {self.hidden_sizes!r}")
+        if self.warm_start and hasattr(self, "encoder_"):
+            previous = (
+                self.encoder_.layers[0].in_features,
+                self.n_components_,
+                tuple(self.encoder_.hidden_sizes),
+            )
+            if previous != (n_features, d, tuple(self.hidden_sizes)):
+                raise ValueError(
+                    f"warm_start needs the same network as the previous fit "
+                    f"(n_features, n_components, hidden_sizes) = {previous}"
+                )
 
     def _make_evaluator(self, X_t, y, X_test, y_test, k, eval_size, seed, dtype, device):
         if (X_test is None) != (y_test is None):
@@ -485,11 +469,6 @@ def _lda_directions(X, y_index, d, rng) -> np.ndarray:
     if len(directions) == 0:
         warnings.warn("LDA found no discriminant direction on this data; starting from PCA", stacklevel=4)
         return _pca_directions(X, d, rng)
-    if d > len(directions):
-        warnings.warn(
-            f"init='lda' gives at most n_classes - 1 = {available} directions; the other "
-            f"{d - len(directions)} rows of the map start from PCA directions",
-            stacklevel=4,
-        )
+    if d > len(directions):  # rules.resolve has warned when the class count caps LDA
         directions = np.vstack([directions, _pca_directions(X, d - len(directions), rng)])
     return directions

@@ -23,6 +23,7 @@ KERNELS = ("gaussian", "student-t")
 class GaussianKernel(nn.Module):
     """log k(s) = -s: the paper's kernel."""
 
+    name = "gaussian"
     learnable = False
 
     def forward(self, sq_distances: torch.Tensor) -> torch.Tensor:
@@ -44,6 +45,7 @@ class StudentTKernel(nn.Module):
     large step and a = 0 divides by zero).
     """
 
+    name = "student-t"
     MIN_DOF = 1e-3
 
     def __init__(self, dof: float, learn: bool = False):

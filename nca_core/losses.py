@@ -171,6 +171,41 @@ def nca_objective(
     return objective_terms(log_class_mass(Z, y, Z, y, index, kernel), objective).sum()
 
 
+def _same_class_blocks(y_anchor: torch.Tensor, ref_bounds: list[int]) -> list[tuple[slice, slice]]:
+    """(anchor rows, reference rows) of each class present in both, for class-sorted data."""
+    bounds = torch.searchsorted(y_anchor, torch.arange(len(ref_bounds), device=y_anchor.device)).tolist()
+    return [
+        (slice(bounds[c], bounds[c + 1]), slice(ref_bounds[c], ref_bounds[c + 1]))
+        for c in range(len(ref_bounds) - 1)
+        if bounds[c + 1] > bounds[c] and ref_bounds[c + 1] > ref_bounds[c]
+    ]
+
+
+def _anchor_weights(same_mass: torch.Tensor, total_mass: torch.Tensor, objective: str):
+    """Terms of f or g per anchor, and the weights of their gradient through the logits.
+
+    With E_ij the (shifted) kernel values, S the same-class mask and P = E / total,
+    d(term_i)/d(log k_ij) = P_ij (alpha_i S_ij - beta_i): for f, alpha = 1 and beta = p_i;
+    for g, alpha = 1 / p_i and beta = 1 (the paper's eqs. 5 and 7 before the chain rule).
+    An anchor without a class mate adds nothing to g. Returns the terms and the columns
+    alpha / total and beta / total, shape (b, 1).
+    """
+    p = same_mass / total_mass
+    has_mate = same_mass > 0
+    if objective == "f":
+        terms, alpha, beta = p, torch.ones_like(p), p
+    else:
+        safe_p = torch.where(has_mate, p, 1.0)
+        terms = torch.where(has_mate, torch.log(safe_p), 0.0)
+        alpha, beta = torch.where(has_mate, 1.0 / safe_p, 0.0), has_mate.to(p.dtype)
+    return terms, (alpha / total_mass)[:, None], (beta / total_mass)[:, None]
+
+
+def _with_ones(Z: torch.Tensor) -> torch.Tensor:
+    """[Z, 1]: one product then gives both the weighted sum of rows and the sum of weights."""
+    return torch.cat([Z, torch.ones(len(Z), 1, dtype=Z.dtype, device=Z.device)], 1)
+
+
 @torch.no_grad()
 def block_terms_and_gradients(
     Z_anchor: torch.Tensor,
@@ -180,19 +215,15 @@ def block_terms_and_gradients(
     anchor_index: torch.Tensor | None,
     objective: str,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Objective terms of a block of anchors and their gradients, in closed form.
+    """Objective terms of a block of anchors and their gradients, in closed form (Gaussian).
 
     The fast path of the training loop; ``nca_objective`` is its autograd reference.
     References must be sorted by class, class c occupying rows
     ``ref_bounds[c]:ref_bounds[c + 1]``, and anchors sorted by class too. Then every
     same-class sum is a small matrix product on a sub-block, and the gradients need two
-    passes over the (b, n) matrix of neighbour weights, never a same-class mask.
-
-    With logits l_ij = -||z_i - z_j||^2 and softmax P, d(term_i)/d(l_ij) is
-    W_ij = P_ij (alpha_i S_ij - beta_i): for f, alpha = 1 and beta = p_i; for g,
-    alpha = 1 / p_i and beta = 1 (the paper's eqs. 5 and 7 before the chain rule). Rows of
-    W sum to zero, so the anchor gradient is 2 (W Z_ref)_i and the reference gradient is
-    2 (W^T Z_anchor - colsum(W) z_j).
+    passes over the (b, n) matrix of neighbour weights W (see ``_anchor_weights``), never a
+    same-class mask. Rows of W sum to zero, so the anchor gradient is 2 (W Z_ref)_i and the
+    reference gradient is 2 (W^T Z_anchor - colsum(W) z_j).
 
     Parameters
     ----------
@@ -212,8 +243,28 @@ def block_terms_and_gradients(
     """
     if objective not in PER_ANCHOR_OBJECTIVES:
         raise ValueError(f"objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
-    b, d = Z_anchor.shape
-    rows = torch.arange(b, device=Z_anchor.device)
+    d = Z_anchor.shape[1]
+    E = _gaussian_weights(Z_anchor, Z_ref, anchor_index)
+    R = _with_ones(Z_ref)
+    every = E @ R  # (b, d + 1): sum_j e_ij z_j and sum_j e_ij
+    same = torch.zeros_like(every)  # the same sums over the anchor's class only
+    blocks = _same_class_blocks(y_anchor, ref_bounds)
+    for a, r in blocks:
+        same[a] = E[a, r] @ R[r]
+    terms, scale_same, scale_all = _anchor_weights(same[:, d], every[:, d], objective)
+    grad_anchor = 2.0 * (scale_same * same[:, :d] - scale_all * every[:, :d])
+
+    A = _with_ones(Z_anchor)
+    back = -(E.T @ (scale_all * A))  # (n, d + 1): sum_i W_ij [z_i, 1], the -beta part
+    for a, r in blocks:
+        back[r] += E[a, r].T @ (scale_same[a] * A[a])
+    grad_ref = 2.0 * (back[:, :d] - back[:, d : d + 1] * Z_ref)
+    return terms, grad_anchor, grad_ref
+
+
+def _gaussian_weights(Z_anchor, Z_ref, anchor_index) -> torch.Tensor:
+    """exp(-||z_i - z_j||^2) per anchor row, shifted by the row's largest; 0 at j = i."""
+    rows = torch.arange(len(Z_anchor), device=Z_anchor.device)
     E = torch.addmm((Z_ref * Z_ref).sum(1).neg_(), Z_anchor, Z_ref.T, alpha=2.0)
     E.sub_((Z_anchor * Z_anchor).sum(1, keepdim=True))
     if anchor_index is not None:
@@ -225,39 +276,7 @@ def block_terms_and_gradients(
     E.sub_(row_max).clamp_(min=floor).exp_()
     if anchor_index is not None:
         E[rows, anchor_index] = 0.0
-
-    ones_ref = torch.ones(len(Z_ref), 1, dtype=Z_ref.dtype, device=Z_ref.device)
-    R = torch.cat([Z_ref, ones_ref], 1)
-    every = E @ R  # (b, d + 1): sum_j e_ij z_j and sum_j e_ij
-    same = torch.zeros_like(every)  # the same sums over the anchor's class only
-    anchor_bounds = torch.searchsorted(
-        y_anchor, torch.arange(len(ref_bounds), device=y_anchor.device)
-    ).tolist()
-    for c in range(len(ref_bounds) - 1):
-        a0, a1, r0, r1 = anchor_bounds[c], anchor_bounds[c + 1], ref_bounds[c], ref_bounds[c + 1]
-        if a1 > a0 and r1 > r0:
-            same[a0:a1] = E[a0:a1, r0:r1] @ R[r0:r1]
-    total = every[:, d]
-    p = same[:, d] / total
-    has_mate = same[:, d] > 0
-    if objective == "f":
-        terms, alpha, beta = p, torch.ones_like(p), p
-    else:
-        safe_p = torch.where(has_mate, p, 1.0)
-        terms = torch.where(has_mate, torch.log(safe_p), 0.0)
-        alpha, beta = torch.where(has_mate, 1.0 / safe_p, 0.0), has_mate.to(p.dtype)
-    # W = E (alpha S - beta) / total: scale per anchor, then the chain rule.
-    scale_same, scale_all = (alpha / total)[:, None], (beta / total)[:, None]
-    grad_anchor = 2.0 * (scale_same * same[:, :d] - scale_all * every[:, :d])
-
-    A = torch.cat([Z_anchor, torch.ones(b, 1, dtype=Z_anchor.dtype, device=Z_anchor.device)], 1)
-    back = -(E.T @ (scale_all * A))  # (n, d + 1): sum_i W_ij [z_i, 1], the -beta part
-    for c in range(len(ref_bounds) - 1):
-        a0, a1, r0, r1 = anchor_bounds[c], anchor_bounds[c + 1], ref_bounds[c], ref_bounds[c + 1]
-        if a1 > a0 and r1 > r0:
-            back[r0:r1] += E[a0:a1, r0:r1].T @ (scale_same[a0:a1] * A[a0:a1])
-    grad_ref = 2.0 * (back[:, :d] - back[:, d : d + 1] * Z_ref)
-    return terms, grad_anchor, grad_ref
+    return E
 
 
 def selection_probabilities(Z, anchor: int):
@@ -292,7 +311,7 @@ def kernel_block_gradients(
     c_ij = d(value)/d(s_ij) for s_ij = ||z_i - z_j||^2, the anchor gradient is
     2 (rowsum(c) z_i - c Z_ref) and the reference gradient 2 (colsum(c) z_j - c^T Z_anchor),
     where c_ij = G_ij * (d log k / d s) and G_ij = d(value)/d(log k_ij): for "f"/"g" the
-    W_ij of ``block_terms_and_gradients``; for "mcml" S_ij / N - q_ij.
+    weights of ``_anchor_weights``; for "mcml" S_ij / N - q_ij.
 
     ``kernel`` must offer ``slope(s)`` (and ``dof_slope(s, log_k)`` when ``learnable``).
     For "mcml", ``log_norm`` and ``n_same`` are log sum k and the count of same-class
@@ -307,100 +326,97 @@ def kernel_block_gradients(
     grad_ref : Tensor of shape (n, d), or None when not ``ref_grad``
     grad_dof : float or None, d(value)/d(dof) for a kernel with a learnable dof
     """
-    b = len(Z_anchor)
-    rows = torch.arange(b, device=Z_anchor.device)
     sq = _squared_distances(Z_anchor, Z_ref)
-    log_k = kernel(sq)
-    if anchor_index is not None:
-        log_k[rows, anchor_index] = float("-inf")
-    anchor_bounds = torch.searchsorted(
-        y_anchor, torch.arange(len(ref_bounds), device=y_anchor.device)
-    ).tolist()
-    same_blocks = [
-        (slice(anchor_bounds[c], anchor_bounds[c + 1]), slice(ref_bounds[c], ref_bounds[c + 1]))
-        for c in range(len(ref_bounds) - 1)
-        if anchor_bounds[c + 1] > anchor_bounds[c] and ref_bounds[c + 1] > ref_bounds[c]
-    ]
-    # As in block_terms_and_gradients, but higher (1e-19 in float32): here E is further
-    # multiplied by kernel slopes and 1/total, and products below the smallest normal
-    # float made the Student-t path at d = 30 several times slower on CPUs.
-    floor = math.log(torch.finfo(log_k.dtype).tiny) / 2.0
-    slope = kernel.slope(sq)
-    dof_slope = kernel.dof_slope(sq, log_k) if kernel.learnable else None
-    if anchor_index is not None and dof_slope is not None:
-        dof_slope[rows, anchor_index] = 0.0
-
+    pairs = _KernelPairs(sq, kernel, anchor_index, _same_class_blocks(y_anchor, ref_bounds))
     if objective == "mcml":
-        whole = log_norm is None
-        if whole:
-            shift = float(log_k.max())
-            E = (log_k - shift).clamp_(min=floor).exp_()
-        else:
-            E = (log_k - log_norm).clamp_(min=floor).exp_()
-        if anchor_index is not None:
-            E[rows, anchor_index] = 0.0
-            log_k[rows, anchor_index] = 0.0
-        if whole:
-            total = float(E.sum())
-            E.div_(total)
-            log_norm = shift + math.log(total)
-            n_same = sum((r.stop - r.start) * (a.stop - a.start) for a, r in same_blocks)
-            if anchor_index is not None:
-                n_same -= b
-        sum_same = sum(float(log_k[a, r].sum()) for a, r in same_blocks)
-        grad_dof = None
-        if dof_slope is not None:
-            grad_dof = -float((E * dof_slope).sum())
-            grad_dof += sum(float(dof_slope[a, r].sum()) for a, r in same_blocks) / max(n_same, 1)
-        c = E.mul_(slope).neg_()  # -q_ij * dlogk/ds
-        for a, r in same_blocks:
-            c[a, r] += slope[a, r] / max(n_same, 1)
-        if anchor_index is not None:
-            c[rows, anchor_index] = 0.0
-        if not n_same:
-            value, c = 0.0, torch.zeros_like(c)
-            grad_dof = 0.0 if grad_dof is not None else None
-        elif whole:
-            value = sum_same / n_same - log_norm + math.log(n_same)
-        else:
-            value = sum_same / n_same
+        value, c, grad_dof = _mcml_slopes(pairs, log_norm, n_same)
     elif objective in PER_ANCHOR_OBJECTIVES:
-        E = (log_k - log_k.amax(1, keepdim=True)).clamp_(min=floor).exp_()
-        if anchor_index is not None:
-            E[rows, anchor_index] = 0.0
-        total = E.sum(1)
-        same = torch.zeros_like(total)
-        for a, r in same_blocks:
-            same[a] = E[a, r].sum(1)
-        p = same / total
-        has_mate = same > 0
-        if objective == "f":
-            terms, alpha, beta = p, torch.ones_like(p), p
-        else:
-            safe_p = torch.where(has_mate, p, 1.0)
-            terms = torch.where(has_mate, torch.log(safe_p), 0.0)
-            alpha, beta = torch.where(has_mate, 1.0 / safe_p, 0.0), has_mate.to(p.dtype)
-        scale_same, scale_all = (alpha / total)[:, None], (beta / total)[:, None]
-        grad_dof = None
-        if dof_slope is not None:
-            ED = E * dof_slope
-            grad_dof = -float((ED * scale_all).sum())
-            grad_dof += sum(float((ED[a, r] * scale_same[a]).sum()) for a, r in same_blocks)
-        c = E.mul_(slope)  # E_ij * dlogk/ds, then the weights (alpha S - beta) / total
-        same_part = [c[a, r] * scale_same[a] for a, r in same_blocks]
-        c.mul_(-scale_all)
-        for (a, r), part in zip(same_blocks, same_part):
-            c[a, r] += part
-        value = float(terms.sum())
+        value, c, grad_dof = _per_anchor_slopes(pairs, objective)
     else:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-
-    ones_ref = torch.ones(len(Z_ref), 1, dtype=Z_ref.dtype, device=Z_ref.device)
-    row = c @ torch.cat([Z_ref, ones_ref], 1)
+    row = c @ _with_ones(Z_ref)
     grad_anchor = 2.0 * (row[:, -1:] * Z_anchor - row[:, :-1])
     grad_ref = None
     if ref_grad:
-        ones_anchor = torch.ones(b, 1, dtype=Z_anchor.dtype, device=Z_anchor.device)
-        col = c.T @ torch.cat([Z_anchor, ones_anchor], 1)
+        col = c.T @ _with_ones(Z_anchor)
         grad_ref = 2.0 * (col[:, -1:] * Z_ref - col[:, :-1])
     return value, grad_anchor, grad_ref, grad_dof
+
+
+class _KernelPairs:
+    """log k, d log k / ds and d log k / d dof of a block's pairs, self-pairs masked."""
+
+    def __init__(self, sq, kernel, anchor_index, same_blocks):
+        self.rows = torch.arange(len(sq), device=sq.device)
+        self.anchor_index, self.same_blocks = anchor_index, same_blocks
+        self.log_k = kernel(sq)
+        if anchor_index is not None:
+            self.log_k[self.rows, anchor_index] = float("-inf")
+        # As in _gaussian_weights, but higher (1e-19 in float32): here E is further
+        # multiplied by kernel slopes and 1/total, and products below the smallest normal
+        # float made the Student-t path at d = 30 several times slower on CPUs.
+        self.floor = math.log(torch.finfo(self.log_k.dtype).tiny) / 2.0
+        self.slope = kernel.slope(sq)
+        self.dof_slope = kernel.dof_slope(sq, self.log_k) if kernel.learnable else None
+        if anchor_index is not None and self.dof_slope is not None:
+            self.dof_slope[self.rows, anchor_index] = 0.0
+
+    def exp_shifted(self, shift) -> torch.Tensor:
+        """exp(log k - shift), floored, with self-pairs at 0."""
+        E = (self.log_k - shift).clamp_(min=self.floor).exp_()
+        if self.anchor_index is not None:
+            E[self.rows, self.anchor_index] = 0.0
+        return E
+
+
+def _mcml_slopes(pairs: _KernelPairs, log_norm, n_same):
+    """MCML's value, c_ij and d(value)/d(dof) for a block (``kernel_block_gradients``)."""
+    whole = log_norm is None
+    if whole:
+        shift = float(pairs.log_k.max())
+        E = pairs.exp_shifted(shift)
+        total = float(E.sum())
+        E.div_(total)
+        log_norm = shift + math.log(total)
+        n_same = sum((r.stop - r.start) * (a.stop - a.start) for a, r in pairs.same_blocks)
+        if pairs.anchor_index is not None:
+            n_same -= len(pairs.rows)
+    else:
+        E = pairs.exp_shifted(log_norm)
+    log_k = pairs.log_k
+    if pairs.anchor_index is not None:
+        log_k[pairs.rows, pairs.anchor_index] = 0.0
+    if not n_same:
+        return 0.0, torch.zeros_like(E), (0.0 if pairs.dof_slope is not None else None)
+    sum_same = sum(float(log_k[a, r].sum()) for a, r in pairs.same_blocks)
+    grad_dof = None
+    if pairs.dof_slope is not None:
+        grad_dof = -float((E * pairs.dof_slope).sum())
+        grad_dof += sum(float(pairs.dof_slope[a, r].sum()) for a, r in pairs.same_blocks) / n_same
+    c = E.mul_(pairs.slope).neg_()  # -q_ij * dlogk/ds
+    for a, r in pairs.same_blocks:
+        c[a, r] += pairs.slope[a, r] / n_same
+    if pairs.anchor_index is not None:
+        c[pairs.rows, pairs.anchor_index] = 0.0
+    value = sum_same / n_same - log_norm + math.log(n_same) if whole else sum_same / n_same
+    return value, c, grad_dof
+
+
+def _per_anchor_slopes(pairs: _KernelPairs, objective: str):
+    """f's or g's summed terms, c_ij and d(value)/d(dof) for a block (``kernel_block_gradients``)."""
+    E = pairs.exp_shifted(pairs.log_k.amax(1, keepdim=True))
+    same = torch.zeros(len(E), dtype=E.dtype, device=E.device)
+    for a, r in pairs.same_blocks:
+        same[a] = E[a, r].sum(1)
+    terms, scale_same, scale_all = _anchor_weights(same, E.sum(1), objective)
+    grad_dof = None
+    if pairs.dof_slope is not None:
+        ED = E * pairs.dof_slope
+        grad_dof = -float((ED * scale_all).sum())
+        grad_dof += sum(float((ED[a, r] * scale_same[a]).sum()) for a, r in pairs.same_blocks)
+    c = E.mul_(pairs.slope)  # E_ij * dlogk/ds, then the weights (alpha S - beta) / total
+    same_part = [c[a, r] * scale_same[a] for a, r in pairs.same_blocks]
+    c.mul_(-scale_all)
+    for (a, r), part in zip(pairs.same_blocks, same_part):
+        c[a, r] += part
+    return float(terms.sum()), c, grad_dof

@@ -228,7 +228,7 @@ def test_bad_parameters_have_specific_messages(wine):
 def test_blockwise_training_equals_one_block(digits):
     """Memory-bounded blocks change nothing but the memory used."""
     from nca_core.encoders import LinearEncoder
-    from nca_core.training import objective_and_gradient
+    from nca_core.gradients import objective_and_gradient
 
     X, y = digits
     order = np.argsort(y, kind="stable")

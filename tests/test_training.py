@@ -1,193 +1,71 @@
-"""The training loop's internals: blocks, candidate neighbours, sampled start values."""
+"""The training loop: snapshots, stopping rules and divergence, whatever the strategy."""
 
 import numpy as np
 import pytest
 import torch
 
 from nca_core.encoders import LinearEncoder
-from nca_core.training import (
-    _candidate_epoch,
-    _evaluate_objective,
-    _nearest_candidates,
-    objective_and_gradient,
-)
+from nca_core.epochs import Problem, make_epochs
+from nca_core.training import TrainingDiverged, train
 
 
 @pytest.fixture
 def problem():
     gen = torch.Generator().manual_seed(0)
-    n = 120
-    X = torch.randn(n, 5, generator=gen, dtype=torch.float64)
-    y = torch.sort(torch.randint(0, 3, (n,), generator=gen)).values
-    A = torch.randn(2, 5, generator=gen, dtype=torch.float64)
-    return X, y, A
+    X = torch.randn(90, 4, generator=gen, dtype=torch.float64)
+    y = torch.randint(0, 3, (90,), generator=gen)
+    X[:, 0] += 3.0 * y  # one informative axis, so training has something to learn
+    A = torch.randn(2, 4, generator=gen, dtype=torch.float64)
+    return Problem.sorted_by_class(LinearEncoder(A), X, y)
 
 
-class _NoStep:
-    """An optimiser stand-in that keeps the gradient for inspection."""
+class Doubling:
+    """A stand-in strategy: doubles A each epoch; from epoch ``bad`` on its value is NaN."""
 
-    def __init__(self, encoder):
-        self.encoder = encoder
+    def __init__(self, problem, exact, values, bad=None):
+        self.problem, self.exact, self.values, self.bad = problem, exact, values, bad
+        self.optimizer = torch.optim.SGD(problem.parameters, lr=0.5)
 
-    def zero_grad(self):
-        self.encoder.weight.grad = None
-
-    def step(self):
-        pass
-
-
-@pytest.mark.parametrize("objective", ["f", "g"])
-def test_candidates_covering_everyone_give_the_exact_objective(problem, objective):
-    X, y, A = problem
-    encoder = LinearEncoder(A)
-    candidates = _nearest_candidates(encoder, X, y, len(X) - 1, 1 << 20)
-    value = _candidate_epoch(
-        encoder, _NoStep(encoder), X, y, candidates, objective, len(X), 0.0, torch.Generator().manual_seed(0)
-    )
-    exact_encoder = LinearEncoder(A)
-    exact = objective_and_gradient(exact_encoder, X, y, objective)
-    assert value == pytest.approx(exact, rel=1e-10)
-    torch.testing.assert_close(encoder.weight.grad, exact_encoder.weight.grad)
-
-
-def test_candidates_are_the_nearest_others_and_class_mates(problem):
-    X, y, A = problem
-    encoder = LinearEncoder(A)
-    candidates = _nearest_candidates(encoder, X, y, 8, 1 << 20)
-    assert candidates.shape == (len(X), 8 + 2)
-    Z = (X @ A.T).numpy()
-    for i in (0, 57, 119):
-        distances = ((Z - Z[i]) ** 2).sum(1)
-        distances[i] = np.inf
-        np.testing.assert_array_equal(np.sort(candidates[i, :8].numpy()), np.sort(np.argsort(distances)[:8]))
-        mates = candidates[i, 8:].numpy()
-        assert np.all(y.numpy()[mates] == y.numpy()[i]) and i not in mates
-
-
-def test_requires_data_sorted_by_class(problem):
-    X, y, A = problem
-    with pytest.raises(ValueError, match="sorted by class"):
-        objective_and_gradient(LinearEncoder(A), X, y.flip(0), "f")
-
-
-def test_large_sets_estimate_the_start_value_on_a_sample(problem):
-    X, y, A = problem
-    exact = _evaluate_objective(LinearEncoder(A), None, X, y, "f", 1 << 20)
-    sampled = _evaluate_objective(
-        LinearEncoder(A), None, X, y, "f", 1 << 20, torch.Generator().manual_seed(0), max_pairs=60 * 120
-    )
-    assert sampled != exact
-    assert sampled == pytest.approx(exact, abs=0.1)
-
-
-# -- kernels, MCML, memory bank ---------------------------------------------------------
-
-
-@pytest.mark.parametrize("objective", ["f", "g", "mcml"])
-@pytest.mark.parametrize("learn", [False, True])
-def test_blockwise_autograd_path_equals_whole_matrix_autograd(problem, objective, learn):
-    """Many small blocks (and MCML's two-pass normaliser) give the exact objective and gradient."""
-    from nca_core.kernels import StudentTKernel
-    from nca_core.losses import nca_objective
-
-    X, y, A = problem
-    reference_kernel = StudentTKernel(1.5, learn=learn)
-    A_ref = A.clone().requires_grad_(True)
-    expected = nca_objective(X @ A_ref.T, y, objective, reference_kernel)
-    expected = expected / len(X) if objective != "mcml" else expected
-    expected.backward()
-
-    kernel = StudentTKernel(1.5, learn=learn)
-    encoder = LinearEncoder(A)
-    value = objective_and_gradient(encoder, X, y, objective, block_elements=7 * len(X), kernel=kernel)
-    assert value == pytest.approx(expected.item(), rel=1e-10)
-    torch.testing.assert_close(encoder.weight.grad, -A_ref.grad, rtol=1e-9, atol=1e-12)
-    if learn:
-        (raw,), (raw_ref,) = kernel.parameters(), reference_kernel.parameters()
-        assert raw.grad.item() == pytest.approx(-raw_ref.grad.item(), rel=1e-9)
-    start = _evaluate_objective(encoder, kernel, X, y, objective, block_elements=7 * len(X))
-    assert start == pytest.approx(expected.item(), rel=1e-10)
-
-
-def test_memory_bank_update_is_a_momentum_average():
-    from nca_core.training import MemoryBank
-
-    bank = MemoryBank(torch.zeros(4, 2, dtype=torch.float64), momentum=0.25)
-    bank.update(torch.tensor([1, 3]), torch.tensor([[4.0, 8.0], [-4.0, 0.0]], dtype=torch.float64))
-    expected = torch.tensor([[0, 0], [3, 6], [0, 0], [-3, 0]], dtype=torch.float64)
-    assert torch.equal(bank.embeddings, expected)
-    bank.update(torch.tensor([1]), torch.tensor([[0.0, 0.0]], dtype=torch.float64))
-    assert bank.embeddings[1].tolist() == [0.75, 1.5]
-    with pytest.raises(ValueError, match="momentum"):
-        MemoryBank(torch.zeros(2, 2), momentum=1.0)
-
-
-def test_memory_bank_rows_carry_no_gradient_and_are_not_aliased():
-    from nca_core.training import MemoryBank
-
-    Z = torch.randn(5, 2, requires_grad=True)
-    bank = MemoryBank(Z, momentum=0.5)
-    assert not bank.embeddings.requires_grad
-    bank.update(torch.tensor([0]), Z[:1] * 3)
-    assert not torch.equal(bank.embeddings[0], Z[0].detach())  # the source was not written
-
-
-def _one_step(problem, bank_mode):
-    """One full-batch step in memory/batch mode with a stand-in optimiser; returns the grad."""
-    from nca_core.kernels import GaussianKernel
-    from nca_core.training import MemoryBank, _local_epoch
-
-    X, y, A = problem
-    encoder = LinearEncoder(A)
-    bank = None
-    if bank_mode:
+    def run(self, epoch):
         with torch.no_grad():
-            bank = MemoryBank(encoder(X) + 0.5, momentum=0.5)  # stale on purpose
-    before = None if bank is None else bank.embeddings.clone()
-    _local_epoch(
-        encoder,
-        GaussianKernel(),
-        _NoStep(encoder),
-        X,
-        y,
-        "f",
-        len(X),
-        0.0,
-        torch.Generator().manual_seed(0),
-        bank,
-    )
-    return encoder, bank, before
+            self.problem.encoder.weight.mul_(2.0)
+        return float("nan") if self.bad is not None and epoch >= self.bad else self.values(epoch)
 
 
-def test_memory_mode_takes_gradients_through_anchors_only_and_then_refreshes_the_bank(problem):
-    from nca_core.losses import log_class_mass, objective_terms
-
-    X, y, A = problem
-    encoder, bank, before = _one_step(problem, bank_mode=True)
-    A_ref = A.clone().requires_grad_(True)
-    Z = X @ A_ref.T
-    value = objective_terms(log_class_mass(Z, y, before, y, torch.arange(len(X))), "f").mean()
-    (-value).backward()  # the bank is a constant: no gradient through the references
-    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
-    torch.testing.assert_close(bank.embeddings, 0.5 * before + 0.5 * (X @ A.T), rtol=1e-12, atol=1e-12)
+def test_snapshots_are_copies_taken_at_each_epoch(problem):
+    start, start_value = problem.encoder.weight.detach().clone().numpy(), problem.value()
+    snaps = list(train(Doubling(problem, True, float), max_iter=3, tol=0.0))
+    assert [s.epoch for s in snaps] == [0, 1, 2, 3]
+    for power, snap in enumerate(snaps):
+        np.testing.assert_allclose(snap.components, start * 2**power)
+        np.testing.assert_allclose(snap.embedding, problem.X.numpy() @ snap.components.T, rtol=1e-5)
+    assert snaps[0].objective == pytest.approx(start_value)
 
 
-def test_batch_mode_takes_neighbours_from_the_batch_with_gradients_through_both(problem):
-    from nca_core.losses import nca_objective
-
-    X, y, A = problem
-    encoder, _, _ = _one_step(problem, bank_mode=False)
-    A_ref = A.clone().requires_grad_(True)
-    (-nca_objective(X @ A_ref.T, y, "f") / len(X)).backward()
-    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
+def test_divergence_restores_the_last_finite_map(problem):
+    stream = train(Doubling(problem, True, float, bad=3), max_iter=5, tol=0.0)
+    seen = [next(stream) for _ in range(3)]
+    with pytest.raises(TrainingDiverged, match=r"epoch 3.*learning rate 0\.5, optimizer SGD"):
+        next(stream)
+    torch.testing.assert_close(problem.encoder.weight, torch.as_tensor(seen[-1].components))
 
 
-def test_bank_and_batch_modes_are_refused_with_lbfgs_and_candidates_need_the_closed_form(problem):
-    from nca_core.kernels import StudentTKernel
-    from nca_core.training import train
+@pytest.mark.parametrize("exact, epochs_run", [(True, 1), (False, 2)])
+def test_tolerance_compares_from_the_start_only_for_exact_values(problem, exact, epochs_run):
+    start = problem.value()
+    snaps = list(train(Doubling(problem, exact, lambda epoch: start), max_iter=10, tol=1e-6))
+    assert snaps[-1].epoch == epochs_run
 
-    X, y, A = problem
-    with pytest.raises(ValueError, match="needs a minibatch optimizer"):
-        next(train(LinearEncoder(A), X, y, optimizer="lbfgs", neighbors="memory"))
-    with pytest.raises(ValueError, match="n_candidates works with the Gaussian"):
-        next(train(LinearEncoder(A), X, y, optimizer="adam", n_candidates=5, kernel=StudentTKernel(1.0)))
+
+def test_accuracy_is_measured_every_few_epochs_and_at_the_last(problem):
+    calls = []
+
+    def evaluate(encoder):
+        calls.append(encoder.weight.detach().clone())
+        return 0.5, 0.25
+
+    epochs = make_epochs(problem, "adam", 0.05, batch_size=30, generator=torch.Generator().manual_seed(0))
+    snaps = list(train(epochs, max_iter=5, tol=0.0, evaluate=evaluate, eval_every=2))
+    assert [s.train_accuracy is not None for s in snaps] == [True, False, True, False, True, True]
+    assert snaps[2].test_accuracy == 0.25 and len(calls) == 4
+    assert snaps[-1].objective > snaps[1].objective  # Adam on all-point neighbours learns

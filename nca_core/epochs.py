@@ -1,0 +1,377 @@
+"""Epoch strategies: how one epoch of training moves the encoder.
+
+A ``Problem`` is what is optimised (an encoder and kernel on class-sorted data); an epoch
+strategy owns an optimiser and knows how to take one epoch's steps on it. The training
+loop (``training.train``) takes one strategy and does not know which it has:
+
+- ``LBFGSEpochs``: one full-batch L-BFGS iteration, neighbours from all points;
+- ``MinibatchEpochs``: a pass over the anchors in batches, neighbours from all points;
+- ``CandidateEpochs``: the same, neighbours from each anchor's nearest candidates;
+- ``BankEpochs``: neighbours from a ``MemoryBank`` of all points' embeddings (Wu et al., 2018);
+- ``BatchEpochs``: neighbours from the batch alone.
+
+``make_epochs`` picks one from the estimator's options.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from . import knn
+from .distributed import LOCAL, DataParallelGroup, active_world_size
+from .gradients import (
+    DEFAULT_BLOCK_ELEMENTS,
+    backward,
+    class_bounds,
+    evaluate_objective,
+    objective_and_gradient,
+)
+from .kernels import GaussianKernel
+from .losses import (
+    PER_ANCHOR_OBJECTIVES,
+    kernel_block_gradients,
+    log_class_mass,
+    mcml_objective,
+    objective_terms,
+)
+from .rules import NEIGHBOR_SOURCES, OPTIMIZERS, candidates_note, neighbors_note
+
+__all__ = [
+    "BankEpochs",
+    "BatchEpochs",
+    "CandidateEpochs",
+    "LBFGSEpochs",
+    "MemoryBank",
+    "MinibatchEpochs",
+    "Problem",
+    "make_epochs",
+    "make_optimizer",
+]
+
+
+@dataclass
+class Problem:
+    """An encoder and a kernel to train on X, y sorted by class (``sorted_by_class`` sorts)."""
+
+    encoder: nn.Module
+    X: torch.Tensor
+    y: torch.Tensor
+    objective: str = "f"
+    kernel: nn.Module = field(default_factory=GaussianKernel)
+    weight_decay: float = 0.0
+    block_elements: int = DEFAULT_BLOCK_ELEMENTS
+    group: object = LOCAL
+
+    @classmethod
+    def sorted_by_class(cls, encoder: nn.Module, X: torch.Tensor, y: torch.Tensor, **options) -> Problem:
+        order = torch.argsort(y, stable=True)
+        return cls(encoder, X[order], y[order], **options)
+
+    @property
+    def parameters(self) -> list[torch.Tensor]:
+        return list(self.encoder.parameters()) + list(self.kernel.parameters())
+
+    def value(self, generator: torch.Generator | None = None) -> float:
+        """The objective of all points, no gradients (sampled anchors on very large sets)."""
+        return evaluate_objective(
+            self.encoder, self.kernel, self.X, self.y, self.objective, self.block_elements, generator
+        )
+
+    def gradient(self, anchors: torch.Tensor | None = None) -> float:
+        """Accumulate the gradient of -objective (+ L2) into .grad; return the objective."""
+        return objective_and_gradient(
+            self.encoder, self.X, self.y, self.objective, anchors,
+            self.weight_decay, self.block_elements, self.kernel, self.group,
+        )  # fmt: skip
+
+    def penalty(self) -> float:
+        return self.weight_decay * float(self.encoder.penalty().detach()) if self.weight_decay else 0.0
+
+
+def make_optimizer(name: str, params, learning_rate: float) -> torch.optim.Optimizer:
+    if name == "lbfgs":
+        return torch.optim.LBFGS(
+            params, lr=learning_rate, max_iter=1, history_size=20, line_search_fn="strong_wolfe"
+        )
+    if name == "adam":
+        return torch.optim.Adam(params, lr=learning_rate)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=learning_rate, momentum=0.9, nesterov=True)
+    raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {name!r}")
+
+
+class LBFGSEpochs:
+    """One full-batch L-BFGS iteration per epoch; reports the objective after the step."""
+
+    exact = True  # the value reported is the objective itself, comparable from the start
+
+    def __init__(self, problem: Problem, learning_rate: float = 1.0):
+        self.problem = problem
+        self.optimizer = make_optimizer("lbfgs", problem.parameters, learning_rate)
+        # torch's L-BFGS re-evaluates the starting point of every step, which is where the
+        # previous line search ended: remember the last evaluation to skip that repeat.
+        self._last: dict = {}
+
+    def _same_point(self) -> bool:
+        params = self.problem.parameters
+        return bool(self._last) and all(torch.equal(p, q) for p, q in zip(params, self._last["at"]))
+
+    def _closure(self) -> torch.Tensor:
+        self.optimizer.zero_grad()
+        params = self.problem.parameters
+        if self._same_point():
+            for p, g in zip(params, self._last["grad"]):
+                p.grad = g.clone()
+            return self._last["loss"]
+        value = self.problem.gradient()
+        loss = torch.tensor(-value + self.problem.penalty(), dtype=self.problem.X.dtype)
+        self._last = {
+            "value": value,
+            "loss": loss,
+            "at": [p.detach().clone() for p in params],
+            "grad": [p.grad.detach().clone() for p in params],
+        }
+        return loss
+
+    def run(self, epoch: int) -> float:
+        self.optimizer.step(self._closure)
+        if self._same_point():  # the line search usually ends on a point it evaluated
+            return self._last["value"]
+        with torch.no_grad():
+            return self.problem.value()
+
+
+class MinibatchEpochs:
+    """A pass over all anchors in random batches; neighbours come from all of X.
+
+    The value reported is the mean over the epoch's batches, each measured before its step.
+    """
+
+    exact = False
+
+    def __init__(
+        self, problem: Problem, optimizer: str, learning_rate: float, batch_size: int, generator=None
+    ):
+        self.problem = problem
+        self.optimizer = make_optimizer(optimizer, problem.parameters, learning_rate)
+        self.batch_size = batch_size
+        self.generator = generator
+
+    def batches(self) -> list[torch.Tensor]:
+        X = self.problem.X
+        order = torch.randperm(len(X), generator=self.generator).to(X.device)
+        return [order[start : start + self.batch_size] for start in range(0, len(X), self.batch_size)]
+
+    def step(self, anchors: torch.Tensor) -> float | None:
+        """One optimiser step on these anchors; the batch's mean objective (None: skipped)."""
+        self.optimizer.zero_grad()
+        value = self.problem.gradient(anchors)
+        self.optimizer.step()
+        return value
+
+    def prepare(self, epoch: int) -> None:
+        """Work done once at the start of an epoch (nothing here)."""
+
+    def run(self, epoch: int) -> float:
+        self.prepare(epoch)
+        total, seen = 0.0, 0
+        for anchors in self.batches():
+            value = self.step(anchors)
+            if value is not None:
+                total += value * len(anchors)
+                seen += len(anchors)
+        return total / seen if seen else 0.0
+
+
+class CandidateEpochs(MinibatchEpochs):
+    """Minibatches whose anchors take neighbours only from their nearest candidates.
+
+    Each anchor's candidates are its ``n_candidates`` nearest points in the current
+    embedding plus its nearest class mates, found again every ``refresh`` epochs: p_ij
+    falls off so fast with distance that the rest hardly matter, and a step then costs
+    O(batch * n_candidates * d) instead of O(batch * n * d).
+    """
+
+    def __init__(
+        self, problem, optimizer, learning_rate, batch_size, generator=None, n_candidates=50, refresh=1
+    ):
+        super().__init__(problem, optimizer, learning_rate, batch_size, generator)
+        self.n_candidates, self.refresh = n_candidates, refresh
+        self.candidates: torch.Tensor | None = None
+
+    def prepare(self, epoch: int) -> None:
+        if (epoch - 1) % self.refresh == 0:
+            p = self.problem
+            self.candidates = nearest_candidates(p.encoder, p.X, p.y, self.n_candidates, p.block_elements)
+
+    def step(self, anchors: torch.Tensor) -> float:
+        p = self.problem
+        C = self.candidates[anchors]
+        positions = torch.arange(C.shape[1], device=C.device)
+        # a repeat of an earlier column, or the anchor itself, is not a neighbour
+        repeat = ((C[:, :, None] == C[:, None, :]) & (positions[None, :] < positions[:, None])[None]).any(2)
+        invalid = repeat | (C == anchors[:, None])
+        self.optimizer.zero_grad()
+        Z = p.encoder(p.X)
+        logits = -((Z[C] - Z[anchors][:, None, :]) ** 2).sum(-1)
+        logits = logits.masked_fill(invalid, float("-inf"))
+        same = p.y[C] == p.y[anchors][:, None]
+        log_p = torch.logsumexp(logits.masked_fill(~same, float("-inf")), 1) - torch.logsumexp(logits, 1)
+        terms = objective_terms(log_p, p.objective)
+        loss = -terms.mean()
+        if p.weight_decay:
+            loss = loss + p.weight_decay * p.encoder.penalty()
+        loss.backward()
+        self.optimizer.step()
+        return terms.mean().item()
+
+
+class BatchEpochs(MinibatchEpochs):
+    """Minibatches whose anchors take neighbours from the batch alone (gradients through both)."""
+
+    def step(self, anchors: torch.Tensor) -> float | None:
+        if len(anchors) < 2:
+            return None
+        p = self.problem
+        anchors = anchors[torch.argsort(p.y[anchors], stable=True)]
+        self.optimizer.zero_grad()
+        Z, y = p.encoder(p.X[anchors]), p.y[anchors]
+        index = torch.arange(len(anchors), device=Z.device)
+        if p.objective == "mcml":
+            value = mcml_objective(Z, y, Z, y, index, p.kernel)
+        else:
+            value = objective_terms(log_class_mass(Z, y, Z, y, index, p.kernel), p.objective).mean()
+        loss = -value + (p.weight_decay * p.encoder.penalty() if p.weight_decay else 0.0)
+        if loss.requires_grad:
+            loss.backward()
+        self.optimizer.step()
+        return value.item()
+
+
+class MemoryBank:
+    """Embeddings of all training points, refreshed with momentum (Wu et al., 2018).
+
+    Row i holds a running average of z_i over the steps where i was an anchor:
+    ``bank[i] = momentum * bank[i] + (1 - momentum) * z_i``. Rows carry no gradient.
+    """
+
+    def __init__(self, initial: torch.Tensor, momentum: float = 0.5):
+        if not 0.0 <= momentum < 1.0:
+            raise ValueError(f"bank momentum must be in [0, 1), got {momentum!r}")
+        self.embeddings = initial.detach().clone()
+        self.momentum = momentum
+
+    @torch.no_grad()
+    def update(self, index: torch.Tensor, Z: torch.Tensor) -> None:
+        rows = self.embeddings[index]
+        self.embeddings[index] = rows.mul_(self.momentum).add_(Z.detach(), alpha=1.0 - self.momentum)
+
+
+class BankEpochs(MinibatchEpochs):
+    """Minibatches whose anchors take neighbours from a memory bank of every point.
+
+    Gradients flow through the anchors only, so each step's gradient comes from the closed
+    form against the (class-sorted) bank without autograd over the (batch, n) matrix.
+    """
+
+    def __init__(
+        self, problem, optimizer, learning_rate, batch_size, generator=None, momentum=0.5, bank=None
+    ):
+        super().__init__(problem, optimizer, learning_rate, batch_size, generator)
+        if bank is None:
+            with torch.no_grad():
+                bank = MemoryBank(problem.encoder(problem.X), momentum)
+        self.bank = bank
+        self.bounds = class_bounds(problem.y)
+
+    def step(self, anchors: torch.Tensor) -> float:
+        p = self.problem
+        anchors = anchors[torch.argsort(p.y[anchors], stable=True)]
+        self.optimizer.zero_grad()
+        Z_a = p.encoder(p.X[anchors])
+        value, grad_a, _, grad_dof = kernel_block_gradients(
+            Z_a.detach(), p.y[anchors], self.bank.embeddings, self.bounds, anchors, p.objective, p.kernel,
+            ref_grad=False,
+        )  # fmt: skip
+        scale = -1.0 if p.objective == "mcml" else -1.0 / len(anchors)
+        backward(p.encoder, p.kernel, Z_a, grad_a * scale, (grad_dof or 0.0) * scale, p.weight_decay)
+        self.bank.update(anchors, Z_a)
+        self.optimizer.step()
+        return value if p.objective == "mcml" else value / len(anchors)
+
+
+def make_epochs(
+    problem: Problem,
+    optimizer: str = "lbfgs",
+    learning_rate: float = 1.0,
+    *,
+    batch_size: int = 512,
+    neighbors: str = "all",
+    generator: torch.Generator | None = None,
+    n_candidates: int | None = None,
+    candidate_refresh: int = 1,
+    bank_momentum: float = 0.5,
+):
+    """The epoch strategy for these options (checked against ``rules``).
+
+    Under ``torchrun`` the problem's group becomes data-parallel, which supports objectives
+    f and g with neighbours from all points.
+    """
+    for note in (
+        neighbors_note(optimizer, neighbors),
+        candidates_note(n_candidates, problem.kernel.name, problem.objective, neighbors),
+    ):
+        if note is not None:
+            raise ValueError(note.error)
+    if active_world_size() > 1:
+        if neighbors != "all" or n_candidates or problem.objective not in PER_ANCHOR_OBJECTIVES:
+            raise ValueError(
+                "data-parallel training supports objectives f and g with neighbours from all points "
+                "(neighbors='all', no n_candidates)"
+            )
+        problem.group = DataParallelGroup(problem.encoder, len(problem.X))
+    if optimizer == "lbfgs":
+        return LBFGSEpochs(problem, learning_rate)
+    minibatch = (problem, optimizer, learning_rate, batch_size, generator)
+    if n_candidates:
+        return CandidateEpochs(*minibatch, n_candidates=n_candidates, refresh=candidate_refresh)
+    if neighbors == "memory":
+        return BankEpochs(*minibatch, momentum=bank_momentum)
+    if neighbors == "batch":
+        return BatchEpochs(*minibatch)
+    if neighbors != "all":
+        raise ValueError(f"neighbors must be one of {NEIGHBOR_SOURCES}, got {neighbors!r}")
+    return MinibatchEpochs(*minibatch)
+
+
+@torch.no_grad()
+def nearest_candidates(encoder, X, y, k, block_elements) -> torch.Tensor:
+    """For every point, its k nearest others and its k // 4 nearest class mates (n, k + k//4).
+
+    A class mate already among the k nearest appears twice; ``CandidateEpochs`` masks such
+    repeats so no neighbour is counted twice.
+    """
+    Z = encoder(X)
+    n = len(Z)
+    k = min(k, n - 1)
+    k_same = max(1, k // 4)
+    nearest = torch.empty(n, k, dtype=torch.long, device=X.device)
+    for start, idx in knn.nearest_indices(Z, Z, k, torch.arange(n, device=X.device), block_elements):
+        nearest[start : start + len(idx)] = idx
+    mates = torch.empty(n, k_same, dtype=torch.long, device=X.device)
+    bounds = class_bounds(y)
+    for lo, hi in itertools.pairwise(bounds):
+        members = torch.arange(lo, hi, device=X.device)
+        if hi - lo < 2:
+            mates[lo:hi] = members[:, None].expand(-1, k_same)  # only itself: masked later
+            continue
+        take = min(k_same, hi - lo - 1)
+        for start, idx in knn.nearest_indices(Z[lo:hi], Z[lo:hi], take, members - lo, block_elements):
+            rows = slice(lo + start, lo + start + len(idx))
+            mates[rows, :take] = idx + lo
+            mates[rows, take:] = (idx[:, :1] + lo).expand(-1, k_same - take)
+    return torch.cat([nearest, mates], 1)

@@ -1,0 +1,244 @@
+"""How settings depend on each other and on the data: every such rule, stated once.
+
+``resolve`` turns a requested configuration (the estimator's parameter names) into
+concrete settings for a dataset's shape, with a ``Note`` for each request it had to change
+or qualify. The estimator raises on a note of level "error" and warns on "warning"; the
+app adjusts and shows every note in plain words. The training loop and the app's controls
+ask the small rule functions below instead of restating them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .encoders import ENCODERS
+from .kernels import KERNELS
+from .losses import OBJECTIVES, PER_ANCHOR_OBJECTIVES
+
+__all__ = [
+    "INITS",
+    "NEIGHBOR_CHOICES",
+    "NEIGHBOR_SOURCES",
+    "OPTIMIZERS",
+    "DataShape",
+    "Note",
+    "default_learning_rate",
+    "locked_values",
+    "resolve",
+]
+
+OPTIMIZERS = ("lbfgs", "adam", "sgd")
+NEIGHBOR_SOURCES = ("all", "memory", "batch")
+NEIGHBOR_CHOICES = ("auto", *NEIGHBOR_SOURCES)
+INITS = ("auto", "pca", "lda", "identity", "random")
+OPTIONS = {
+    "init": INITS,
+    "objective": OBJECTIVES,
+    "encoder": ENCODERS,
+    "kernel": KERNELS,
+    "neighbors": NEIGHBOR_CHOICES,
+    "optimizer": OPTIMIZERS,
+}
+
+# Step sizes that train without tuning. L-BFGS's line search scales its step; a network's
+# weights need smaller minibatch steps than a linear map (benchmarks/deep_nca.py).
+_LEARNING_RATES = {"lbfgs": 1.0, "adam": 0.01, "sgd": 0.1}
+_DEEP_LEARNING_RATES = {"lbfgs": 1.0, "adam": 0.003, "sgd": 0.01}
+
+
+@dataclass(frozen=True)
+class DataShape:
+    n_samples: int
+    n_features: int
+    n_classes: int
+
+
+@dataclass(frozen=True)
+class Note:
+    """What ``resolve`` changed or qualified about one setting.
+
+    ``text`` says it in plain words for the app; ``error`` in parameter names for the
+    estimator. Level "error": impossible as asked (the estimator raises, the app adjusts);
+    "warning": done, with a caveat; "info": adjusted harmlessly (the estimator says nothing).
+    """
+
+    setting: str
+    level: str
+    text: str
+    error: str
+
+
+def default_learning_rate(optimizer: str, encoder: str = "linear") -> float:
+    """The step size used when none is given."""
+    return (_DEEP_LEARNING_RATES if encoder == "mlp" else _LEARNING_RATES)[optimizer]
+
+
+def locked_values(encoder: str) -> dict[str, Any]:
+    """Settings that ``encoder`` dictates: a network starts from random weights."""
+    return {"init": "random"} if encoder == "mlp" else {}
+
+
+def neighbor_source(neighbors: str, optimizer: str, encoder: str) -> str:
+    """The concrete source for "auto": a memory bank for a network trained in minibatches."""
+    if neighbors != "auto":
+        return neighbors
+    return "memory" if encoder == "mlp" and optimizer != "lbfgs" else "all"
+
+
+def auto_init(n_components: int, shape: DataShape) -> str:
+    """scikit-learn's "auto": LDA when it gives d directions, else PCA when d < D, else identity."""
+    if n_components <= min(shape.n_features, shape.n_classes - 1):
+        return "lda"
+    return "pca" if n_components < shape.n_features else "identity"
+
+
+def neighbors_note(optimizer: str, neighbors: str) -> Note | None:
+    """L-BFGS takes every step on all points, so its neighbours come from all points."""
+    if optimizer != "lbfgs" or neighbors in ("auto", "all"):
+        return None
+    return Note(
+        "neighbors",
+        "error",
+        "L-BFGS takes every step on all points, so neighbours come from all points.",
+        f"neighbors={neighbors!r} needs a minibatch optimizer: set optimizer='adam' or 'sgd'",
+    )
+
+
+def candidates_note(n_candidates: int | None, kernel: str, objective: str, neighbors: str) -> Note | None:
+    """Candidate neighbours use the Gaussian closed form over all points."""
+    if not n_candidates or (
+        kernel == "gaussian" and objective in PER_ANCHOR_OBJECTIVES and neighbors == "all"
+    ):
+        return None
+    return Note(
+        "n_candidates",
+        "error",
+        "Candidate neighbours need the Gaussian kernel, objective f or g and neighbours from all points.",
+        "n_candidates works with the Gaussian kernel, objective f or g and neighbors='all'",
+    )
+
+
+def resolve(request: Mapping[str, Any], shape: DataShape) -> tuple[dict[str, Any], list[Note]]:
+    """Concrete settings for data of ``shape``, and a note for each request changed or qualified.
+
+    ``request`` uses the estimator's names: n_components (None: n_features), encoder, init
+    (a name or an array), optimizer, neighbors, learning_rate (None: the default),
+    batch_size, kernel, objective, n_candidates. The result has the same keys with "auto"
+    and None replaced by what they mean here.
+    """
+    settings = dict(request)
+    notes: list[Note] = []
+    for rule in (_dimension, _encoder_start, _auto_values, _lda_rows, _batch):
+        notes += rule(settings, shape)
+    lbfgs_note = neighbors_note(settings["optimizer"], settings["neighbors"])
+    if settings["optimizer"] == "lbfgs":  # full batch: every point, no candidates
+        settings["neighbors"], settings["n_candidates"] = "all", None
+    s = settings
+    candidates = candidates_note(s["n_candidates"], s["kernel"], s["objective"], s["neighbors"])
+    notes += [note for note in (lbfgs_note, candidates) if note is not None]
+    return settings, notes
+
+
+def _dimension(settings: dict, shape: DataShape) -> list[Note]:
+    """d <= D for a map (a network may widen); a diagonal map keeps every feature."""
+    D, d = shape.n_features, settings["n_components"]
+    encoder = settings["encoder"]
+    if d is None:
+        settings["n_components"] = D
+        return []
+    if encoder == "diagonal" and d != D:
+        settings["n_components"] = D
+        return [
+            Note(
+                "n_components",
+                "error",
+                f"A diagonal map keeps all {D} features, so the output dimension is {D}.",
+                f"encoder='diagonal' keeps every feature: n_components must be None or {D}, got {d}",
+            )
+        ]
+    if d > D and encoder != "mlp":
+        settings["n_components"] = D
+        return [
+            Note(
+                "n_components",
+                "error",
+                f"The output dimension is capped at the {D} input features.",
+                f"n_components ({d}) cannot be larger than the number of features ({D})",
+            )
+        ]
+    return []
+
+
+def _encoder_start(settings: dict, shape: DataShape) -> list[Note]:
+    """A network starts from random weights; a diagonal map cannot start from PCA or LDA."""
+    encoder, init = settings["encoder"], settings["init"]
+    if not isinstance(init, str):
+        return []
+    locked = locked_values(encoder).get("init")
+    if locked is not None and init not in ("auto", locked):
+        settings["init"] = locked
+        return [
+            Note(
+                "init",
+                "error",
+                "A neural network starts from random weights (PCA, LDA and identity starts are for linear maps).",
+                "encoder='mlp' starts from random weights: init must be 'auto' or 'random'",
+            )
+        ]
+    if encoder == "diagonal" and init in ("pca", "lda"):
+        settings["init"] = "identity"
+        return [
+            Note(
+                "init",
+                "error",
+                "A diagonal map starts from the identity (PCA and LDA starts need a full map).",
+                f"init={init!r} needs encoder='linear'; use 'identity' or 'random'",
+            )
+        ]
+    return []
+
+
+def _auto_values(settings: dict, shape: DataShape) -> list[Note]:
+    """ "auto" and None mean a concrete start, neighbour source and step size."""
+    encoder, optimizer = settings["encoder"], settings["optimizer"]
+    if isinstance(settings["init"], str) and settings["init"] == "auto":
+        settings["init"] = locked_values(encoder).get("init") or auto_init(settings["n_components"], shape)
+    settings["neighbors"] = neighbor_source(settings["neighbors"], optimizer, encoder)
+    if settings["learning_rate"] is None:
+        settings["learning_rate"] = default_learning_rate(optimizer, encoder)
+    return []
+
+
+def _lda_rows(settings: dict, shape: DataShape) -> list[Note]:
+    """LDA gives at most n_classes - 1 directions; the other rows start from PCA."""
+    available = min(shape.n_features, shape.n_classes - 1)
+    d = settings["n_components"]
+    if not (isinstance(settings["init"], str) and settings["init"] == "lda" and d > available):
+        return []
+    text = (
+        f"LDA gives at most n_classes - 1 = {shape.n_classes - 1} directions; "
+        f"the other {d - available} start from PCA."
+    )
+    error = (
+        f"init='lda' gives at most n_classes - 1 = {available} directions; the other "
+        f"{d - available} rows of the map start from PCA directions"
+    )
+    return [Note("init", "warning", text, error)]
+
+
+def _batch(settings: dict, shape: DataShape) -> list[Note]:
+    """A batch holds at most every training point (one batch per epoch)."""
+    n = shape.n_samples
+    if settings["optimizer"] == "lbfgs" or settings["batch_size"] <= n:
+        return []
+    settings["batch_size"] = n
+    return [
+        Note(
+            "batch_size",
+            "info",
+            f"The batch size is capped at the {n} training points (one batch per epoch).",
+            f"batch_size is capped at the {n} training points",
+        )
+    ]

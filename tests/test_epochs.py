@@ -1,0 +1,142 @@
+"""Epoch strategies: candidate neighbours, the memory bank, batch-only neighbours."""
+
+import numpy as np
+import pytest
+import torch
+
+from nca_core.encoders import LinearEncoder
+from nca_core.epochs import (
+    BankEpochs,
+    BatchEpochs,
+    CandidateEpochs,
+    MemoryBank,
+    Problem,
+    make_epochs,
+    nearest_candidates,
+)
+from nca_core.gradients import objective_and_gradient
+
+
+@pytest.fixture
+def problem():
+    gen = torch.Generator().manual_seed(0)
+    n = 120
+    X = torch.randn(n, 5, generator=gen, dtype=torch.float64)
+    y = torch.sort(torch.randint(0, 3, (n,), generator=gen)).values
+    A = torch.randn(2, 5, generator=gen, dtype=torch.float64)
+    return X, y, A
+
+
+class _NoStep:
+    """An optimiser stand-in that keeps the gradient for inspection."""
+
+    def __init__(self, encoder):
+        self.encoder = encoder
+
+    def zero_grad(self):
+        self.encoder.weight.grad = None
+
+    def step(self):
+        pass
+
+
+@pytest.mark.parametrize("objective", ["f", "g"])
+def test_candidates_covering_everyone_give_the_exact_objective(problem, objective):
+    X, y, A = problem
+    encoder = LinearEncoder(A)
+    epochs = CandidateEpochs(
+        Problem(encoder, X, y, objective), "adam", 0.1, len(X), torch.Generator().manual_seed(0), len(X) - 1
+    )
+    epochs.optimizer = _NoStep(encoder)
+    value = epochs.run(1)
+    exact_encoder = LinearEncoder(A)
+    exact = objective_and_gradient(exact_encoder, X, y, objective)
+    assert value == pytest.approx(exact, rel=1e-10)
+    torch.testing.assert_close(encoder.weight.grad, exact_encoder.weight.grad)
+
+
+def test_candidates_are_the_nearest_others_and_class_mates(problem):
+    X, y, A = problem
+    encoder = LinearEncoder(A)
+    candidates = nearest_candidates(encoder, X, y, 8, 1 << 20)
+    assert candidates.shape == (len(X), 8 + 2)
+    Z = (X @ A.T).numpy()
+    for i in (0, 57, 119):
+        distances = ((Z - Z[i]) ** 2).sum(1)
+        distances[i] = np.inf
+        np.testing.assert_array_equal(np.sort(candidates[i, :8].numpy()), np.sort(np.argsort(distances)[:8]))
+        mates = candidates[i, 8:].numpy()
+        assert np.all(y.numpy()[mates] == y.numpy()[i]) and i not in mates
+
+
+def test_memory_bank_update_is_a_momentum_average():
+
+    bank = MemoryBank(torch.zeros(4, 2, dtype=torch.float64), momentum=0.25)
+    bank.update(torch.tensor([1, 3]), torch.tensor([[4.0, 8.0], [-4.0, 0.0]], dtype=torch.float64))
+    expected = torch.tensor([[0, 0], [3, 6], [0, 0], [-3, 0]], dtype=torch.float64)
+    assert torch.equal(bank.embeddings, expected)
+    bank.update(torch.tensor([1]), torch.tensor([[0.0, 0.0]], dtype=torch.float64))
+    assert bank.embeddings[1].tolist() == [0.75, 1.5]
+    with pytest.raises(ValueError, match="momentum"):
+        MemoryBank(torch.zeros(2, 2), momentum=1.0)
+
+
+def test_memory_bank_rows_carry_no_gradient_and_are_not_aliased():
+
+    Z = torch.randn(5, 2, requires_grad=True)
+    bank = MemoryBank(Z, momentum=0.5)
+    assert not bank.embeddings.requires_grad
+    bank.update(torch.tensor([0]), Z[:1] * 3)
+    assert not torch.equal(bank.embeddings[0], Z[0].detach())  # the source was not written
+
+
+def _one_step(problem, bank_mode):
+    """One full-batch step in memory/batch mode with a stand-in optimiser; returns the grad."""
+    X, y, A = problem
+    encoder = LinearEncoder(A)
+    problem = Problem(encoder, X, y, "f")
+    generator = torch.Generator().manual_seed(0)
+    if bank_mode:
+        with torch.no_grad():
+            bank = MemoryBank(encoder(X) + 0.5, momentum=0.5)  # stale on purpose
+        epochs = BankEpochs(problem, "adam", 0.1, len(X), generator, bank=bank)
+    else:
+        bank, epochs = None, BatchEpochs(problem, "adam", 0.1, len(X), generator)
+    before = None if bank is None else bank.embeddings.clone()
+    epochs.optimizer = _NoStep(encoder)
+    epochs.run(1)
+    return encoder, bank, before
+
+
+def test_memory_mode_takes_gradients_through_anchors_only_and_then_refreshes_the_bank(problem):
+    from nca_core.losses import log_class_mass, objective_terms
+
+    X, y, A = problem
+    encoder, bank, before = _one_step(problem, bank_mode=True)
+    A_ref = A.clone().requires_grad_(True)
+    Z = X @ A_ref.T
+    value = objective_terms(log_class_mass(Z, y, before, y, torch.arange(len(X))), "f").mean()
+    (-value).backward()  # the bank is a constant: no gradient through the references
+    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(bank.embeddings, 0.5 * before + 0.5 * (X @ A.T), rtol=1e-12, atol=1e-12)
+
+
+def test_batch_mode_takes_neighbours_from_the_batch_with_gradients_through_both(problem):
+    from nca_core.losses import nca_objective
+
+    X, y, A = problem
+    encoder, _, _ = _one_step(problem, bank_mode=False)
+    A_ref = A.clone().requires_grad_(True)
+    (-nca_objective(X @ A_ref.T, y, "f") / len(X)).backward()
+    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
+
+
+def test_bank_and_batch_modes_are_refused_with_lbfgs_and_candidates_need_the_closed_form(problem):
+    from nca_core.kernels import StudentTKernel
+
+    X, y, A = problem
+    with pytest.raises(ValueError, match="needs a minibatch optimizer"):
+        make_epochs(Problem(LinearEncoder(A), X, y), "lbfgs", neighbors="memory")
+    student = Problem(LinearEncoder(A), X, y, kernel=StudentTKernel(1.0))
+    with pytest.raises(ValueError, match="n_candidates works with the Gaussian"):
+        make_epochs(student, "adam", 0.1, n_candidates=5)
