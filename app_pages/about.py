@@ -1,20 +1,10 @@
 """How NCA works: the idea and the paper's formulas."""
 
-import numpy as np
 import streamlit as st
 
-from nca_core import NCA, figures
-from nca_core.datasets import make_stretched_blobs
-from nca_core.losses import selection_probabilities
-
-
-@st.cache_resource
-def toy_problem():
-    """The toy set and the map NCA learns on it (the same for everyone: shared, read-only)."""
-    X, y = make_stretched_blobs(60, seed=0)
-    learned = NCA(2, init="identity", max_iter=100, device="cpu", random_state=0).fit(X, y).components_
-    return X, y, learned
-
+from app_pages.ui.toy import toy_problem
+from nca_core import figures
+from nca_core.toy import neighbourhood
 
 st.title("How NCA works")
 st.caption("The idea behind Neighbourhood Components Analysis in a few lines, with the paper's formulas.")
@@ -52,31 +42,28 @@ st.caption(
     "show its p_ij to the others (thicker = likelier; green = same class, red = other). Left, "
     "the identity map; right, the map NCA learnt. The slider scales A."
 )
-X, y, learned = toy_problem()
+problem = toy_problem()
 scale = st.slider(
     "Scale of A", 0.1, 5.0, 1.0, 0.1, key="about-scale",
     help="A larger map makes distances larger, so p_ij concentrates on the nearest few points.",
 )  # fmt: skip
 anchor = st.session_state.get("about-anchor", 0)
-classes = ("left", "middle", "right")
 for column, (label, A) in zip(
-    st.columns(2), (("before: A = identity", np.eye(2)), ("after: A learnt by NCA", learned))
+    st.columns(2), (("before: A = identity", problem.initial), ("after: A learnt by NCA", problem.learned))
 ):
     with column:
-        Z = X @ (scale * A).T
-        p = selection_probabilities(Z, anchor)
-        fig = figures.neighbour_links(Z, y, classes, anchor, p, title=label)
+        view = neighbourhood(problem.X, problem.y, A, anchor, scale)
+        fig = figures.neighbour_links(view.Z, problem.y, problem.classes, anchor, view.p, title=label)
         event = st.plotly_chart(fig, key=f"about-{label}", on_select="rerun", selection_mode=("points",))
         picked = [pt.get("customdata") for pt in getattr(getattr(event, "selection", None), "points", [])]
         picked = [int(c) for c in picked if c is not None]
         if picked and picked[0] != anchor:
             st.session_state["about-anchor"] = picked[0]
             st.rerun()
-        effective = float(np.exp(-(p[p > 0] * np.log(p[p > 0])).sum()))
         c1, c2 = st.columns(2)
-        c1.metric("p_i (same class)", f"{p[y == y[anchor]].sum():.3f}")
+        c1.metric("p_i (same class)", f"{view.p_correct:.3f}")
         c2.metric(
             "effective neighbours",
-            f"{effective:.1f}",
+            f"{view.effective_neighbours:.1f}",
             help="exp(entropy of p_i·): how many points it listens to.",
         )

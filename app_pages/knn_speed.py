@@ -1,12 +1,11 @@
 """kNN speed and storage: what an NCA projection saves against searching raw inputs."""
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from app_pages.ui import compare
 from app_pages.ui import data as app_data
+from nca_core import figures
 from nca_core.comparison import knn_search_cost
 
 st.title("What the projection saves in kNN")
@@ -69,14 +68,7 @@ st.dataframe(
         "stored (MB)": st.column_config.NumberColumn(format="%.2f"),
     },
 )
-bars = make_subplots(rows=1, cols=2, subplot_titles=["query time (s)", "stored (MB)"])
-names = [raw.name, projected.name]
-bars.add_trace(go.Bar(x=names, y=[raw.query_seconds, projected.query_seconds], marker_color="#0072B2"), 1, 1)
-bars.add_trace(
-    go.Bar(x=names, y=[raw.stored_bytes / 1e6, projected.stored_bytes / 1e6], marker_color="#E69F00"), 1, 2
-)
-bars.update_layout(height=320, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
-st.plotly_chart(bars, key="speed-bars")
+st.plotly_chart(figures.search_cost_bars([raw, projected]), key="speed-bars")
 st.caption(
     f"Times are medians of 3 searches of all {len(data.y_test):,} test points against "
     f"{len(data.y_train):,} training points, float32, on this machine's CPU."

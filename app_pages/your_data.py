@@ -6,10 +6,16 @@ import streamlit as st
 
 from app_pages.ui import data as app_data
 from app_pages.ui import navigation
-from nca_core.datasets import DatasetError, from_csv
+from nca_core.datasets import DatasetError, from_csv, guess_label_column
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample-iris.csv"
 LIMIT_MB = st.get_option("server.maxUploadSize")
+
+
+def refuse(exc: DatasetError):
+    st.error(f"This file cannot be used: {exc}.", icon=":material/error:")
+    st.stop()
+
 
 st.title("Use your own data")
 st.caption(
@@ -28,13 +34,11 @@ upload = st.file_uploader("CSV file", type=["csv"], key="upload")
 if upload is None:
     st.stop()
 raw = upload.getvalue()
-header = raw.split(b"\n", 1)[0].decode("utf-8", errors="replace").strip().split(",")
-columns = [c.strip().strip('"') for c in header if c.strip()]
-guess = next(
-    (i for i, c in enumerate(columns) if c.lower() in ("label", "class", "target", "y", "species")),
-    len(columns) - 1,
-)
-label = st.selectbox("Label column", columns, index=max(guess, 0), key="upload-label")
+try:
+    columns, guess = guess_label_column(raw)
+except DatasetError as exc:
+    refuse(exc)  # before the selectbox: built with no options, it would keep None as the label
+label = st.selectbox("Label column", columns, index=guess, key="upload-label")
 is_image = st.toggle("The features are the pixels of an image", key="upload-image")
 shape = None
 if is_image:
@@ -46,8 +50,7 @@ if is_image:
 try:
     dataset = from_csv(raw, label, image_shape=shape, name=app_data.UPLOAD_NAME)
 except DatasetError as exc:
-    st.error(f"This file cannot be used: {exc}.", icon=":material/error:")
-    st.stop()
+    refuse(exc)
 
 st.success(
     f"**{upload.name}**: {len(dataset.y_train):,} training and {len(dataset.y_test):,} test rows, "

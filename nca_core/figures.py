@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .training import Snapshot
+
+if TYPE_CHECKING:
+    from .comparison import SearchCost
 
 __all__ = [
     "PALETTE",
@@ -25,6 +29,7 @@ __all__ = [
     "map_heatmap",
     "neighbour_links",
     "padded_ranges",
+    "search_cost_bars",
     "steady_ranges",
 ]
 
@@ -190,60 +195,65 @@ def animation(
         go.Frame(
             data=_class_traces(e, y, classes, three_d, 3 if three_d else 5),  # same order: same identity
             name=str(s.epoch),
-            layout=go.Layout(title=f"epoch {s.epoch}   objective {s.objective:.4f}"),
+            layout=go.Layout(title=_frame_title(s)),
         )
         for s, e in zip(chosen, embeddings)
     ]
-
-    def play(duration_ms: int) -> dict:
-        return dict(
-            frame=dict(duration=duration_ms, redraw=three_d),
-            transition=dict(duration=min(duration_ms, 300) * 0.8, easing="linear"),
-            fromcurrent=True,
-            mode="immediate",
-        )
-
-    pause = dict(frame=dict(duration=0, redraw=False), mode="immediate", transition=dict(duration=0))
     fig.update_layout(
-        title=f"epoch {chosen[0].epoch}   objective {chosen[0].objective:.4f}",
+        title=_frame_title(chosen[0]),
         margin=dict(l=10, r=10, t=40, b=10),
-        updatemenus=[
-            dict(
-                type="buttons",
-                direction="left",
-                x=0.0,
-                y=-0.08,
-                xanchor="left",
-                yanchor="top",
-                showactive=False,
-                buttons=[
-                    dict(label="▶ Play", method="animate", args=[None, play(200)]),
-                    dict(label="❚❚ Pause", method="animate", args=[[None], pause]),
-                    dict(label="slow", method="animate", args=[None, play(600)]),
-                    dict(label="fast", method="animate", args=[None, play(60)]),
-                ],
-            )
-        ],
-        sliders=[
-            dict(
-                active=0,
-                x=0.35,
-                len=0.65,
-                y=-0.04,
-                yanchor="top",
-                currentvalue=dict(prefix="epoch "),
-                steps=[
-                    dict(
-                        label=str(s.epoch),
-                        method="animate",
-                        args=[[str(s.epoch)], dict(mode="immediate", frame=dict(duration=0, redraw=three_d))],
-                    )
-                    for s in chosen
-                ],
-            )
-        ],
+        updatemenus=[_play_buttons(three_d)],
+        sliders=[_epoch_slider([s.epoch for s in chosen], three_d)],
     )
     return fig
+
+
+def _frame_title(snapshot: Snapshot) -> str:
+    return f"epoch {snapshot.epoch}   objective {snapshot.objective:.4f}"
+
+
+def _play_args(duration_ms: int, redraw: bool) -> dict:
+    """Animate from the current frame, ``duration_ms`` per frame. 3-D scenes need a redraw."""
+    return dict(
+        frame=dict(duration=duration_ms, redraw=redraw),
+        transition=dict(duration=min(duration_ms, 300) * 0.8, easing="linear"),
+        fromcurrent=True,
+        mode="immediate",
+    )
+
+
+def _play_buttons(redraw: bool) -> dict:
+    """Play, pause and two speeds, under the plot on the left."""
+    pause = dict(frame=dict(duration=0, redraw=False), mode="immediate", transition=dict(duration=0))
+    return dict(
+        type="buttons",
+        direction="left",
+        x=0.0,
+        y=-0.08,
+        xanchor="left",
+        yanchor="top",
+        showactive=False,
+        buttons=[
+            dict(label="▶ Play", method="animate", args=[None, _play_args(200, redraw)]),
+            dict(label="❚❚ Pause", method="animate", args=[[None], pause]),
+            dict(label="slow", method="animate", args=[None, _play_args(600, redraw)]),
+            dict(label="fast", method="animate", args=[None, _play_args(60, redraw)]),
+        ],
+    )
+
+
+def _epoch_slider(epochs: Sequence[int], redraw: bool) -> dict:
+    """A slider with one step per frame, named by its epoch, beside the buttons."""
+    jump = dict(mode="immediate", frame=dict(duration=0, redraw=redraw))
+    return dict(
+        active=0,
+        x=0.35,
+        len=0.65,
+        y=-0.04,
+        yanchor="top",
+        currentvalue=dict(prefix="epoch "),
+        steps=[dict(label=str(e), method="animate", args=[[str(e)], jump]) for e in epochs],
+    )
 
 
 def neighbour_links(
@@ -354,4 +364,18 @@ def image_grid(
     fig.update_yaxes(visible=False, autorange="reversed")
     fig.update_layout(height=rows * tile + 40, width=None, margin=dict(l=5, r=5, t=30, b=5))
     fig.update_annotations(font_size=11)
+    return fig
+
+
+def search_cost_bars(costs: Sequence[SearchCost], height: int = 320) -> go.Figure:
+    """Query time and index size of each k-NN index side by side, one bar per index.
+
+    ``costs`` are ``comparison.knn_search_cost`` results (raw inputs, projections); sizes
+    are drawn in MB so that the raw index and a small projection share a readable axis.
+    """
+    names = [c.name for c in costs]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["query time (s)", "stored (MB)"])
+    fig.add_trace(go.Bar(x=names, y=[c.query_seconds for c in costs], marker_color=PALETTE[0]), 1, 1)
+    fig.add_trace(go.Bar(x=names, y=[c.stored_bytes / 1e6 for c in costs], marker_color=PALETTE[1]), 1, 2)
+    fig.update_layout(height=height, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
     return fig

@@ -105,3 +105,16 @@ def test_grid_step_is_one_two_or_five_times_a_power_of_ten():
     assert figures._grid_step(12.0) == 2.0
     assert figures._grid_step(4.0) == 1.0
     assert figures._grid_step(0.3) == pytest.approx(0.05)
+
+
+def test_search_cost_bars_put_time_left_and_megabytes_right():
+    from nca_core.comparison import SearchCost
+
+    costs = [SearchCost("raw 64-D", 64, 0.02, 0.5, 3_000_000), SearchCost("NCA 8-D", 8, 0.03, 0.1, 375_000)]
+    fig = figures.search_cost_bars(costs)
+    time, size = fig.data
+    assert list(time.x) == list(size.x) == ["raw 64-D", "NCA 8-D"]
+    assert list(time.y) == [0.5, 0.1] and list(size.y) == [3.0, 0.375]
+    assert (time.xaxis, size.xaxis) == ("x", "x2")  # two panels, not one grouped chart
+    assert [a.text for a in fig.layout.annotations] == ["query time (s)", "stored (MB)"]
+    assert fig.layout.showlegend is False

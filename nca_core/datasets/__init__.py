@@ -21,10 +21,10 @@ import numpy as np
 
 from ..sampling import stratified_subsample
 from ._cache import cached_arrays
-from ._csv import from_csv
+from ._csv import from_csv, guess_label_column
 from ._download import ProgressCallback, download
 from ._errors import DatasetError
-from ._formats import parse_idx, parse_libsvm
+from ._formats import parse_libsvm, read_idx_set, read_usps
 from ._registry import REGISTRY, DatasetSpec, RemoteFile
 from ._synthetic import make_rings, make_stretched_blobs
 
@@ -36,6 +36,7 @@ __all__ = [
     "available",
     "data_directory",
     "from_csv",
+    "guess_label_column",
     "load",
     "make_stretched_blobs",
     "stratified_subsample",
@@ -157,27 +158,39 @@ def load(
         X, y = (sk.load_wine if name == "wine" else sk.load_digits)(return_X_y=True)
         return _split(spec, X.astype(np.float32), y.astype(np.int64), seed)
 
-    folder = data_directory(data_dir) / name
-    paths = [_ensure_file(spec, f, folder, download, progress, mirrors) for f in spec.files]
+    return _from_files(spec, data_directory(data_dir) / name, download, progress, mirrors)
+
+
+def _from_files(spec: DatasetSpec, folder: Path, allow_download, progress, mirrors) -> Dataset:
+    """A downloadable set: its files checked against their pins, decoded once and cached."""
+    paths = [_ensure_file(spec, f, folder, allow_download, progress, mirrors) for f in spec.files]
     where = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
-    key = f"{name}-v{_CACHE_VERSION}-{where}"
-    reader = _read_usps if name == "usps" else _read_idx_set
-    arrays = cached_arrays(_decoded_cache_dir(), key, paths, lambda: reader(spec, paths))
-    X_train, X_test = arrays["X_train"], arrays["X_test"]
-    if X_train.dtype == np.uint8:
-        X_train = (X_train.reshape(len(X_train), -1) / np.float32(255)).astype(np.float32)
-        X_test = (X_test.reshape(len(X_test), -1) / np.float32(255)).astype(np.float32)
+    key = f"{spec.name}-v{_CACHE_VERSION}-{where}"
+    reader = read_usps if spec.name == "usps" else read_idx_set
+
+    def decode() -> dict[str, np.ndarray]:
+        contents = [_verify(spec, remote, path) for remote, path in zip(spec.files, paths)]
+        return reader(spec, contents, [str(path) for path in paths])
+
+    arrays = cached_arrays(_decoded_cache_dir(), key, paths, decode)
     return Dataset(
         spec.name,
-        X_train,
+        _as_float(arrays["X_train"]),
         arrays["y_train"],
-        X_test,
+        _as_float(arrays["X_test"]),
         arrays["y_test"],
         spec.classes,
         spec.image_shape,
         spec.description,
         spec.citation,
     )
+
+
+def _as_float(X: np.ndarray) -> np.ndarray:
+    """Images stored as bytes become float32 in [0, 1], one flattened row per image."""
+    if X.dtype != np.uint8:
+        return X
+    return (X.reshape(len(X), -1) / np.float32(255)).astype(np.float32)
 
 
 def _split(spec: DatasetSpec, X: np.ndarray, y: np.ndarray, seed: int) -> Dataset:
@@ -249,41 +262,3 @@ def _verify(spec: DatasetSpec, remote: RemoteFile, path: Path) -> bytes:
         f"{path}: SHA-256 of its content is {digest}, expected {remote.sha256}. The file is "
         f"corrupt, truncated or a different version; delete it and load again."
     )
-
-
-def _read_idx_set(spec: DatasetSpec, paths: list[Path]) -> dict[str, np.ndarray]:
-    n_train, n_test = spec.sizes
-    h, w = spec.image_shape
-    shapes = [(n_train, h, w), (n_train,), (n_test, h, w), (n_test,)]
-    arrays = [
-        parse_idx(_verify(spec, remote, path), str(path), shape)
-        for remote, path, shape in zip(spec.files, paths, shapes)
-    ]
-    for labels, path in ((arrays[1], paths[1]), (arrays[3], paths[3])):
-        if labels.max() >= len(spec.classes):
-            raise DatasetError(f"{path}: label {labels.max()} is outside 0..{len(spec.classes) - 1}")
-    return {
-        "X_train": arrays[0].reshape(n_train, -1),
-        "y_train": arrays[1].astype(np.int64),
-        "X_test": arrays[2].reshape(n_test, -1),
-        "y_test": arrays[3].astype(np.int64),
-    }
-
-
-def _read_usps(spec: DatasetSpec, paths: list[Path]) -> dict[str, np.ndarray]:
-    out = {}
-    for part, remote, path, size, counts in zip(
-        ("train", "test"), spec.files, paths, spec.sizes, spec.label_counts
-    ):
-        X, labels = parse_libsvm(_verify(spec, remote, path).decode("ascii"), str(path), 256)
-        if len(X) != size:
-            raise DatasetError(f"{path}: {len(X)} samples, expected {size}")
-        if labels.min() < 1 or labels.max() > 10:
-            raise DatasetError(f"{path}: labels must be 1..10 (digits 0..9)")
-        y = labels - 1
-        if tuple(np.bincount(y, minlength=10)) != counts:
-            raise DatasetError(f"{path}: label counts {np.bincount(y).tolist()}, expected {list(counts)}")
-        if X.min() < -1.0 or X.max() > 1.0:
-            raise DatasetError(f"{path}: pixel values must lie in [-1, 1]")
-        out[f"X_{part}"], out[f"y_{part}"] = X, y
-    return out

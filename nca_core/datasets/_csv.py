@@ -14,11 +14,12 @@ from ._errors import DatasetError
 if TYPE_CHECKING:
     from . import Dataset
 
-__all__ = ["from_csv"]
+__all__ = ["from_csv", "guess_label_column"]
 
 MAX_ROWS = 200_000
 MAX_COLUMNS = 5_000
 MAX_BYTES = 200 * 1024 * 1024
+_LABEL_NAMES = ("label", "class", "target", "y", "species")
 
 
 def _line(row: int) -> int:
@@ -52,6 +53,23 @@ def _read_bytes(file_or_bytes, max_bytes: int) -> bytes:
     return raw
 
 
+def guess_label_column(raw: bytes) -> tuple[list[str], int]:
+    """The header's column names and the index of the likely label column.
+
+    A column named label, class, target, y or species (any case) wins, else the last one:
+    a form can offer the guess before the whole file is parsed. Raises DatasetError for an
+    empty file or a first line that names no columns, so no form is built without choices.
+    """
+    raw = _read_bytes(raw, MAX_BYTES)
+    # utf-8-sig: spreadsheet exports start with a byte-order mark, which pandas drops too
+    line = raw.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace").strip()
+    columns = [c.strip().strip('"') for c in line.split(",") if c.strip()]
+    if not columns:
+        raise DatasetError("the first line names no columns; it must be a header row such as label,x1,x2")
+    guess = next((i for i, c in enumerate(columns) if c.lower() in _LABEL_NAMES), len(columns) - 1)
+    return columns, guess
+
+
 def from_csv(
     file_or_bytes,
     label_column: str,
@@ -82,11 +100,36 @@ def from_csv(
     in ``notes``) unless ``image_shape`` is given. Raises DatasetError naming the first
     offending row or column.
     """
-    import pandas as pd
-
     from . import Dataset
 
-    raw = _read_bytes(file_or_bytes, max_bytes)
+    frame = _read_table(_read_bytes(file_or_bytes, max_bytes), label_column, max_rows, max_columns)
+    labels = frame.pop(label_column).str.strip().to_numpy()
+    empty = np.flatnonzero(labels == "")
+    if len(empty):
+        raise DatasetError(f"label column {label_column!r} is empty on line {_line(empty[0])}")
+    X = _numeric_features(frame)
+    classes, y = _encode_classes(labels, label_column)
+    notes = []
+    X, image_shape = _usable_features(X, list(frame.columns), image_shape, notes)
+    is_test = _test_mask(y, test_fraction, seed, notes)
+    return Dataset(
+        name,
+        X[~is_test],
+        y[~is_test],
+        X[is_test],
+        y[is_test],
+        tuple(str(c) for c in classes),
+        image_shape,
+        f"Uploaded CSV: {len(y):,} rows, {X.shape[1]} features, {len(classes)} classes.",
+        "",
+        tuple(notes),
+    )
+
+
+def _read_table(raw: bytes, label_column: str, max_rows: int, max_columns: int):
+    """The CSV as a DataFrame of stripped strings, checked for the label column and size."""
+    import pandas as pd
+
     try:
         frame = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False, skipinitialspace=True)
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
@@ -105,14 +148,13 @@ def from_csv(
         raise DatasetError("the file has no feature column besides the labels")
     if len(frame) == 0:
         raise DatasetError("the file has a header but no data rows")
+    return frame
 
-    labels = frame.pop(label_column).str.strip()
-    empty = np.flatnonzero(labels.to_numpy() == "")
-    if len(empty):
-        raise DatasetError(f"label column {label_column!r} is empty on line {_line(empty[0])}")
-    X = _numeric_features(frame)
 
-    classes, y = np.unique(labels.to_numpy(), return_inverse=True)
+def _encode_classes(labels: np.ndarray, label_column: str) -> tuple[np.ndarray, np.ndarray]:
+    """Class names (numbers in numeric order, else text order) and each row's class index,
+    refusing a single class or a class with one sample."""
+    classes, y = np.unique(labels, return_inverse=True)
     if _all_numbers(classes):
         order = np.argsort(classes.astype(np.float64), kind="stable")
         rank = np.empty_like(order)
@@ -126,49 +168,55 @@ def from_csv(
     if counts.min() < 2:
         lonely = classes[np.argmin(counts)]
         raise DatasetError(f"class {lonely!r} has only 1 sample; every class needs at least 2")
+    return classes, y
 
-    notes = []
-    columns = list(frame.columns)
+
+def _usable_features(X, columns, image_shape, notes) -> tuple[np.ndarray, tuple[int, int] | None]:
+    """Pixels checked against ``image_shape``, or tabular features without constant
+    columns; either way at least two of them, as a map to 2-D needs."""
     if image_shape is not None:
-        h, w = (int(v) for v in image_shape)
-        if h < 1 or w < 1 or h * w != X.shape[1]:
-            raise DatasetError(
-                f"image width x height = {w} x {h} = {w * h} pixels, but the file has "
-                f"{X.shape[1]} feature columns"
-            )
-        image_shape = (h, w)
+        image_shape = _checked_image_shape(image_shape, X.shape[1])
     else:
-        constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
-        if len(constant) == X.shape[1]:
-            raise DatasetError("every feature column is constant: there is nothing to learn from")
-        if len(constant):
-            dropped = [columns[i] for i in constant]
-            shown = ", ".join(repr(c) for c in dropped[:10]) + (" ..." if len(dropped) > 10 else "")
-            notes.append(f"dropped {len(dropped)} constant column(s): {shown}")
-            X = np.delete(X, constant, axis=1)
+        X = _drop_constant_columns(X, columns, notes)
     if X.shape[1] < 2:
         left = "one feature column" if len(columns) == 1 else "one feature column that is not constant"
         raise DatasetError(
             f"the file has {left} besides the labels; NCA needs at least two to map to a picture"
         )
+    return X, image_shape
 
+
+def _checked_image_shape(image_shape: tuple[int, int], n_features: int) -> tuple[int, int]:
+    h, w = (int(v) for v in image_shape)
+    if h < 1 or w < 1 or h * w != n_features:
+        raise DatasetError(
+            f"image width x height = {w} x {h} = {w * h} pixels, but the file has "
+            f"{n_features} feature columns"
+        )
+    return h, w
+
+
+def _drop_constant_columns(X: np.ndarray, columns: list[str], notes: list[str]) -> np.ndarray:
+    """X without its constant columns, which carry nothing to learn; appends a note naming them."""
+    constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
+    if len(constant) == X.shape[1]:
+        raise DatasetError("every feature column is constant: there is nothing to learn from")
+    if len(constant):
+        dropped = [columns[i] for i in constant]
+        shown = ", ".join(repr(c) for c in dropped[:10]) + (" ..." if len(dropped) > 10 else "")
+        notes.append(f"dropped {len(dropped)} constant column(s): {shown}")
+        X = np.delete(X, constant, axis=1)
+    return X
+
+
+def _test_mask(y: np.ndarray, test_fraction: float, seed: int, notes: list[str]) -> np.ndarray:
+    """Which rows are held out for testing; appends a note when there are too few to hold any."""
     test = _test_rows(y, test_fraction, seed)
     if len(test) == 0:
         notes.append("too few rows for a test split: everything is used for training")
     is_test = np.zeros(len(y), dtype=bool)
     is_test[test] = True
-    return Dataset(
-        name,
-        X[~is_test],
-        y[~is_test],
-        X[is_test],
-        y[is_test],
-        tuple(str(c) for c in classes),
-        image_shape,
-        f"Uploaded CSV: {len(y):,} rows, {X.shape[1]} features, {len(classes)} classes.",
-        "",
-        tuple(notes),
-    )
+    return is_test
 
 
 def _numeric_features(frame) -> np.ndarray:

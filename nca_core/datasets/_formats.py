@@ -1,12 +1,16 @@
-"""Strict parsers for the canonical file formats: IDX (MNIST family) and LIBSVM (USPS)."""
+"""Strict parsers for the canonical file formats: IDX (MNIST family) and LIBSVM (USPS),
+and the readers that turn a registered set's files into train and test arrays."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
 from ._errors import DatasetError
+from ._registry import DatasetSpec
 
-__all__ = ["parse_idx", "parse_libsvm"]
+__all__ = ["parse_idx", "parse_libsvm", "read_idx_set", "read_usps"]
 
 _IDX_UBYTE = 0x08
 
@@ -78,3 +82,48 @@ def parse_libsvm(text: str, name: str, n_features: int) -> tuple[np.ndarray, np.
             raise DatasetError(f"{name}: line {row + 1}: a feature value is NaN or infinite")
         X[row, index.astype(np.int64) - 1] = value
     return X, labels
+
+
+def read_idx_set(spec: DatasetSpec, contents: Sequence[bytes], names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Train and test arrays of an MNIST-like set from its four decompressed IDX files.
+
+    ``contents`` and ``names`` follow ``spec.files``: train images, train labels, test
+    images, test labels. Images stay uint8, flattened to (n, h * w); labels become int64.
+    """
+    n_train, n_test = spec.sizes
+    h, w = spec.image_shape
+    shapes = [(n_train, h, w), (n_train,), (n_test, h, w), (n_test,)]
+    arrays = [parse_idx(raw, name, shape) for raw, name, shape in zip(contents, names, shapes)]
+    for labels, name in ((arrays[1], names[1]), (arrays[3], names[3])):
+        if labels.max() >= len(spec.classes):
+            raise DatasetError(f"{name}: label {labels.max()} is outside 0..{len(spec.classes) - 1}")
+    return {
+        "X_train": arrays[0].reshape(n_train, -1),
+        "y_train": arrays[1].astype(np.int64),
+        "X_test": arrays[2].reshape(n_test, -1),
+        "y_test": arrays[3].astype(np.int64),
+    }
+
+
+def read_usps(spec: DatasetSpec, contents: Sequence[bytes], names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Train and test arrays of USPS from its two decompressed LIBSVM files.
+
+    Checks each part's size and label counts against ``spec`` and pixels against [-1, 1];
+    labels 1..10 in the files become digits 0..9.
+    """
+    out = {}
+    for part, raw, name, size, counts in zip(
+        ("train", "test"), contents, names, spec.sizes, spec.label_counts
+    ):
+        X, labels = parse_libsvm(raw.decode("ascii"), name, 256)
+        if len(X) != size:
+            raise DatasetError(f"{name}: {len(X)} samples, expected {size}")
+        if labels.min() < 1 or labels.max() > 10:
+            raise DatasetError(f"{name}: labels must be 1..10 (digits 0..9)")
+        y = labels - 1
+        if tuple(np.bincount(y, minlength=10)) != counts:
+            raise DatasetError(f"{name}: label counts {np.bincount(y).tolist()}, expected {list(counts)}")
+        if X.min() < -1.0 or X.max() > 1.0:
+            raise DatasetError(f"{name}: pixel values must lie in [-1, 1]")
+        out[f"X_{part}"], out[f"y_{part}"] = X, y
+    return out

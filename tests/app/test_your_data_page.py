@@ -33,3 +33,13 @@ def test_sample_upload_is_used_on_the_train_page(app):
     assert at.session_state["uploaded_dataset"].classes == ("setosa", "versicolor", "virginica")
     assert at.title[0].value == "Train NCA and watch it learn"
     assert at.selectbox(key="dataset").value == "uploaded"
+
+
+def test_an_empty_upload_is_refused_without_spoiling_the_next_one(app):
+    at = open_upload(app)
+    at.file_uploader(key="upload").set_value(("empty.csv", b"", "text/csv")).run()
+    assert [e.value for e in at.error] == ["This file cannot be used: the file is empty."]
+    assert "upload-label" not in [s.key for s in at.selectbox]  # no label choice without columns
+    at.file_uploader(key="upload").set_value(("sample-iris.csv", SAMPLE.read_bytes(), "text/csv")).run()
+    assert not at.error
+    assert at.selectbox(key="upload-label").value == "species"

@@ -5,7 +5,7 @@ import io
 import numpy as np
 import pytest
 
-from nca_core.datasets import DatasetError, from_csv
+from nca_core.datasets import DatasetError, from_csv, guess_label_column
 
 GOOD = "a,b,label\n" + "".join(f"{i},{(i * 7) % 5},{'xy'[i % 2]}\n" for i in range(20))
 
@@ -99,3 +99,37 @@ def test_each_problem_has_its_exact_message(payload, options, message):
     with pytest.raises(DatasetError) as info:
         from_csv(payload, "label", **options)
     assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("header", "columns", "guess"),
+    [
+        (b"a,b,label", ["a", "b", "label"], 2),
+        (b"Species,x1,x2", ["Species", "x1", "x2"], 0),  # a label-like name wins, any case
+        (b'f1, f2 ,"target",f4', ["f1", "f2", "target", "f4"], 2),
+        (b"f1,f2,f3", ["f1", "f2", "f3"], 2),  # no label-like name: the last column
+        (b"\xef\xbb\xbfclass,x\r", ["class", "x"], 0),  # byte-order mark and Windows line end
+    ],
+)
+def test_label_column_guess_reads_the_header(header, columns, guess):
+    assert guess_label_column(header + b"\n1,2,3\n") == (columns, guess)
+
+
+def test_the_guess_names_a_column_that_from_csv_accepts():
+    raw = b"\xef\xbb\xbflabel,a,b\nx,1,0\nx,2,1\ny,3,0\ny,4,1\n"  # as a spreadsheet exports it
+    columns, guess = guess_label_column(raw)
+    assert from_csv(raw, columns[guess]).classes == ("x", "y")
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"", "the file is empty"),
+        (b" \n\n", "the file is empty"),
+        (b",,\n1,2,3\n", "the first line names no columns; it must be a header row such as label,x1,x2"),
+    ],
+)
+def test_no_header_means_no_guess(raw, message):
+    with pytest.raises(DatasetError) as info:
+        guess_label_column(raw)
+    assert str(info.value) == message

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from nca_core.datasets import DatasetError
-from nca_core.datasets._formats import parse_idx, parse_libsvm
+from nca_core.datasets._formats import parse_idx, parse_libsvm, read_idx_set
 
 
 def idx(shape, body=None, magic=b"\x00\x00\x08"):
@@ -53,3 +53,29 @@ def test_libsvm_fills_missing_features_with_zero():
 def test_libsvm_errors(text, message):
     with pytest.raises(DatasetError, match=message):
         parse_libsvm(text, "f", 3)
+
+
+def tiny_idx_set(labels=(0, 1, 1)):
+    """A 3-train, 1-test set of 2x2 images with classes a and b, as read_idx_set expects."""
+    from nca_core.datasets._registry import DatasetSpec
+
+    spec = DatasetSpec("tiny", "Tiny", "", "", ("a", "b"), image_shape=(2, 2), sizes=(3, 1))
+    contents = [
+        idx((3, 2, 2), bytes(range(12))),
+        idx((3,), bytes(labels)),
+        idx((1, 2, 2)),
+        idx((1,), b"\x01"),
+    ]
+    return spec, contents, ["xt", "yt", "xs", "ys"]
+
+
+def test_idx_set_flattens_images_and_widens_labels():
+    arrays = read_idx_set(*tiny_idx_set())
+    assert arrays["X_train"].shape == (3, 4) and arrays["X_train"].dtype == np.uint8
+    np.testing.assert_array_equal(arrays["X_train"][2], [8, 9, 10, 11])
+    assert arrays["y_train"].dtype == np.int64 and arrays["y_test"].tolist() == [1]
+
+
+def test_idx_set_refuses_a_label_without_a_class():
+    with pytest.raises(DatasetError, match=r"^yt: label 2 is outside 0\.\.1$"):
+        read_idx_set(*tiny_idx_set(labels=(0, 2, 1)))
