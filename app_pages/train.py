@@ -4,8 +4,8 @@ import streamlit as st
 
 from app_pages.ui import data as app_data
 from app_pages.ui import share, state, views
-from app_pages.ui.settings import run_settings
-from nca_core.runs import Run, check_config
+from app_pages.ui.controls import run_settings
+from nca_core.runs import Run, resolve_config
 
 st.title("Train NCA and watch it learn")
 st.caption(
@@ -39,7 +39,7 @@ if active is not None and active.dataset != name:
 chosen = run_settings(data, key=name, overrides=share.take(*share.RUN_FIELDS))
 share.show_notices()
 st.query_params.from_dict(share.to_params(name, chosen))  # a link to this page opens these settings
-config, notes = check_config(chosen, data)
+config, notes = resolve_config(chosen, data)
 for note in notes:
     st.info(note, icon=":material/info:")
 

@@ -1,17 +1,17 @@
 """A training run as the app sees it: settings, preprocessing, the snapshot stream, exports.
 
-``RunConfig`` holds every setting as plain JSON-safe values; ``recommended_config`` gives
-settings that converge on a dataset without tuning; ``Run`` standardises (if asked), trains
-and turns results into downloadable files. No UI code here.
+``RunConfig`` (declared in ``settings``) holds every setting as plain JSON-safe values;
+``recommended_config`` gives settings that converge on a dataset without tuning;
+``resolve_config`` makes a request possible for the data and says what changed; ``Run``
+standardises (if asked), trains and turns results into files that act on raw inputs. The
+app and the command-line trainer both train through ``Run``. No UI code here.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import io
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -20,57 +20,39 @@ from sklearn.preprocessing import StandardScaler
 from .datasets import Dataset
 from .estimator import NCA
 from .model_io import save_model
+from .rules import DataShape, default_learning_rate, locked_values, resolve
 from .sampling import stratified_subsample
+from .settings import RunConfig
 from .training import Snapshot
 
-__all__ = ["EVAL_POINTS", "Run", "RunConfig", "check_config", "recommended_config", "recommended_deep_config"]
+__all__ = ["EVAL_POINTS", "Run", "RunConfig", "estimator_params", "recommended_config", "resolve_config"]
 
 EVAL_POINTS = 2000
 
 
-@dataclass(frozen=True)
-class RunConfig:
-    """Settings of one training run; every field is a JSON-safe scalar.
-
-    The MLP encoder has two hidden layers of ``hidden_width`` units. ``dof`` 0 means the
-    paper's d - 1 for the Student-t kernel; ``learn_dof`` trains it from there.
-    """
-
-    n_components: int = 2
-    init: str = "pca"
-    objective: str = "f"
-    encoder: str = "linear"
-    hidden_width: int = 256
-    kernel: str = "gaussian"
-    dof: float = 0.0
-    learn_dof: bool = False
-    neighbors: str = "auto"
-    optimizer: str = "adam"
-    learning_rate: float = 0.1
-    batch_size: int = 128
-    epochs: int = 60
-    weight_decay: float = 0.0
-    standardize: bool = False
-    device: str = "auto"
-    seed: int = 0
-    display_size: int = 2000
-    k: int = 5
-
-    def replace(self, **changes) -> RunConfig:
-        return dataclasses.replace(self, **changes)
-
-    def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-def recommended_config(data: Dataset, n_components: int = 2) -> RunConfig:
+def recommended_config(
+    data: Dataset, n_components: int = 2, *, encoder: str = "linear", optimizer: str = "adam"
+) -> RunConfig:
     """Settings that converge on ``data`` without tuning (checked by the test suite).
 
     Minibatch Adam with a step that makes every epoch visible; images are used as given
     (pixels share one scale) and tabular sets with mixed units are standardised. The paper's
     rings start from PCA without standardisation, so the picture begins with the noise axis
     that PCA prefers; other sets start from LDA when d allows it, as scikit-learn's "auto".
+    A network (``encoder="mlp"``) gets the Student-t kernel and a memory bank (dt-NCA of
+    Min et al., 2010); L-BFGS and networks take the library's default step size.
     """
+    config = _recommended_linear(data, n_components)
+    if encoder == "mlp":
+        config = config.replace(encoder="mlp", kernel="student-t", neighbors="memory", **locked_values("mlp"))
+    if encoder != "linear" or optimizer != "adam":
+        config = config.replace(
+            encoder=encoder, optimizer=optimizer, learning_rate=default_learning_rate(optimizer, encoder)
+        )
+    return config
+
+
+def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
     n = len(data.y_train)
     rings = data.name == "rings"
     config = RunConfig(
@@ -78,6 +60,7 @@ def recommended_config(data: Dataset, n_components: int = 2) -> RunConfig:
         init="pca" if rings or n_components > data.n_classes - 1 else "lda",
         standardize=data.image_shape is None and not rings,
         display_size=min(n, 3000),
+        learning_rate=0.1,
     )
     if config.batch_size > n:  # keep the default a power of two that fits: no "capped" notice
         config = config.replace(batch_size=max(32, 1 << (n.bit_length() - 1)))
@@ -92,48 +75,42 @@ def recommended_config(data: Dataset, n_components: int = 2) -> RunConfig:
     return config
 
 
-def recommended_deep_config(data: Dataset, n_components: int = 2) -> RunConfig:
-    """Nonlinear NCA that trains on ``data`` without tuning: an MLP with the Student-t
-    kernel (dt-NCA of Min et al., 2010) and a memory bank of neighbours."""
-    base = recommended_config(data, n_components)
-    return base.replace(
-        encoder="mlp", init="random", kernel="student-t", neighbors="memory", learning_rate=0.003
-    )
+def estimator_params(config: RunConfig) -> dict:
+    """The ``NCA`` keyword arguments a RunConfig stands for (standardisation aside)."""
+    return {
+        "n_components": config.n_components,
+        "init": config.init,
+        "objective": config.objective,
+        "encoder": config.encoder,
+        "hidden_sizes": (config.hidden_width, config.hidden_width),
+        "kernel": config.kernel,
+        "dof": "learn" if config.learn_dof else (config.dof or None),
+        "neighbors": config.neighbors,
+        "optimizer": config.optimizer,
+        "learning_rate": config.learning_rate,
+        "batch_size": config.batch_size,
+        "max_iter": config.epochs,
+        "weight_decay": config.weight_decay,
+        "device": config.device,
+        "random_state": config.seed,
+        "n_candidates": None,
+    }
 
 
-def check_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[str]]:
-    """Adjust impossible combinations and say what happened, one sentence each."""
-    notes = []
-    D, n, C = data.n_features, len(data.y_train), data.n_classes
-    if config.encoder == "diagonal":
-        if config.n_components != D:
-            notes.append(f"A diagonal map keeps all {D} features, so the output dimension is {D}.")
-        config = config.replace(n_components=D)
-        if config.init in ("pca", "lda"):
-            notes.append("A diagonal map starts from the identity (PCA and LDA starts need a full map).")
-            config = config.replace(init="identity")
-    if config.encoder == "mlp" and config.init != "random":
-        notes.append(
-            "A neural network starts from random weights (PCA, LDA and identity starts are for linear maps)."
-        )
-        config = config.replace(init="random")
-    if config.optimizer == "lbfgs" and config.neighbors in ("memory", "batch"):
-        notes.append("L-BFGS takes every step on all points, so neighbours come from all points.")
-        config = config.replace(neighbors="all")
-    if config.n_components > D and config.encoder != "mlp":
-        notes.append(f"The output dimension is capped at the {D} input features.")
-        config = config.replace(n_components=D)
-    if config.init == "lda" and config.n_components > C - 1:
-        notes.append(
-            f"LDA gives at most n_classes - 1 = {C - 1} directions; the other "
-            f"{config.n_components - (C - 1)} start from PCA."
-        )
-    if config.optimizer != "lbfgs" and config.batch_size > n:
-        notes.append(f"The batch size is capped at the {n} training points (one batch per epoch).")
-        config = config.replace(batch_size=n)
-    if config.display_size > n:
-        config = config.replace(display_size=n)
-    return config, notes
+def resolve_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[str]]:
+    """``config`` made possible for ``data`` (``rules.resolve``), and what changed, in words."""
+    shape = DataShape(len(data.y_train), data.n_features, data.n_classes)
+    request = estimator_params(config)
+    settings, notes = resolve(request, shape)
+    changed = {
+        name: settings[name]
+        for name in ("n_components", "init", "batch_size")
+        if settings[name] != request[name]
+    }
+    if request["neighbors"] not in ("auto", settings["neighbors"]):
+        changed["neighbors"] = settings["neighbors"]
+    config = config.replace(**changed, display_size=min(config.display_size, shape.n_samples))
+    return config, [note.text for note in notes]
 
 
 class Run:
@@ -149,47 +126,33 @@ class Run:
         self.config = config
         self.data = data
         self.scaler = StandardScaler().fit(data.X_train) if config.standardize else None
-        self.model = NCA(
-            config.n_components,
-            init=config.init,
-            objective=config.objective,
-            encoder=config.encoder,
-            hidden_sizes=(config.hidden_width, config.hidden_width),
-            kernel=config.kernel,
-            dof="learn" if config.learn_dof else (config.dof or None),
-            neighbors=config.neighbors,
-            optimizer=config.optimizer,
-            learning_rate=config.learning_rate,
-            batch_size=config.batch_size,
-            max_iter=config.epochs,
-            weight_decay=config.weight_decay,
-            device=config.device,
-            random_state=config.seed,
-            tol=0.0,
-        )
+        self.model = NCA(**estimator_params(config), tol=0.0)
         self.display_index: np.ndarray | None = None
         self.latest: Snapshot | None = None
 
     def _prepare(self, X: np.ndarray) -> np.ndarray:
         return X if self.scaler is None else self.scaler.transform(X).astype(np.float32)
 
-    def stream(self) -> Iterator[Snapshot]:
+    def stream(self, eval_every: int | None = 1, eval_points: int | None = EVAL_POINTS) -> Iterator[Snapshot]:
         """Train, yielding a snapshot per epoch with train (LOO) and test kNN accuracy.
 
-        Per-epoch accuracies use stratified samples of at most ``EVAL_POINTS`` training
-        (leave-one-out, voting among all) and test points, so large sets stay live.
+        Accuracies are measured every ``eval_every`` epochs (None: never) on stratified
+        samples of at most ``eval_points`` training (leave-one-out, voting among all) and
+        test points (None: all), so large sets stay live.
         """
         has_test = len(self.data.y_test) > 0
-        test = stratified_subsample(self.data.y_test, EVAL_POINTS, seed=0) if has_test else None
+        test = np.arange(len(self.data.y_test))
+        if has_test and eval_points is not None:
+            test = stratified_subsample(self.data.y_test, eval_points, seed=0)
         snapshots = self.model.fit_iter(
             self._prepare(self.data.X_train),
             self.data.y_train,
             self._prepare(self.data.X_test[test]) if has_test else None,
             self.data.y_test[test] if has_test else None,
             display_size=self.config.display_size,
-            eval_every=1,
+            eval_every=eval_every,
             k=self.config.k,
-            eval_size=EVAL_POINTS,
+            eval_size=eval_points,
         )
         for snap in snapshots:
             self.display_index = self.model.display_index_

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from nca_core import datasets, load_model
-from nca_core.runs import Run, RunConfig, check_config, recommended_config
+from nca_core.runs import Run, RunConfig, recommended_config, resolve_config
 
 
 @pytest.mark.parametrize("name", ["rings", "wine", "digits"])
@@ -44,26 +44,26 @@ def test_neighbours_are_nearest_first():
     assert 0 not in order and np.all(np.diff(distances) >= 0)
 
 
-def test_check_config_explains_adjustments():
+def test_resolve_config_explains_adjustments():
     wine = datasets.load("wine")
-    config, notes = check_config(RunConfig(n_components=20, batch_size=4096), wine)
+    config, notes = resolve_config(RunConfig(n_components=20, batch_size=4096), wine)
     assert config.n_components == 13 and config.batch_size == len(wine.y_train)
     assert notes == [
         "The output dimension is capped at the 13 input features.",
         "The batch size is capped at the 125 training points (one batch per epoch).",
     ]
-    config, notes = check_config(RunConfig(n_components=5, init="lda", batch_size=64), wine)
+    config, notes = resolve_config(RunConfig(n_components=5, init="lda", batch_size=64), wine)
     assert notes == ["LDA gives at most n_classes - 1 = 2 directions; the other 3 start from PCA."]
-    config, notes = check_config(RunConfig(encoder="diagonal", init="pca", batch_size=64), wine)
+    config, notes = resolve_config(RunConfig(encoder="diagonal", init="pca", batch_size=64), wine)
     assert config.n_components == 13 and config.init == "identity" and len(notes) == 2
 
 
 @pytest.mark.parametrize("name", ["rings", "wine", "digits"])
 def test_recommended_deep_settings_converge(name):
-    from nca_core.runs import recommended_deep_config
+    from nca_core.runs import recommended_config
 
     data = datasets.load(name)
-    config = recommended_deep_config(data).replace(device="cpu")
+    config = recommended_config(data, encoder="mlp").replace(device="cpu")
     snaps = list(Run(config, data).stream())
     assert snaps[-1].components is None and snaps[-1].dof == pytest.approx(1.0)
     assert snaps[-1].objective > snaps[0].objective
@@ -81,9 +81,9 @@ def test_deep_model_file_has_the_scaler_folded_into_the_first_layer():
     )
 
 
-def test_check_config_explains_deep_adjustments():
+def test_resolve_config_explains_deep_adjustments():
     wine = datasets.load("wine")
-    config, notes = check_config(
+    config, notes = resolve_config(
         RunConfig(encoder="mlp", init="pca", optimizer="lbfgs", neighbors="memory"), wine
     )
     assert config.init == "random" and config.neighbors == "all"

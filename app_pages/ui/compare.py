@@ -6,7 +6,7 @@ import streamlit as st
 
 from nca_core.comparison import MethodResult, evaluate, fit_baseline
 from nca_core.datasets import Dataset
-from nca_core.runs import Run, recommended_config, recommended_deep_config
+from nca_core.runs import Run, recommended_config
 
 from . import state
 from .data import UPLOAD_NAME
@@ -62,8 +62,8 @@ def nca_run(name: str, data: Dataset, d: int, standardize: bool, deep: bool = Fa
         and (active.run.config.encoder == "mlp") == deep
     ):
         return active.run, f"the run from the Train page ({active.snapshots[-1].epoch} epochs)"
-    recommend = recommended_deep_config if deep else recommended_config
-    config = recommend(data, n_components=d).replace(standardize=standardize)
+    encoder = "mlp" if deep else "linear"
+    config = recommended_config(data, n_components=d, encoder=encoder).replace(standardize=standardize)
     label = "deep NCA" if deep else "NCA"
     key = ("compare-nca", name, d, standardize, deep)
     if key not in st.session_state:

@@ -17,10 +17,10 @@ def test_a_link_opens_its_settings_and_says_what_it_ignored():
     assert not at.exception, at.exception
     assert at.selectbox(key="dataset").value == "wine"
     assert at.sidebar.select_slider(key="wine-d").value == 3
-    assert at.sidebar.selectbox(key="wine-opt").value == "sgd"
+    assert at.sidebar.selectbox(key="wine-optimizer").value == "sgd"
     assert at.sidebar.slider(key="wine-epochs").value == 7
     notice = next(i.value for i in at.info if "were not used" in i.value)
-    assert "lr='abc' ignored: could not convert string to float: 'abc'" in notice
+    assert "lr='abc' ignored: must be a number from 1e-05 to 1000" in notice
     assert "unknown setting 'bogus' ignored" in notice
 
 
@@ -34,15 +34,24 @@ def test_the_url_follows_the_settings():
 
 def test_parse_checks_types_ranges_and_names():
     dataset, values, notices = parse(
-        {"dataset": "../../etc/passwd", "d": "0", "std": "yes", "batch": "100", "k": "3", "init": "pca"},
+        {
+            "dataset": "../../etc/passwd",
+            "d": "0",
+            "std": "yes",
+            "batch": "100",
+            "k": "3",
+            "init": "pca",
+            "lr": "fast",
+        },
         ["rings", "wine"],
     )
     assert dataset is None
     assert values == {"standardize": True, "k": 3, "init": "pca"}
     assert notices == [
         "unknown dataset '../../etc/passwd' ignored",
-        "d='0' ignored: must be between 1 and 64",
+        "d='0' ignored: must be one of 2, 3, 5, 10, 16, 32, 64",
         "batch='100' ignored: must be one of 32, 64, 128, 256, 512, 1024, 2048, 4096",
+        "lr='fast' ignored: must be a number from 1e-05 to 1000",
     ]
 
 

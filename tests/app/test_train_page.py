@@ -58,7 +58,7 @@ def test_changing_dataset_resets_the_run(app):
 
 
 def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
-    app.sidebar.selectbox(key="rings-opt").set_value("sgd").run()
+    app.sidebar.selectbox(key="rings-optimizer").set_value("sgd").run()
     app.sidebar.radio(key="rings-objective").set_value("g")
     app.sidebar.number_input(key="rings-lr-sgd-linear").set_value(100.0)
     app.sidebar.slider(key="pace").set_value(0)
@@ -74,13 +74,13 @@ def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
 
 
 def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
-    assert app.sidebar.selectbox(key="rings-init-map").value == "pca"
+    assert app.sidebar.selectbox(key="rings-init-linear").value == "pca"
     app.sidebar.selectbox(key="rings-encoder").set_value("mlp").run()
     assert not app.sidebar.select_slider(key="rings-hidden").disabled
-    start = app.sidebar.selectbox(key="rings-init-network")
+    start = app.sidebar.selectbox(key="rings-init-mlp")
     assert start.disabled and start.value == "random"  # a network has no PCA or LDA start
     app.sidebar.radio(key="rings-kernel").set_value("student-t").run()
-    app.sidebar.toggle(key="rings-learn-dof").set_value(True).run()
+    app.sidebar.toggle(key="rings-learn_dof").set_value(True).run()
     assert app.sidebar.number_input(key="rings-dof").disabled  # learnt, so not typed in
     app.sidebar.radio(key="rings-objective").set_value("mcml")
     app.sidebar.slider(key="rings-epochs").set_value(6)

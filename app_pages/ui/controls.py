@@ -1,0 +1,110 @@
+"""The sidebar's run settings, generated from ``nca_core.settings.SETTINGS``.
+
+Each declared setting becomes one control; this module only chooses the Streamlit widget
+for it, its options for the dataset at hand and its default (the value recommended for the
+dataset, or one from a shared link). Which settings apply, and which another one locks,
+come from the library (``Setting.applies``, ``rules.locked_values``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from nca_core import available_devices
+from nca_core.datasets import Dataset
+from nca_core.rules import locked_values
+from nca_core.runs import RunConfig, recommended_config
+from nca_core.settings import SETTINGS, Setting
+
+from . import share
+
+
+def run_settings(data: Dataset, key: str, overrides: dict | None = None) -> RunConfig:
+    """Sidebar controls, defaulting to what converges on ``data`` (changed by ``overrides``,
+    e.g. from a shared link); ``key`` scopes widgets to the dataset so that switching
+    datasets restores that dataset's defaults."""
+    overrides = _usable(dict(overrides or {}), data)
+    values: dict[str, Any] = {}
+    section = None
+    with st.sidebar:
+        for setting in SETTINGS:
+            if setting.section != section:
+                section = setting.section
+                st.subheader(section)
+            values[setting.name] = setting.kind(_control(setting, data, key, values, overrides))
+    return RunConfig(**values)
+
+
+def options_for(setting: Setting, data: Dataset) -> list:
+    """The setting's choices that make sense for ``data`` (d up to D, at most n points drawn)."""
+    if setting.bound == "n_features":
+        return [c for c in setting.choices if c <= data.n_features]
+    if setting.bound == "n_samples":
+        return sorted({min(c, len(data.y_train)) for c in setting.choices})
+    return list(setting.choices)
+
+
+def _usable(overrides: dict, data: Dataset) -> dict:
+    """Drop link values the dataset cannot take, with a notice saying what it allows."""
+    for setting in SETTINGS:
+        options = options_for(setting, data)
+        if setting.bound and setting.name in overrides and overrides[setting.name] not in options:
+            value = overrides.pop(setting.name)
+            st.session_state.setdefault(share.NOTICES, []).append(
+                f"{setting.url_key}={value} ignored: this dataset allows {', '.join(map(str, options))}"
+            )
+    return overrides
+
+
+def _default(setting: Setting, data: Dataset, values: Mapping, overrides: Mapping):
+    """A link's value, else the recommendation for the choices made above this control."""
+    if setting.name in overrides:
+        return overrides[setting.name]
+    encoder, optimizer = values.get("encoder", "linear"), values.get("optimizer", "adam")
+    if setting.reset_on:
+        recommended = recommended_config(data, encoder=encoder, optimizer=optimizer)
+    else:
+        recommended = recommended_config(data)
+    return getattr(recommended, setting.name)
+
+
+def _control(setting: Setting, data: Dataset, key: str, values: Mapping, overrides: Mapping):
+    """Draw one setting's widget and return its value."""
+    locked = locked_values(values.get("encoder", "linear")).get(setting.name)
+    value = locked if locked is not None else _default(setting, data, values, overrides)
+    common = {
+        "label": setting.label,
+        "help": setting.help,
+        "key": "-".join([key, setting.url_key or setting.name, *(str(values[n]) for n in setting.reset_on)]),
+        "disabled": locked is not None or (setting.applies is not None and not setting.applies(values)),
+    }
+    options = options_for(setting, data)
+    if setting.widget == "select_slider":
+        value = value if value in options else min(options, key=lambda o: abs(o - value))
+        return st.select_slider(options=options, value=value, format_func=setting.label_of, **common)
+    if setting.widget in ("selectbox", "radio"):
+        index = options.index(value) if value in options else 0
+        if setting.widget == "radio":
+            return st.radio(options=options, index=index, format_func=setting.label_of,
+                            horizontal=len(options) <= 2, **common)  # fmt: skip
+        return st.selectbox(options=options, index=index, format_func=setting.label_of, **common)
+    if setting.widget == "toggle":
+        return st.toggle(value=bool(value), **common)
+    if setting.widget == "slider":
+        return st.slider(min_value=int(setting.low), max_value=int(setting.high), value=int(value), **common)
+    if setting.widget == "number":
+        if setting.kind is int:
+            return st.number_input(
+                min_value=int(setting.low), max_value=int(setting.high), value=int(value), **common
+            )
+        return st.number_input(
+            min_value=setting.low, max_value=setting.high, value=float(value), format="%.4g", **common
+        )
+    if setting.widget == "device":
+        devices = ["auto", *available_devices()]
+        common["help"] += f" Available here: {', '.join(devices[1:])}."
+        return st.selectbox(options=devices, **common)
+    raise ValueError(f"no control for widget {setting.widget!r} ({setting.name})")

@@ -1,0 +1,248 @@
+"""Every setting of a training run, declared once.
+
+A ``Setting`` names one ``RunConfig`` field with its type (that of its default), its
+choices (from the library's constants) or range, a label and help text, its key in a
+shareable link and its command-line flag. The app's sidebar, the link reader and writer
+and the CLI's parser are all generated from ``SETTINGS``; ``RunConfig`` itself is built
+from it, so a new setting is one entry here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .rules import OPTIONS, default_learning_rate
+
+__all__ = ["SETTINGS", "RunConfig", "Setting", "parse_flag"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One run setting: what it is, what values it takes, and how users reach it.
+
+    ``choices`` lists every value allowed (with ``labels`` to show them); otherwise
+    ``low``..``high`` bound a number. ``applies`` says when the setting matters given the
+    others (the app greys it out otherwise); ``reset_on`` names settings whose change brings
+    back this one's recommended value. ``bound`` ("n_features" or "n_samples") limits the
+    choices to the data. ``widget`` picks the app's control; ``url_key`` None keeps it out of
+    links.
+    """
+
+    name: str
+    default: Any
+    label: str
+    help: str
+    section: str
+    widget: str
+    choices: tuple = ()
+    labels: Mapping[Any, str] | None = None
+    low: float | None = None
+    high: float | None = None
+    url_key: str | None = None
+    applies: Callable[[Mapping[str, Any]], bool] | None = None
+    reset_on: tuple[str, ...] = ()
+    bound: str | None = None
+
+    @property
+    def kind(self) -> type:
+        return type(self.default)
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def label_of(self, value) -> str:
+        return str((self.labels or {}).get(value, value))
+
+    def parse(self, text: str):
+        """The value ``text`` stands for; ValueError saying what is allowed."""
+        if self.kind is bool:
+            return _boolean(text)
+        try:
+            value = self.kind(text)
+        except ValueError:
+            raise ValueError(f"must be {self.describe()}") from None
+        self.check(value)
+        return value
+
+    def check(self, value) -> None:
+        """ValueError unless ``value`` is one this setting allows."""
+        if self.choices:
+            if value not in self.choices:
+                raise ValueError(f"must be {self.describe()}")
+        elif self.low is not None and not (math.isfinite(value) and self.low <= value <= self.high):
+            raise ValueError(f"must be {self.describe()}")
+
+    def describe(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(str(c) for c in self.choices)
+        if self.kind is bool:
+            return "true or false"
+        noun = "a whole number" if self.kind is int else "a number"
+        return f"{noun} from {self.low:g} to {self.high:g}"
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("1", "true", "yes"):
+        return True
+    if lowered in ("0", "false", "no"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _minibatch(values: Mapping[str, Any]) -> bool:
+    return values.get("optimizer") != "lbfgs"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "n_components", 2, "Output dimension d",
+        "2 or 3 to look at; larger keeps more for kNN (then the first three coordinates are drawn).",
+        "Map", "select_slider", choices=(2, 3, 5, 10, 16, 32, 64), url_key="d", bound="n_features",
+    ),
+    Setting(
+        "encoder", "linear", "Map type",
+        "A diagonal map only rescales features (the paper's feature-weighting variant); "
+        "a neural network bends space too (nonlinear NCA), starting from random weights.",
+        "Map", "selectbox", choices=OPTIONS["encoder"], url_key="encoder",
+        labels={
+            "linear": "linear (full d × D map)",
+            "diagonal": "diagonal (feature scaling)",
+            "mlp": "neural network (MLP, nonlinear)",
+        },
+    ),
+    Setting(
+        "init", "pca", "Start from",
+        "A network always starts from random weights. A linear map can start from PCA (the "
+        "directions of largest variance), LDA (the class-separating ones), the identity or at random.",
+        "Map", "selectbox", choices=OPTIONS["init"], url_key="init", reset_on=("encoder",),
+        labels={"auto": "automatic", "pca": "PCA", "lda": "LDA", "identity": "identity", "random": "random"},
+    ),
+    Setting(
+        "hidden_width", 256, "Hidden units per layer",
+        "The network has two hidden ReLU layers of this width and a linear output layer.",
+        "Map", "select_slider", choices=(32, 64, 128, 256, 512), url_key="hidden",
+        applies=lambda v: v.get("encoder") == "mlp",
+    ),
+    Setting(
+        "kernel", "gaussian", "Kernel",
+        "How fast a neighbour's chance of being picked falls with distance. The Student-t's "
+        "heavy tail lets classes sit close in 2-D without crushing each other (Min et al., 2010).",
+        "Map", "radio", choices=OPTIONS["kernel"], url_key="kernel",
+        labels={"gaussian": "Gaussian (the paper's)", "student-t": "Student-t (heavy-tailed)"},
+    ),
+    Setting(
+        "learn_dof", False, "Learn the degrees of freedom",
+        "Train the Student-t's tail weight by gradient along with the map.",
+        "Map", "toggle", url_key="learn_dof", applies=lambda v: v.get("kernel") == "student-t",
+    ),
+    Setting(
+        "dof", 0.0, "Degrees of freedom (0 = d − 1)",
+        "Smaller means heavier tails. 0 uses the paper's choice, d − 1 (at least 1).",
+        "Map", "number", low=0.0, high=1000.0, url_key="dof",
+        applies=lambda v: v.get("kernel") == "student-t" and not v.get("learn_dof"),
+    ),
+    Setting(
+        "objective", "f", "Objective",
+        "f counts expected correct classifications; g is its log-likelihood version, which punishes "
+        "hopeless points more; MCML pulls all same-class pairs together at once (Min et al., 2010).",
+        "Map", "radio", choices=OPTIONS["objective"], url_key="objective",
+        labels={
+            "f": "f: expected correct (Σ pᵢ)",
+            "g": "g: log-likelihood (Σ log pᵢ)",
+            "mcml": "MCML: match pairs to classes (KL)",
+        },
+    ),
+    Setting(
+        "standardize", False, "Standardise inputs",
+        "Rescale every feature to zero mean and unit variance first; useful when units differ (wine).",
+        "Map", "toggle", url_key="std",
+    ),
+    Setting(
+        "optimizer", "adam", "Optimiser",
+        "L-BFGS uses every point each step; Adam and SGD take batches of anchors, whose neighbours "
+        "still come from all points.",
+        "Optimiser", "selectbox", choices=OPTIONS["optimizer"], url_key="optimizer",
+        labels={"lbfgs": "L-BFGS (full batch)", "adam": "Adam (minibatch)", "sgd": "SGD (minibatch)"},
+    ),
+    Setting(
+        "learning_rate", default_learning_rate("adam"), "Learning rate",
+        "Step size. If training diverges, lower it.",
+        "Optimiser", "number", low=1e-5, high=1e3, url_key="lr", reset_on=("optimizer", "encoder"),
+    ),
+    Setting(
+        "batch_size", 128, "Batch size", "Anchors per step (minibatch optimisers only).",
+        "Optimiser", "select_slider", choices=(32, 64, 128, 256, 512, 1024, 2048, 4096), url_key="batch",
+        applies=_minibatch,
+    ),
+    Setting(
+        "neighbors", "auto", "Neighbours from",
+        "Where a batch's points find neighbours. All points is exact but recomputes every "
+        "embedding each step; a memory bank keeps everyone's last embedding (Wu et al., 2018), "
+        "cheap for a network; the batch alone is the naive baseline. Automatic: the bank for a "
+        "network, all points for a linear map.",
+        "Optimiser", "selectbox", choices=OPTIONS["neighbors"], url_key="neighbors", applies=_minibatch,
+        labels={"auto": "automatic", "all": "all points (exact)", "memory": "memory bank", "batch": "this batch only"},
+    ),
+    Setting(
+        "epochs", 60, "Epochs", "Passes over the training set (L-BFGS: iterations).",
+        "Optimiser", "slider", low=1, high=300, url_key="epochs",
+    ),
+    Setting(
+        "weight_decay", 0.0, "L2 weight on the map",
+        "Penalises large maps; a large map means very few effective neighbours.",
+        "Optimiser", "number", low=0.0, high=10.0, url_key="l2",
+    ),
+    Setting("device", "auto", "Device", "Where training runs: auto picks CUDA, then MPS, then the CPU.", "Run", "device"),
+    Setting("seed", 0, "Seed", "Same seed, same run.", "Run", "number", low=0, high=2**31 - 1, url_key="seed"),
+    Setting(
+        "display_size", 2000, "Points drawn",
+        "Training uses every point; the picture shows a fixed stratified subset.",
+        "Run", "select_slider", choices=(500, 1000, 2000, 3000, 5000), bound="n_samples",
+    ),
+    Setting(
+        "k", 5, "k for kNN accuracy", "Neighbours that vote in the kNN accuracies.",
+        "Run", "select_slider", choices=(1, 3, 5, 7, 9), url_key="k",
+    ),
+)  # fmt: skip
+
+BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def _replace(self, **changes) -> RunConfig:
+    return dataclasses.replace(self, **changes)
+
+
+def _as_dict(self) -> dict:
+    return dataclasses.asdict(self)
+
+
+RunConfig = dataclasses.make_dataclass(
+    "RunConfig",
+    [(s.name, s.kind, dataclasses.field(default=s.default)) for s in SETTINGS],
+    frozen=True,
+    namespace={"replace": _replace, "as_dict": _as_dict, "__module__": __name__},
+)
+RunConfig.__doc__ = """Settings of one training run (fields: ``SETTINGS``); every field is a JSON-safe scalar.
+
+The MLP encoder has two hidden layers of ``hidden_width`` units. ``dof`` 0 means the
+paper's d - 1 for the Student-t kernel; ``learn_dof`` trains it from there.
+"""
+
+
+def parse_flag(setting: Setting) -> Callable[[str], Any]:
+    """``setting.parse`` for argparse, which reports a ValueError only as "invalid value"."""
+    import argparse
+
+    def parse(text: str):
+        try:
+            return setting.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
+
+    return parse
