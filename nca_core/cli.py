@@ -1,8 +1,12 @@
 """``python -m nca_core train``: train NCA on a registered dataset from the command line.
 
-Writes the model (.npz, see ``nca_core.model_io``), a metrics JSON (settings, per-epoch
-objective and kNN accuracies, final 5-NN test error, timings) and, with ``--snapshots``,
-the display embeddings of every epoch (.npz). Progress is a tqdm bar on stderr.
+The run settings' flags are generated from ``settings.SETTINGS`` (the same declaration as
+the app's controls); a flag left out takes the value recommended for the dataset, as the
+app's sidebar does. Training goes through ``runs.Run``, as in the app, so the model file
+(.npz, see ``nca_core.model_io``) acts on raw inputs, with any standardisation folded in.
+Also writes a metrics JSON (settings, per-epoch objective and kNN accuracies, final kNN
+test error, timings) and, with ``--snapshots``, the display embeddings of every epoch.
+Progress is a tqdm bar on stderr.
 
 Launched by ``torchrun --nproc_per_node=N -m nca_core train ...`` it trains data-parallel
 (see ``nca_core.distributed``): every process loads the data, rank 0 reports and writes.
@@ -11,6 +15,7 @@ Launched by ``torchrun --nproc_per_node=N -m nca_core train ...`` it trains data
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -22,48 +27,73 @@ import numpy as np
 
 __all__ = ["main"]
 
+EVAL_POINTS = 10000
+
 
 def _parser() -> argparse.ArgumentParser:
+    from .datasets import REGISTRY
+    from .settings import SETTINGS
+
     parser = argparse.ArgumentParser(prog="python -m nca_core", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser("train", help="train NCA on a dataset and save the model and metrics")
-    train.add_argument("--dataset", required=True, help="rings, wine, digits, usps, mnist or fashion-mnist")
+    train.add_argument("--dataset", required=True, choices=list(REGISTRY))
     train.add_argument("--out", required=True, type=Path, help="folder for model.npz and metrics.json")
     train.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        help="data directory (default: $NCA_DATA_DIR or the user cache)",
+        "--data-dir", type=Path, help="data directory (default: $NCA_DATA_DIR or the user cache)"
     )
     train.add_argument("--no-download", action="store_true", help="fail instead of downloading missing files")
-    train.add_argument("--n-components", type=int, default=2)
-    train.add_argument("--init", default="auto", choices=["auto", "pca", "lda", "identity", "random"])
-    train.add_argument("--objective", default="f", choices=["f", "g", "mcml"])
-    train.add_argument("--encoder", default="linear", choices=["linear", "diagonal", "mlp"])
-    train.add_argument(
-        "--hidden-sizes", type=int, nargs="+", default=[500, 500], help="MLP hidden layer widths"
-    )
-    train.add_argument("--kernel", default="gaussian", choices=["gaussian", "student-t"])
-    train.add_argument(
-        "--dof", default=None, help="Student-t degrees of freedom: a number or 'learn' (default d - 1)"
-    )
-    train.add_argument("--neighbors", default="auto", choices=["auto", "all", "memory", "batch"])
-    train.add_argument("--optimizer", default="lbfgs", choices=["lbfgs", "adam", "sgd"])
-    train.add_argument("--epochs", type=int, default=50)
-    train.add_argument("--batch-size", type=int, default=512)
-    train.add_argument("--learning-rate", type=float, default=None)
-    train.add_argument("--weight-decay", type=float, default=0.0)
-    train.add_argument(
-        "--standardize", action="store_true", help="scale features to zero mean and unit variance first"
-    )
-    train.add_argument("--device", default="auto")
-    train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--k", type=int, default=5, help="neighbours for the kNN accuracies")
     train.add_argument(
         "--eval-every", type=int, default=1, help="epochs between kNN measurements (0: only at the end)"
     )
     train.add_argument("--snapshots", action="store_true", help="also write every epoch's display embedding")
+    settings = train.add_argument_group("run settings (default: recommended for the dataset)")
+    for setting in SETTINGS:
+        _add_flag(settings, setting)
     return parser
+
+
+def _add_flag(group, setting) -> None:
+    from .settings import parse_flag
+
+    if setting.kind is bool:
+        group.add_argument(setting.flag, action=argparse.BooleanOptionalAction, help=setting.help)
+        return
+    metavar = (
+        "{" + ",".join(map(str, setting.choices)) + "}" if setting.choices else setting.kind.__name__.upper()
+    )
+    text = (
+        setting.help if setting.choices or setting.low is None else f"{setting.help} ({setting.describe()})"
+    )
+    group.add_argument(setting.flag, type=parse_flag(setting), metavar=metavar, help=text)
+
+
+def _config(args: argparse.Namespace, data, device: str):
+    """The recommended settings for ``data``, changed by the flags given, made possible."""
+    from .runs import recommended_config, resolve_config
+    from .settings import SETTINGS
+
+    given = {s.name: getattr(args, s.name) for s in SETTINGS if getattr(args, s.name) is not None}
+    base = recommended_config(
+        data,
+        given.get("n_components", 2),
+        encoder=given.get("encoder", "linear"),
+        optimizer=given.get("optimizer", "adam"),
+    )
+    return resolve_config(base.replace(**{**given, "device": device}), data)
+
+
+def _load(args: argparse.Namespace, lead: bool):
+    """Rank 0 downloads what is missing; the other processes read the files it wrote."""
+    from . import datasets, distributed
+
+    data = None
+    if lead:
+        data = datasets.load(args.dataset, data_dir=args.data_dir, download=not args.no_download)
+    distributed.barrier()
+    if data is None:
+        data = datasets.load(args.dataset, data_dir=args.data_dir, download=False)
+    return data
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -76,45 +106,14 @@ def _write_atomic(path: Path, data: bytes) -> None:
         Path(temp).unlink(missing_ok=True)
 
 
-def train(args: argparse.Namespace) -> dict:
-    """Run one training as described by ``args``; returns the metrics written."""
-    import io
-
-    from sklearn.preprocessing import StandardScaler
+def _train_with_progress(run, args, title: str, lead: bool) -> tuple[list[dict], list[np.ndarray]]:
+    """Consume the run's snapshots behind a tqdm bar; the per-epoch history and embeddings."""
     from tqdm import tqdm
 
-    from . import NCA, datasets, distributed, knn_accuracy, save_model
-
-    rank, world_size, local_rank = distributed.init_from_environment()
-    device = distributed.process_device(args.device, local_rank, world_size)
-    lead = rank == 0
-    dof = args.dof if args.dof in (None, "learn") else float(args.dof)
-    data = None
-    if lead:  # downloads happen once; the other processes read the files it wrote
-        data = datasets.load(args.dataset, data_dir=args.data_dir, download=not args.no_download)
-    distributed.barrier()
-    if data is None:
-        data = datasets.load(args.dataset, data_dir=args.data_dir, download=False)
-    X_train, X_test = data.X_train, data.X_test
-    if args.standardize:
-        scaler = StandardScaler().fit(X_train)
-        X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
-    model = NCA(
-        args.n_components, init=args.init, objective=args.objective, optimizer=args.optimizer,
-        max_iter=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-        weight_decay=args.weight_decay, device=device, random_state=args.seed, encoder=args.encoder,
-        hidden_sizes=tuple(args.hidden_sizes), kernel=args.kernel, dof=dof, neighbors=args.neighbors,
-    )  # fmt: skip
-    has_test = len(data.y_test) > 0
     history, embeddings = [], []
-    start = time.perf_counter()
-    stream = model.fit_iter(
-        X_train, data.y_train, X_test if has_test else None, data.y_test if has_test else None,
-        eval_every=(args.eval_every or None) if lead else None, k=args.k, display_size=2000,
-    )  # fmt: skip
-    title = f"NCA {args.dataset}" + (f" x{world_size} processes" if world_size > 1 else "")
-    with tqdm(total=args.epochs, desc=title, unit="epoch", file=sys.stderr, disable=not lead) as bar:
-        for snap in stream:
+    eval_every = (args.eval_every or None) if lead else None
+    with tqdm(total=run.config.epochs, desc=title, unit="epoch", file=sys.stderr, disable=not lead) as bar:
+        for snap in run.stream(eval_every=eval_every, eval_points=EVAL_POINTS):
             history.append(
                 {"epoch": snap.epoch, "objective": snap.objective, "seconds": snap.elapsed,
                  "train_accuracy": snap.train_accuracy, "test_accuracy": snap.test_accuracy}
@@ -124,38 +123,57 @@ def train(args: argparse.Namespace) -> dict:
             if snap.epoch:
                 bar.update(1)
                 bar.set_postfix(objective=f"{snap.objective:.4f}")
-    wall = time.perf_counter() - start
+    return history, embeddings
+
+
+def train(args: argparse.Namespace) -> dict:
+    """Run one training as described by ``args``; returns the metrics written (rank 0)."""
+    from . import distributed, knn_accuracy
+    from .runs import Run
+
+    rank, world_size, local_rank = distributed.init_from_environment()
+    lead = rank == 0
+    data = _load(args, lead)
+    config, notes = _config(
+        args, data, distributed.process_device(args.device or "auto", local_rank, world_size)
+    )
+    for note in notes if lead else ():
+        print(f"note: {note}", file=sys.stderr)
+    run = Run(config, data)
+    title = f"NCA {args.dataset}" + (f" x{world_size} processes" if world_size > 1 else "")
+    start = time.perf_counter()
+    history, embeddings = _train_with_progress(run, args, title, lead)
     if not lead:
         return {}
-    Z_train = model.transform(X_train)
-    test_error = (
-        1 - knn_accuracy(Z_train, data.y_train, model.transform(X_test), data.y_test, args.k)
-        if has_test
-        else None
-    )
+    test_error = None
+    if len(data.y_test):
+        Z_train, Z_test = run.transform(data.X_train), run.transform(data.X_test)
+        test_error = 1 - knn_accuracy(Z_train, data.y_train, Z_test, data.y_test, config.k)
     metrics = {
         "dataset": args.dataset,
-        "settings": {
-            key: (str(value) if isinstance(value, Path) else value) for key, value in vars(args).items()
-        },
-        "device": model.device_,
+        "settings": {**config.as_dict(), "eval_every": args.eval_every},
+        "notes": notes,
+        "device": run.model.device_,
         "world_size": world_size,
-        "epochs_run": model.n_iter_,
+        "epochs_run": run.model.n_iter_,
         "training_seconds": history[-1]["seconds"],
-        "wall_seconds": wall,
-        f"test_error_{args.k}nn": test_error,
+        "wall_seconds": time.perf_counter() - start,
+        f"test_error_{config.k}nn": test_error,
         "history": history,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    buffer = io.BytesIO()
-    save_model(model, buffer)
-    _write_atomic(args.out / "model.npz", buffer.getvalue())
-    _write_atomic(args.out / "metrics.json", json.dumps(metrics, indent=2).encode())
-    if args.snapshots:
-        buffer = io.BytesIO()
-        np.savez(buffer, embeddings=np.stack(embeddings), labels=data.y_train[model.display_index_])
-        _write_atomic(args.out / "snapshots.npz", buffer.getvalue())
+    _write_outputs(args.out, run, metrics, embeddings)
     return metrics
+
+
+def _write_outputs(out: Path, run, metrics: dict, embeddings: list[np.ndarray]) -> None:
+    """model.npz, metrics.json and (when asked) snapshots.npz, each written whole or not at all."""
+    out.mkdir(parents=True, exist_ok=True)
+    _write_atomic(out / "model.npz", run.model_file())
+    _write_atomic(out / "metrics.json", json.dumps(metrics, indent=2).encode())
+    if embeddings:
+        buffer = io.BytesIO()
+        np.savez(buffer, embeddings=np.stack(embeddings), labels=run.display_labels)
+        _write_atomic(out / "snapshots.npz", buffer.getvalue())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         shutdown()
     if not metrics:  # a worker process of a data-parallel run: rank 0 reports
         return 0
-    error = metrics[f"test_error_{args.k}nn"]
-    summary = f"test {args.k}-NN error {error:.2%}" if error is not None else "no test set"
+    k = metrics["settings"]["k"]
+    error = metrics[f"test_error_{k}nn"]
+    summary = f"test {k}-NN error {error:.2%}" if error is not None else "no test set"
     print(f"wrote {args.out / 'model.npz'} and metrics.json: {summary}, {metrics['training_seconds']:.1f} s")
     return 0

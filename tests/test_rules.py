@@ -1,0 +1,65 @@
+"""Rules between settings: the app adjusts and explains where the estimator refuses."""
+
+import numpy as np
+import pytest
+
+from nca_core import NCA, datasets
+from nca_core.rules import DataShape, default_learning_rate, resolve
+
+WINE = DataShape(n_samples=125, n_features=13, n_classes=3)
+BASE = {
+    "n_components": 2, "encoder": "linear", "init": "auto", "optimizer": "adam", "neighbors": "auto",
+    "learning_rate": None, "batch_size": 64, "kernel": "gaussian", "objective": "f", "n_candidates": None,
+}  # fmt: skip
+
+IMPOSSIBLE = [
+    ({"n_components": 20}, "n_components", 13),
+    ({"encoder": "diagonal", "n_components": 5}, "n_components", 13),
+    ({"encoder": "diagonal", "n_components": None, "init": "pca"}, "init", "identity"),
+    ({"encoder": "mlp", "init": "lda"}, "init", "random"),
+    ({"optimizer": "lbfgs", "neighbors": "memory"}, "neighbors", "all"),
+    ({"n_candidates": 10, "kernel": "student-t"}, "n_candidates", 10),
+]
+
+
+@pytest.mark.parametrize("change, setting, adjusted", IMPOSSIBLE)
+def test_an_impossible_request_is_adjusted_for_the_app_and_refused_by_the_estimator(
+    change, setting, adjusted
+):
+    settings, notes = resolve({**BASE, **change}, WINE)
+    (note,) = [n for n in notes if n.level == "error"]
+    assert note.setting == setting and settings[setting] == adjusted and note.text
+    wine = datasets.load("wine")
+    model = NCA(**{**BASE, **change}, max_iter=1, device="cpu")
+    with pytest.raises(ValueError) as refused:
+        model.fit(wine.X_train, wine.y_train)
+    assert str(refused.value) == note.error
+    assert not hasattr(model, "classes_")  # a refused fit leaves nothing half-fitted
+
+
+def test_auto_values_become_concrete():
+    settings, notes = resolve(BASE, WINE)
+    assert notes == []
+    assert settings["init"] == "lda" and settings["neighbors"] == "all"
+    assert settings["learning_rate"] == default_learning_rate("adam") == 0.01
+    deep, _ = resolve({**BASE, "encoder": "mlp"}, WINE)
+    assert deep["init"] == "random" and deep["neighbors"] == "memory" and deep["learning_rate"] == 0.003
+    full, _ = resolve({**BASE, "n_components": None, "optimizer": "lbfgs", "n_candidates": 5}, WINE)
+    assert full["init"] == "identity" and full["n_components"] == 13 and full["n_candidates"] is None
+
+
+def test_the_lda_cap_is_a_warning_in_the_estimator_and_a_note_in_the_app():
+    settings, notes = resolve({**BASE, "n_components": 5, "init": "lda"}, WINE)
+    assert [n.level for n in notes] == ["warning"] and settings["init"] == "lda"
+    wine = datasets.load("wine")
+    with pytest.warns(UserWarning, match="at most n_classes - 1 = 2 directions; the other 3 rows"):
+        model = NCA(5, init="lda", max_iter=1, device="cpu").fit(wine.X_train, wine.y_train)
+    assert model.components_.shape == (5, 13)
+
+
+def test_a_batch_larger_than_the_data_is_capped_quietly():
+    settings, notes = resolve({**BASE, "batch_size": 4096}, WINE)
+    assert settings["batch_size"] == 125 and [n.level for n in notes] == ["info"]
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.arange(40) % 2
+    NCA(2, batch_size=4096, max_iter=1, device="cpu").fit(X, y)  # no error, no warning
