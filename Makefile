@@ -36,7 +36,7 @@ $(VENV)/.installed-torch: | $(PY)
 	@touch $@
 
 $(VENV)/.installed-app: pyproject.toml $(VENV)/.installed-torch
-	$(PIP) install -e .
+	$(PIP) install -e ".[app]"
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-app

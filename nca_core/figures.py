@@ -1,7 +1,7 @@
 """Plotly figure builders: pure functions from arrays (or snapshots) to ``go.Figure``.
 
 Colours follow class order everywhere, so a class keeps its colour and legend slot on every
-page and in every frame.
+page and in every frame. Needs plotly, which comes with the ``app`` extra.
 """
 
 from __future__ import annotations
@@ -11,8 +11,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+
+try:
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+except ImportError as exc:  # the library alone is installed without plotly
+    raise ImportError("nca_core.figures needs plotly: pip install 'nca-explorer[app]'") from exc
 
 from .training import Snapshot
 

@@ -54,3 +54,16 @@ def digits():
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def problem():
+    """120 float64 points in 5-D sorted by class (3 classes), and a 2 x 5 map A."""
+    import torch
+
+    gen = torch.Generator().manual_seed(0)
+    n = 120
+    X = torch.randn(n, 5, generator=gen, dtype=torch.float64)
+    y = torch.sort(torch.randint(0, 3, (n,), generator=gen)).values
+    A = torch.randn(2, 5, generator=gen, dtype=torch.float64)
+    return X, y, A

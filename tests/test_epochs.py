@@ -17,16 +17,6 @@ from nca_core.epochs import (
 from nca_core.gradients import objective_and_gradient
 
 
-@pytest.fixture
-def problem():
-    gen = torch.Generator().manual_seed(0)
-    n = 120
-    X = torch.randn(n, 5, generator=gen, dtype=torch.float64)
-    y = torch.sort(torch.randint(0, 3, (n,), generator=gen)).values
-    A = torch.randn(2, 5, generator=gen, dtype=torch.float64)
-    return X, y, A
-
-
 class _NoStep:
     """An optimiser stand-in that keeps the gradient for inspection."""
 

@@ -7,16 +7,6 @@ from nca_core.encoders import LinearEncoder
 from nca_core.gradients import evaluate_objective, objective_and_gradient
 
 
-@pytest.fixture
-def problem():
-    gen = torch.Generator().manual_seed(0)
-    n = 120
-    X = torch.randn(n, 5, generator=gen, dtype=torch.float64)
-    y = torch.sort(torch.randint(0, 3, (n,), generator=gen)).values
-    A = torch.randn(2, 5, generator=gen, dtype=torch.float64)
-    return X, y, A
-
-
 def test_requires_data_sorted_by_class(problem):
     X, y, A = problem
     with pytest.raises(ValueError, match="sorted by class"):

@@ -10,7 +10,7 @@ from nca_core.training import TrainingDiverged, train
 
 
 @pytest.fixture
-def problem():
+def sorted_problem():
     gen = torch.Generator().manual_seed(0)
     X = torch.randn(90, 4, generator=gen, dtype=torch.float64)
     y = torch.randint(0, 3, (90,), generator=gen)
@@ -32,39 +32,41 @@ class Doubling:
         return float("nan") if self.bad is not None and epoch >= self.bad else self.values(epoch)
 
 
-def test_snapshots_are_copies_taken_at_each_epoch(problem):
-    start, start_value = problem.encoder.weight.detach().clone().numpy(), problem.value()
-    snaps = list(train(Doubling(problem, True, float), max_iter=3, tol=0.0))
+def test_snapshots_are_copies_taken_at_each_epoch(sorted_problem):
+    start, start_value = sorted_problem.encoder.weight.detach().clone().numpy(), sorted_problem.value()
+    snaps = list(train(Doubling(sorted_problem, True, float), max_iter=3, tol=0.0))
     assert [s.epoch for s in snaps] == [0, 1, 2, 3]
     for power, snap in enumerate(snaps):
         np.testing.assert_allclose(snap.components, start * 2**power)
-        np.testing.assert_allclose(snap.embedding, problem.X.numpy() @ snap.components.T, rtol=1e-5)
+        np.testing.assert_allclose(snap.embedding, sorted_problem.X.numpy() @ snap.components.T, rtol=1e-5)
     assert snaps[0].objective == pytest.approx(start_value)
 
 
-def test_divergence_restores_the_last_finite_map(problem):
-    stream = train(Doubling(problem, True, float, bad=3), max_iter=5, tol=0.0)
+def test_divergence_restores_the_last_finite_map(sorted_problem):
+    stream = train(Doubling(sorted_problem, True, float, bad=3), max_iter=5, tol=0.0)
     seen = [next(stream) for _ in range(3)]
     with pytest.raises(TrainingDiverged, match=r"epoch 3.*learning rate 0\.5, optimizer SGD"):
         next(stream)
-    torch.testing.assert_close(problem.encoder.weight, torch.as_tensor(seen[-1].components))
+    torch.testing.assert_close(sorted_problem.encoder.weight, torch.as_tensor(seen[-1].components))
 
 
 @pytest.mark.parametrize("exact, epochs_run", [(True, 1), (False, 2)])
-def test_tolerance_compares_from_the_start_only_for_exact_values(problem, exact, epochs_run):
-    start = problem.value()
-    snaps = list(train(Doubling(problem, exact, lambda epoch: start), max_iter=10, tol=1e-6))
+def test_tolerance_compares_from_the_start_only_for_exact_values(sorted_problem, exact, epochs_run):
+    start = sorted_problem.value()
+    snaps = list(train(Doubling(sorted_problem, exact, lambda epoch: start), max_iter=10, tol=1e-6))
     assert snaps[-1].epoch == epochs_run
 
 
-def test_accuracy_is_measured_every_few_epochs_and_at_the_last(problem):
+def test_accuracy_is_measured_every_few_epochs_and_at_the_last(sorted_problem):
     calls = []
 
     def evaluate(encoder):
         calls.append(encoder.weight.detach().clone())
         return 0.5, 0.25
 
-    epochs = make_epochs(problem, "adam", 0.05, batch_size=30, generator=torch.Generator().manual_seed(0))
+    epochs = make_epochs(
+        sorted_problem, "adam", 0.05, batch_size=30, generator=torch.Generator().manual_seed(0)
+    )
     snaps = list(train(epochs, max_iter=5, tol=0.0, evaluate=evaluate, eval_every=2))
     assert [s.train_accuracy is not None for s in snaps] == [True, False, True, False, True, True]
     assert snaps[2].test_accuracy == 0.25 and len(calls) == 4
