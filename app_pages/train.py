@@ -18,12 +18,6 @@ name = app_data.pick_dataset()
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
-# How often the live picture polls the worker: ten times a second for small sets, whose
-# epochs take a few tens of milliseconds; larger ones take up to seconds per epoch, and
-# redrawing thousands of points for nothing costs CPU.
-n_train = len(data.y_train)
-REDRAW_SECONDS = 0.1 if n_train <= 2000 else 0.2 if n_train <= 20000 else 1.0
-CURVES_SECONDS = max(1.0, 5 * REDRAW_SECONDS)
 with st.expander(
     f"About this dataset: {len(data.y_train):,} training and {len(data.y_test):,} test points, {data.n_features} features, {data.n_classes} classes"
 ):
@@ -70,7 +64,7 @@ if buttons[3].button("Stop", icon=":material/stop:", disabled=not running):
 
 
 def status_and_picture() -> None:
-    """Progress, errors and the embedding: redrawn every REDRAW_SECONDS while training."""
+    """Progress, errors and the embedding: redrawn often while training (views.redraw_seconds)."""
     current = state.current()
     if current is not None:
         current.job.heartbeat()
@@ -91,7 +85,7 @@ def status_and_picture() -> None:
 
 
 def numbers_and_curves() -> None:
-    """Metrics and curves change slowly: redrawn less often, which halves the browser's work."""
+    """Metrics and curves: they change slowly, so they are redrawn less often."""
     shown = state.shown()
     if shown is not None and shown.snapshots:
         views.metrics_and_curves(shown)
@@ -99,16 +93,11 @@ def numbers_and_curves() -> None:
 
 left, right = st.columns([3, 2])
 if running:
-    # A 3-D scatter is a Plotly WebGL chart built afresh for every frame, which takes about
-    # a second in a browser without a GPU (headless Chromium here): faster polling would
-    # start each build before the last one has drawn anything.
-    three_d = active.run.config.n_components == 3
+    picture_every, curves_every = views.redraw_seconds(len(data.y_train), active.run.config.n_components)
     with left:
-        st.fragment(
-            status_and_picture, run_every=views.THREE_D_REDRAW_SECONDS if three_d else REDRAW_SECONDS
-        )()
+        st.fragment(status_and_picture, run_every=picture_every)()
     with right:
-        st.fragment(numbers_and_curves, run_every=CURVES_SECONDS)()
+        st.fragment(numbers_and_curves, run_every=curves_every)()
 else:
     with left:
         status_and_picture()
