@@ -15,7 +15,9 @@ loop (``training.train``) takes one strategy and does not know which it has:
 
 from __future__ import annotations
 
+import collections
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -137,6 +139,10 @@ class LBFGSEpochs:
         }
         return loss
 
+    def steps(self, epoch: int) -> Iterator[tuple[float, float]]:
+        """One iteration is the whole epoch: a single (1.0, value)."""
+        yield 1.0, self.run(epoch)
+
     def run(self, epoch: int) -> float:
         self.optimizer.step(self._closure)
         if self._same_point():  # the line search usually ends on a point it evaluated
@@ -177,14 +183,21 @@ class MinibatchEpochs:
         """Work done once at the start of an epoch (nothing here)."""
 
     def run(self, epoch: int) -> float:
+        """Take the epoch's steps; the mean value over its batches."""
+        ((_, value),) = collections.deque(self.steps(epoch), maxlen=1)
+        return value
+
+    def steps(self, epoch: int) -> Iterator[tuple[float, float]]:
+        """Take the epoch's steps, yielding (fraction of the epoch done, mean value so far)."""
         self.prepare(epoch)
+        batches = self.batches()
         total, seen = 0.0, 0
-        for anchors in self.batches():
+        for done, anchors in enumerate(batches, 1):
             value = self.step(anchors)
             if value is not None:
                 total += value * len(anchors)
                 seen += len(anchors)
-        return total / seen if seen else 0.0
+            yield done / len(batches), (total / seen if seen else 0.0)
 
 
 class CandidateEpochs(MinibatchEpochs):

@@ -264,6 +264,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         eval_every: int | None = None,
         k: int = 5,
         eval_size: int | None = 10000,
+        frames_per_epoch: int = 1,
     ) -> Iterator[Snapshot]:
         """Train and yield a frozen Snapshot at the start and after every epoch.
 
@@ -281,15 +282,27 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         eval_size : int or None
             Leave-one-out training accuracy is measured on a stratified sample of this
             many training points (against all of them); None uses every point.
+        frames_per_epoch : int
+            Minibatch optimisers also yield this many evenly spaced snapshots during each
+            epoch (``Snapshot.fraction`` < 1; no accuracies), for live pictures of large sets.
 
         The fitted attributes are updated after every epoch, so closing the generator (or a
         callback returning True) keeps everything learnt so far.
         """
         self._validate_params()
-        return self._fit_iter(X, y, X_test, y_test, display_size, eval_every, k, eval_size)
+        return self._fit_iter(X, y, X_test, y_test, display_size, eval_every, k, eval_size, frames_per_epoch)
 
     def _fit_iter(
-        self, X, y, X_test=None, y_test=None, display_size=2000, eval_every=None, k=5, eval_size=10000
+        self,
+        X,
+        y,
+        X_test=None,
+        y_test=None,
+        display_size=2000,
+        eval_every=None,
+        k=5,
+        eval_size=10000,
+        frames_per_epoch=1,
     ):
         X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=[np.float64, np.float32])
         check_classification_targets(y)
@@ -324,6 +337,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         stream = train(
             epochs, max_iter=self.max_iter, tol=self.tol, evaluate=evaluate, eval_every=eval_every or 1,
             X_display=X_t[torch.as_tensor(self.display_index_, device=device)], generator=generator,
+            frames_per_epoch=frames_per_epoch,
         )  # fmt: skip
         yield from self._follow(stream)
 
@@ -334,6 +348,9 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 if snap.components is not None:
                     self.components_ = snap.components
                 self.dof_ = snap.dof
+                if snap.fraction < 1.0:  # part-way through an epoch: the map so far, no new epoch
+                    yield snap
+                    continue
                 self.n_iter_ = snap.epoch
                 self.objective_curve_.append(snap.objective)
                 if self.verbose:

@@ -133,8 +133,11 @@ class Run:
     def _prepare(self, X: np.ndarray) -> np.ndarray:
         return X if self.scaler is None else self.scaler.transform(X).astype(np.float32)
 
-    def stream(self, eval_every: int | None = 1, eval_points: int | None = EVAL_POINTS) -> Iterator[Snapshot]:
-        """Train, yielding a snapshot per epoch with train (LOO) and test kNN accuracy.
+    def stream(
+        self, eval_every: int | None = 1, eval_points: int | None = EVAL_POINTS, frames_per_epoch: int = 1
+    ) -> Iterator[Snapshot]:
+        """Train, yielding a snapshot per epoch with train (LOO) and test kNN accuracy, and
+        ``frames_per_epoch`` - 1 partial ones during each minibatch epoch (see ``NCA.fit_iter``).
 
         Accuracies are measured every ``eval_every`` epochs (None: never) on stratified
         samples of at most ``eval_points`` training (leave-one-out, voting among all) and
@@ -153,6 +156,7 @@ class Run:
             eval_every=eval_every,
             k=self.config.k,
             eval_size=eval_points,
+            frames_per_epoch=frames_per_epoch,
         )
         for snap in snapshots:
             self.display_index = self.model.display_index_

@@ -47,6 +47,11 @@ class Snapshot:
         kNN accuracy (leave-one-out on training points, and on the test set) when asked for.
     dof : float or None
         The Student-t kernel's degrees of freedom (learnt or fixed); None for the Gaussian.
+    fraction : float
+        How much of ``epoch`` is done: 1.0 for a finished epoch (and the start); less for a
+        frame taken part-way through a minibatch epoch (``train(frames_per_epoch=...)``),
+        whose objective is the mean over the epoch's batches so far and which carries no
+        accuracies.
     """
 
     epoch: int
@@ -57,6 +62,7 @@ class Snapshot:
     train_accuracy: float | None = None
     test_accuracy: float | None = None
     dof: float | None = None
+    fraction: float = 1.0
 
 
 def train(
@@ -68,6 +74,7 @@ def train(
     evaluate: Evaluator | None = None,
     eval_every: int = 1,
     generator: torch.Generator | None = None,
+    frames_per_epoch: int = 1,
 ) -> Iterator[Snapshot]:
     """Run ``epochs`` (a strategy from ``epochs.make_epochs``) and yield a Snapshot at the
     start and after each epoch.
@@ -76,7 +83,10 @@ def train(
     relative to its size (``tol=0``: never). Raises TrainingDiverged, with the encoder
     restored to its last finite state, when the objective or map stops being finite.
     Closing the generator simply stops; the encoder keeps what it learnt. ``evaluate``
-    (called every ``eval_every`` epochs and at the last) gives the kNN accuracies.
+    (called every ``eval_every`` epochs and at the last) gives the kNN accuracies. With
+    ``frames_per_epoch`` > 1, a minibatch epoch also yields that many evenly spaced partial
+    snapshots (``Snapshot.fraction`` < 1), so long epochs show progress and can be stopped
+    part-way; the time spent taking them is not counted in ``elapsed``.
     """
     problem: Problem = epochs.problem
     X_display = problem.X if X_display is None else X_display
@@ -96,7 +106,13 @@ def train(
     yield snapshot(0, start_value, clock)
     for epoch in range(1, max_iter + 1):
         tick = time.perf_counter()
-        value = epochs.run(epoch)
+        next_frame = 1.0 / frames_per_epoch
+        for fraction, value in epochs.steps(epoch):
+            if fraction >= next_frame and fraction < 1.0 and math.isfinite(value):
+                clock += time.perf_counter() - tick
+                yield _snapshot(problem, X_display, epoch, value, clock, (None, None), fraction)
+                tick = time.perf_counter()
+                next_frame = (math.floor(fraction * frames_per_epoch) + 1) / frames_per_epoch
         clock += time.perf_counter() - tick
         if not (math.isfinite(value) and _all_finite(problem.encoder)):
             _restore(problem.parameters, last_good)
@@ -113,14 +129,14 @@ def train(
 
 
 @torch.no_grad()
-def _snapshot(problem: Problem, X_display, epoch, value, clock, accuracies) -> Snapshot:
+def _snapshot(problem: Problem, X_display, epoch, value, clock, accuracies, fraction=1.0) -> Snapshot:
     """Copies on the CPU: later steps never change a snapshot already handed out."""
     embedding = problem.encoder(X_display).detach().to("cpu", torch.float32).numpy().copy()
     components = problem.encoder.components
     if components is not None:
         components = components.detach().to("cpu", torch.float64).numpy().copy()
     dof = float(problem.kernel.dof.detach()) if hasattr(problem.kernel, "dof") else None
-    return Snapshot(epoch, value, clock, components, embedding, *accuracies, dof)
+    return Snapshot(epoch, value, clock, components, embedding, *accuracies, dof, fraction)
 
 
 def _describe(optimizer: torch.optim.Optimizer) -> str:

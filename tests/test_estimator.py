@@ -336,3 +336,17 @@ def test_deep_options_have_specific_messages(wine, params, message):
     X, y = wine
     with pytest.raises(ValueError, match=message):
         NCA(2, device="cpu", max_iter=1, **params).fit(X, y)
+
+
+def test_frames_within_an_epoch_keep_the_map_current_but_count_only_whole_epochs(digits):
+    X, y = digits
+    model = NCA(2, optimizer="adam", batch_size=128, max_iter=2, device="cpu", random_state=0)
+    snaps = list(model.fit_iter(X, y, frames_per_epoch=3))
+    assert [s.fraction < 1 for s in snaps].count(True) == 4  # two per epoch of 15 batches
+    assert model.n_iter_ == 2 and len(model.objective_curve_) == 3
+    stopped = NCA(2, optimizer="adam", batch_size=128, max_iter=2, device="cpu", random_state=0)
+    stream = stopped.fit_iter(X, y, frames_per_epoch=3)
+    partial = [next(stream) for _ in range(2)][-1]  # the start, then a third of epoch 1
+    stream.close()
+    assert partial.fraction < 1 and stopped.n_iter_ == 0
+    np.testing.assert_array_equal(stopped.components_, partial.components)  # Stop keeps what was learnt

@@ -1,5 +1,7 @@
 """The training loop: snapshots, stopping rules and divergence, whatever the strategy."""
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -25,6 +27,9 @@ class Doubling:
     def __init__(self, problem, exact, values, bad=None):
         self.problem, self.exact, self.values, self.bad = problem, exact, values, bad
         self.optimizer = torch.optim.SGD(problem.parameters, lr=0.5)
+
+    def steps(self, epoch):
+        yield 1.0, self.run(epoch)
 
     def run(self, epoch):
         with torch.no_grad():
@@ -71,3 +76,22 @@ def test_accuracy_is_measured_every_few_epochs_and_at_the_last(sorted_problem):
     assert [s.train_accuracy is not None for s in snaps] == [True, False, True, False, True, True]
     assert snaps[2].test_accuracy == 0.25 and len(calls) == 4
     assert snaps[-1].objective > snaps[1].objective  # Adam on all-point neighbours learns
+
+
+def test_frames_within_an_epoch_show_the_map_so_far(sorted_problem):
+    """Four frames an epoch: three partial ones, evenly spaced, then the finished epoch."""
+    epochs = make_epochs(
+        sorted_problem, "adam", 0.05, batch_size=10, generator=torch.Generator().manual_seed(0)
+    )
+    snaps = list(train(epochs, max_iter=2, tol=0.0, frames_per_epoch=4))
+    assert [(s.epoch, s.fraction) for s in snaps] == [
+        (0, 1.0), (1, 3 / 9), (1, 5 / 9), (1, 7 / 9), (1, 1.0), (2, 3 / 9), (2, 5 / 9), (2, 7 / 9), (2, 1.0)
+    ]  # fmt: skip
+    maps = [s.components for s in snaps]
+    assert all(not np.array_equal(a, b) for a, b in itertools.pairwise(maps))  # every frame moved
+    assert snaps[1].train_accuracy is None and snaps[1].elapsed <= snaps[4].elapsed
+
+
+def test_a_full_batch_epoch_has_no_partial_frames(sorted_problem):
+    epochs = make_epochs(sorted_problem, "lbfgs", 1.0)
+    assert [s.fraction for s in train(epochs, max_iter=2, tol=0.0, frames_per_epoch=4)] == [1.0, 1.0, 1.0]
