@@ -37,7 +37,9 @@ PER_ANCHOR_OBJECTIVES = ("f", "g")
 
 
 def _squared_distances(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Tensor:
-    """Squared Euclidean distances, shape (n_anchor, n_ref), clamped at zero."""
+    """Squared Euclidean distances, shape (n_anchor, n_ref), clamped at zero (centred first,
+    see ``_centred``)."""
+    Z_anchor, Z_ref = _centred(Z_anchor, Z_ref)
     sq = (Z_anchor * Z_anchor).sum(1, keepdim=True) + (Z_ref * Z_ref).sum(1) - 2.0 * Z_anchor @ Z_ref.T
     return sq.clamp_min(0.0)
 
@@ -181,24 +183,50 @@ def _same_class_blocks(y_anchor: torch.Tensor, ref_bounds: list[int]) -> list[tu
     ]
 
 
-def _anchor_weights(same_mass: torch.Tensor, total_mass: torch.Tensor, objective: str):
+def _anchor_weights(log_same, log_total, same_shift, total_shift, objective: str):
     """Terms of f or g per anchor, and the weights of their gradient through the logits.
 
-    With E_ij the (shifted) kernel values, S the same-class mask and P = E / total,
+    With S the same-class mask and P_ij = k_ij / sum_k k_ik,
     d(term_i)/d(log k_ij) = P_ij (alpha_i S_ij - beta_i): for f, alpha = 1 and beta = p_i;
     for g, alpha = 1 / p_i and beta = 1 (the paper's eqs. 5 and 7 before the chain rule).
-    An anchor without a class mate adds nothing to g. Returns the terms and the columns
-    alpha / total and beta / total, shape (b, 1).
+    The kernel values come in two arrays, each shifted by its own row maximum so that
+    neither underflows in float32: E_ij = k_ij / exp(total_shift_i) over all references
+    and E'_ij = k_ij / exp(same_shift_i) over the anchor's class. ``log_same`` and
+    ``log_total`` are log sum_{j in C_i} k_ij and log sum_j k_ij (-inf without a class mate).
+    Returns the terms and the columns (b, 1) that multiply E' (the alpha part) and E (the
+    beta part). An anchor without a class mate adds nothing.
     """
-    p = same_mass / total_mass
-    has_mate = same_mass > 0
+    has_mate = torch.isfinite(log_same)
+    log_p = torch.where(has_mate, log_same - log_total, -math.inf)
     if objective == "f":
-        terms, alpha, beta = p, torch.ones_like(p), p
+        terms, log_alpha, beta = log_p.exp(), torch.zeros_like(log_p), log_p.exp()
     else:
-        safe_p = torch.where(has_mate, p, 1.0)
-        terms = torch.where(has_mate, torch.log(safe_p), 0.0)
-        alpha, beta = torch.where(has_mate, 1.0 / safe_p, 0.0), has_mate.to(p.dtype)
-    return terms, (alpha / total_mass)[:, None], (beta / total_mass)[:, None]
+        terms = torch.where(has_mate, log_p, 0.0)
+        log_alpha, beta = torch.where(has_mate, -log_p, 0.0), has_mate.to(log_p.dtype)
+    scale_same = torch.where(has_mate, (log_alpha + same_shift - log_total).exp(), 0.0)
+    scale_all = beta * (total_shift - log_total).exp()
+    return terms, scale_same[:, None], scale_all[:, None]
+
+
+def _exp_shifted(logits: torch.Tensor, shift: torch.Tensor, floor: float) -> torch.Tensor:
+    """exp(logits - shift), 0 where a logit is -inf; values below e^floor are floored.
+
+    exp() of very negative numbers yields subnormal floats, many times slower on CPUs; the
+    floor (far below any sum that matters) keeps them normal.
+    """
+    E = (logits - shift).clamp_(min=floor).exp_()
+    return E.masked_fill_(logits == -math.inf, 0.0)
+
+
+def _row_shift(logits: torch.Tensor) -> torch.Tensor:
+    """Each row's largest logit, as a column; 0 for a row with no finite logit."""
+    top = logits.amax(1, keepdim=True)
+    return torch.where(torch.isfinite(top), top, 0.0)
+
+
+def _log_mass(E_sums: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+    """log of the unshifted sums, -inf where a sum is 0."""
+    return shift[:, 0] + torch.log(E_sums)
 
 
 def _with_ones(Z: torch.Tensor) -> torch.Tensor:
@@ -244,39 +272,54 @@ def block_terms_and_gradients(
     if objective not in PER_ANCHOR_OBJECTIVES:
         raise ValueError(f"objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
     d = Z_anchor.shape[1]
-    E = _gaussian_weights(Z_anchor, Z_ref, anchor_index)
+    Z_anchor, Z_ref = _centred(Z_anchor, Z_ref)
+    L = _gaussian_logits(Z_anchor, Z_ref, anchor_index)
+    blocks = _same_class_blocks(y_anchor, ref_bounds)
+    same_logits = [L[a, r].clone() for a, r in blocks]
+    total_shift = _row_shift(L)
+    E = _exp_shifted(L, total_shift, _floor(L.dtype))
     R = _with_ones(Z_ref)
     every = E @ R  # (b, d + 1): sum_j e_ij z_j and sum_j e_ij
-    same = torch.zeros_like(every)  # the same sums over the anchor's class only
-    blocks = _same_class_blocks(y_anchor, ref_bounds)
-    for a, r in blocks:
-        same[a] = E[a, r] @ R[r]
-    terms, scale_same, scale_all = _anchor_weights(same[:, d], every[:, d], objective)
+    same = torch.zeros_like(every)  # the same over the anchor's class, with its own shift
+    same_shift = torch.zeros_like(total_shift)
+    E_same = []
+    for (a, r), logits in zip(blocks, same_logits):
+        same_shift[a] = _row_shift(logits)
+        E_same.append(_exp_shifted(logits, same_shift[a], _floor(L.dtype)))
+        same[a] = E_same[-1] @ R[r]
+    log_same, log_total = _log_mass(same[:, d], same_shift), _log_mass(every[:, d], total_shift)
+    terms, scale_same, scale_all = _anchor_weights(
+        log_same, log_total, same_shift[:, 0], total_shift[:, 0], objective
+    )
     grad_anchor = 2.0 * (scale_same * same[:, :d] - scale_all * every[:, :d])
 
     A = _with_ones(Z_anchor)
     back = -(E.T @ (scale_all * A))  # (n, d + 1): sum_i W_ij [z_i, 1], the -beta part
-    for a, r in blocks:
-        back[r] += E[a, r].T @ (scale_same[a] * A[a])
+    for (a, r), E_c in zip(blocks, E_same):
+        back[r] += E_c.T @ (scale_same[a] * A[a])
     grad_ref = 2.0 * (back[:, :d] - back[:, d : d + 1] * Z_ref)
     return terms, grad_anchor, grad_ref
 
 
-def _gaussian_weights(Z_anchor, Z_ref, anchor_index) -> torch.Tensor:
-    """exp(-||z_i - z_j||^2) per anchor row, shifted by the row's largest; 0 at j = i."""
-    rows = torch.arange(len(Z_anchor), device=Z_anchor.device)
-    E = torch.addmm((Z_ref * Z_ref).sum(1).neg_(), Z_anchor, Z_ref.T, alpha=2.0)
-    E.sub_((Z_anchor * Z_anchor).sum(1, keepdim=True))
+def _floor(dtype: torch.dtype) -> float:
+    """Logits this far below a row's largest add nothing that float arithmetic keeps."""
+    return math.log(torch.finfo(dtype).tiny) + 8.0
+
+
+def _centred(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both sets moved so the references' mean is 0: distances and gradients are unchanged,
+    and |a|^2 + |b|^2 - 2ab keeps its digits in float32 for data far from the origin."""
+    centre = Z_ref.mean(0)
+    return Z_anchor - centre, Z_ref - centre
+
+
+def _gaussian_logits(Z_anchor, Z_ref, anchor_index) -> torch.Tensor:
+    """-||z_i - z_j||^2 for anchors against references, shape (b, n); -inf at j = i."""
+    L = torch.addmm((Z_ref * Z_ref).sum(1).neg_(), Z_anchor, Z_ref.T, alpha=2.0)
+    L.sub_((Z_anchor * Z_anchor).sum(1, keepdim=True)).clamp_(max=0.0)
     if anchor_index is not None:
-        E[rows, anchor_index] = float("-inf")
-    row_max = E.amax(1, keepdim=True)
-    # exp() of very negative numbers yields subnormal floats, many times slower on CPUs;
-    # flooring at e^floor (< 1e-34 of the largest term) changes no sum that matters.
-    floor = math.log(torch.finfo(E.dtype).tiny) + 8.0
-    E.sub_(row_max).clamp_(min=floor).exp_()
-    if anchor_index is not None:
-        E[rows, anchor_index] = 0.0
-    return E
+        L[torch.arange(len(Z_anchor), device=L.device), anchor_index] = float("-inf")
+    return L
 
 
 def selection_probabilities(Z, anchor: int):
@@ -326,6 +369,7 @@ def kernel_block_gradients(
     grad_ref : Tensor of shape (n, d), or None when not ``ref_grad``
     grad_dof : float or None, d(value)/d(dof) for a kernel with a learnable dof
     """
+    Z_anchor, Z_ref = _centred(Z_anchor, Z_ref)
     sq = _squared_distances(Z_anchor, Z_ref)
     pairs = _KernelPairs(sq, kernel, anchor_index, _same_class_blocks(y_anchor, ref_bounds))
     if objective == "mcml":
@@ -352,7 +396,7 @@ class _KernelPairs:
         self.log_k = kernel(sq)
         if anchor_index is not None:
             self.log_k[self.rows, anchor_index] = float("-inf")
-        # As in _gaussian_weights, but higher (1e-19 in float32): here E is further
+        # As in _floor, but higher (1e-19 in float32): here E is further
         # multiplied by kernel slopes and 1/total, and products below the smallest normal
         # float made the Student-t path at d = 30 several times slower on CPUs.
         self.floor = math.log(torch.finfo(self.log_k.dtype).tiny) / 2.0
@@ -361,12 +405,9 @@ class _KernelPairs:
         if anchor_index is not None and self.dof_slope is not None:
             self.dof_slope[self.rows, anchor_index] = 0.0
 
-    def exp_shifted(self, shift) -> torch.Tensor:
-        """exp(log k - shift), floored, with self-pairs at 0."""
-        E = (self.log_k - shift).clamp_(min=self.floor).exp_()
-        if self.anchor_index is not None:
-            E[self.rows, self.anchor_index] = 0.0
-        return E
+    def exp_shifted(self, shift, rows=slice(None), columns=slice(None)) -> torch.Tensor:
+        """exp(log k - shift) over the given rows and columns, floored; self-pairs at 0."""
+        return _exp_shifted(self.log_k[rows, columns], shift, self.floor)
 
 
 def _mcml_slopes(pairs: _KernelPairs, log_norm, n_same):
@@ -403,20 +444,32 @@ def _mcml_slopes(pairs: _KernelPairs, log_norm, n_same):
 
 
 def _per_anchor_slopes(pairs: _KernelPairs, objective: str):
-    """f's or g's summed terms, c_ij and d(value)/d(dof) for a block (``kernel_block_gradients``)."""
-    E = pairs.exp_shifted(pairs.log_k.amax(1, keepdim=True))
+    """f's or g's summed terms, c_ij and d(value)/d(dof) for a block (``kernel_block_gradients``).
+
+    As in ``block_terms_and_gradients``, the same-class kernel values get their own shift,
+    so an anchor whose class mates are all far away keeps an exact log p_i in float32.
+    """
+    total_shift = _row_shift(pairs.log_k)
+    E = pairs.exp_shifted(total_shift)
+    same_shift = torch.zeros_like(total_shift)
     same = torch.zeros(len(E), dtype=E.dtype, device=E.device)
+    E_same = []
     for a, r in pairs.same_blocks:
-        same[a] = E[a, r].sum(1)
-    terms, scale_same, scale_all = _anchor_weights(same, E.sum(1), objective)
+        same_shift[a] = _row_shift(pairs.log_k[a, r])
+        E_same.append(pairs.exp_shifted(same_shift[a], a, r))
+        same[a] = E_same[-1].sum(1)
+    log_same, log_total = _log_mass(same, same_shift), _log_mass(E.sum(1), total_shift)
+    terms, scale_same, scale_all = _anchor_weights(
+        log_same, log_total, same_shift[:, 0], total_shift[:, 0], objective
+    )
+    same_parts = [E_c * scale_same[a] for (a, _), E_c in zip(pairs.same_blocks, E_same)]
     grad_dof = None
     if pairs.dof_slope is not None:
-        ED = E * pairs.dof_slope
-        grad_dof = -float((ED * scale_all).sum())
-        grad_dof += sum(float((ED[a, r] * scale_same[a]).sum()) for a, r in pairs.same_blocks)
-    c = E.mul_(pairs.slope)  # E_ij * dlogk/ds, then the weights (alpha S - beta) / total
-    same_part = [c[a, r] * scale_same[a] for a, r in pairs.same_blocks]
-    c.mul_(-scale_all)
-    for (a, r), part in zip(pairs.same_blocks, same_part):
+        grad_dof = -float((E * pairs.dof_slope * scale_all).sum())
+        grad_dof += sum(
+            float((part * pairs.dof_slope[a, r]).sum()) for (a, r), part in zip(pairs.same_blocks, same_parts)
+        )
+    c = E.mul_(scale_all).neg_()  # the -beta part, then the alpha part on the anchor's class
+    for (a, r), part in zip(pairs.same_blocks, same_parts):
         c[a, r] += part
-    return float(terms.sum()), c, grad_dof
+    return float(terms.sum()), c.mul_(pairs.slope), grad_dof

@@ -6,6 +6,7 @@ import torch
 
 from nca_core.losses import (
     block_terms_and_gradients,
+    kernel_block_gradients,
     log_class_mass,
     nca_objective,
     objective_terms,
@@ -275,3 +276,80 @@ def test_kernel_closed_form_matches_autograd(objective, kernel_name):
         assert dof_grad_through_raw == pytest.approx(raw.grad.item(), rel=1e-8)
     else:
         assert grad_dof is None
+
+
+# -- float32, the dtype users train in, against a float64 reference ----------------------
+
+
+def _far_mates_problem():
+    """Anchor 0's class mates sit 12 units away while other classes crowd it: log p_0 ~ -143.
+
+    The other anchors are ordinary, so a block mixes both cases.
+    """
+    gen = np.random.default_rng(0)
+    Z = np.concatenate([[[0.0, 0.0]], gen.normal([12.0, 0.0], 0.3, (5, 2)), gen.normal(0.0, 0.5, (20, 2))])
+    y = np.array([0] * 6 + [1] * 20)
+    return Z, y
+
+
+def _block(fun, Z, y, dtype, **kwargs):
+    Z_t, y_t = torch.tensor(Z, dtype=dtype), torch.tensor(y)
+    bounds = [0, *np.cumsum(np.bincount(y)).tolist()]
+    index = torch.arange(len(Z))
+    out = fun(Z_t, y_t, Z_t, bounds, index, **kwargs)
+    return [o.double() if isinstance(o, torch.Tensor) else o for o in out]
+
+
+def _assert_gradients_close(got, want, rtol):
+    scale = want.abs().max()
+    torch.testing.assert_close(got, want, rtol=0, atol=rtol * float(scale))
+
+
+@pytest.mark.parametrize("objective", ["f", "g"])
+@pytest.mark.parametrize("shift", [0.0, 1e4])
+def test_float32_gaussian_block_matches_float64_for_far_mates_and_far_from_the_origin(objective, shift):
+    Z, y = _far_mates_problem()
+    Z = Z + shift
+    want = _block(block_terms_and_gradients, Z, y, torch.float64, objective=objective)
+    got = _block(block_terms_and_gradients, Z, y, torch.float32, objective=objective)
+    if objective == "g":
+        assert want[0][0] == pytest.approx(-143.0, abs=3.0)  # the case that was clipped at -79
+    tolerance = 1e-3 if shift == 0 else 2e-2  # float32 itself holds 1e4 to about 1e-3
+    torch.testing.assert_close(got[0], want[0], rtol=tolerance, atol=tolerance * float(want[0].abs().max()))
+    for g_got, g_want in zip(got[1:], want[1:]):
+        _assert_gradients_close(g_got, g_want, tolerance)
+
+
+@pytest.mark.parametrize("objective", ["f", "g", "mcml"])
+@pytest.mark.parametrize("kernel_name", ["gaussian", "student-t"])
+def test_float32_kernel_block_matches_float64(objective, kernel_name):
+    """Student-t with many degrees of freedom is nearly Gaussian: its far pairs underflow too."""
+    from nca_core.kernels import GaussianKernel, StudentTKernel
+
+    Z, y = _far_mates_problem()
+    if kernel_name == "student-t":
+        Z = Z * 30.0  # log k of the far mates ~ -15 log(1 + s / 29), far below e^-44
+    kernel = GaussianKernel() if kernel_name == "gaussian" else StudentTKernel(29.0, learn=True)
+    want = _block(kernel_block_gradients, Z + 1e3, y, torch.float64, objective=objective, kernel=kernel)
+    got = _block(kernel_block_gradients, Z + 1e3, y, torch.float32, objective=objective, kernel=kernel)
+    assert got[0] == pytest.approx(want[0], rel=2e-3, abs=1e-4)
+    for g_got, g_want in zip(got[1:3], want[1:3]):
+        _assert_gradients_close(g_got, g_want, 2e-3)
+    if kernel.learnable:
+        assert got[3] == pytest.approx(want[3], rel=2e-2, abs=1e-6)
+
+
+@pytest.mark.parametrize("objective", ["f", "g"])
+@pytest.mark.parametrize("init", ["random", "identity"])
+def test_float32_start_objective_matches_float64_on_real_data(digits, objective, init):
+    """The start objective the estimator reports, on digits, in both dtypes (was 2-7x off for g)."""
+    from nca_core import NCA
+
+    X, y = digits
+    values = [
+        NCA(init=init, objective=objective, max_iter=1, dtype=dtype, device="cpu", random_state=0)
+        .fit(X, y)
+        .objective_curve_[0]
+        for dtype in ("float32", "float64")
+    ]
+    assert values[0] == pytest.approx(values[1], rel=1e-3)
