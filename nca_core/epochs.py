@@ -20,6 +20,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -33,6 +34,7 @@ from .gradients import (
     objective_and_gradient,
 )
 from .kernels import GaussianKernel
+from .lbfgs import LBFGS
 from .losses import (
     PER_ANCHOR_OBJECTIVES,
     kernel_block_gradients,
@@ -40,7 +42,8 @@ from .losses import (
     mcml_objective,
     objective_terms,
 )
-from .rules import NEIGHBOR_SOURCES, OPTIMIZERS, candidates_note, neighbors_note
+from .optimizers import SGD, Adam
+from .rules import NEIGHBOR_SOURCES, candidates_note, neighbors_note
 
 __all__ = [
     "BankEpochs",
@@ -94,61 +97,68 @@ class Problem:
         return self.weight_decay * float(self.encoder.penalty().detach()) if self.weight_decay else 0.0
 
 
-def make_optimizer(name: str, params, learning_rate: float) -> torch.optim.Optimizer:
-    if name == "lbfgs":
-        return torch.optim.LBFGS(
-            params, lr=learning_rate, max_iter=1, history_size=20, line_search_fn="strong_wolfe"
-        )
+def make_optimizer(name: str, params, learning_rate: float):
+    """A minibatch optimiser (``optimizers``): Adam, or SGD with Nesterov momentum."""
     if name == "adam":
-        return torch.optim.Adam(params, lr=learning_rate)
+        return Adam(params, lr=learning_rate)
     if name == "sgd":
-        return torch.optim.SGD(params, lr=learning_rate, momentum=0.9, nesterov=True)
-    raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {name!r}")
+        return SGD(params, lr=learning_rate, momentum=0.9)
+    raise ValueError(f"minibatch optimizer must be 'adam' or 'sgd', got {name!r}")
 
 
 class LBFGSEpochs:
-    """One full-batch L-BFGS iteration per epoch; reports the objective after the step."""
+    """One full-batch L-BFGS iteration per epoch (``lbfgs.LBFGS``, float64 steps).
 
-    exact = True  # the value reported is the objective itself, comparable from the start
+    The loss it minimises is n * (-objective + penalty), the scale scikit-learn's NCA
+    uses, so ``tol`` means what it means there (L-BFGS-B's ftol and gtol).
+    """
 
-    def __init__(self, problem: Problem, learning_rate: float = 1.0):
+    def __init__(self, problem: Problem, tol: float = 1e-5):
         self.problem = problem
-        self.optimizer = make_optimizer("lbfgs", problem.parameters, learning_rate)
-        # torch's L-BFGS re-evaluates the starting point of every step, which is where the
-        # previous line search ended: remember the last evaluation to skip that repeat.
-        self._last: dict = {}
+        self.scale = float(len(problem.X))
+        x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
+        self.lbfgs = LBFGS(self._loss, x0 * 1.0, ftol=tol, gtol=tol)
+        self._set(self.lbfgs.x)
 
-    def _same_point(self) -> bool:
-        params = self.problem.parameters
-        return bool(self._last) and all(torch.equal(p, q) for p, q in zip(params, self._last["at"]))
+    def describe(self) -> str:
+        return "L-BFGS"
 
-    def _closure(self) -> torch.Tensor:
-        self.optimizer.zero_grad()
-        params = self.problem.parameters
-        if self._same_point():
-            for p, g in zip(params, self._last["grad"]):
-                p.grad = g.clone()
-            return self._last["loss"]
+    @property
+    def converged(self) -> bool:
+        return self.lbfgs.converged and not self.lbfgs.stalled
+
+    @property
+    def message(self) -> str:
+        return self.lbfgs.message
+
+    def _set(self, x: np.ndarray) -> None:
+        with torch.no_grad():
+            start = 0
+            for p in self.problem.parameters:
+                p.copy_(torch.as_tensor(x[start : start + p.numel()]).view_as(p))
+                start += p.numel()
+
+    def _loss(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        self._set(x)
+        for p in self.problem.parameters:
+            p.grad = None
         value = self.problem.gradient()
-        loss = torch.tensor(-value + self.problem.penalty(), dtype=self.problem.X.dtype)
-        self._last = {
-            "value": value,
-            "loss": loss,
-            "at": [p.detach().clone() for p in params],
-            "grad": [p.grad.detach().clone() for p in params],
-        }
-        return loss
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in self.problem.parameters]
+        g = np.concatenate([g.detach().cpu().double().numpy().ravel() for g in grads])
+        loss = -value + self.problem.penalty()
+        return self.scale * loss, self.scale * g
 
     def steps(self, epoch: int) -> Iterator[tuple[float, float]]:
         """One iteration is the whole epoch: a single (1.0, value)."""
         yield 1.0, self.run(epoch)
 
     def run(self, epoch: int) -> float:
-        self.optimizer.step(self._closure)
-        if self._same_point():  # the line search usually ends on a point it evaluated
-            return self._last["value"]
-        with torch.no_grad():
-            return self.problem.value()
+        f = self.lbfgs.step()
+        self._set(self.lbfgs.x)
+        return self.problem.penalty() - f / self.scale
+
+    def finished(self, value: float, previous: float | None, tol: float) -> bool:
+        return self.lbfgs.converged
 
 
 class MinibatchEpochs:
@@ -157,7 +167,8 @@ class MinibatchEpochs:
     The value reported is the mean over the epoch's batches, each measured before its step.
     """
 
-    exact = False
+    converged = False  # only the tolerance on the epoch means (``finished``) stops it early
+    message = ""
 
     def __init__(
         self, problem: Problem, optimizer: str, learning_rate: float, batch_size: int, generator=None
@@ -166,6 +177,16 @@ class MinibatchEpochs:
         self.optimizer = make_optimizer(optimizer, problem.parameters, learning_rate)
         self.batch_size = batch_size
         self.generator = generator
+
+    def describe(self) -> str:
+        return f"learning rate {self.optimizer.param_groups[0]['lr']:g}, optimizer {type(self.optimizer).__name__}"
+
+    def finished(self, value: float, previous: float | None, tol: float) -> bool:
+        """The epoch's mean changed by less than ``tol`` relative to its size. The first
+        epoch's mean, measured while the map moves, is not compared with the start."""
+        return (
+            tol > 0 and previous is not None and abs(value - previous) <= tol * max(abs(value), abs(previous))
+        )
 
     def batches(self) -> list[torch.Tensor]:
         X = self.problem.X
@@ -328,6 +349,7 @@ def make_epochs(
     n_candidates: int | None = None,
     candidate_refresh: int = 1,
     bank_momentum: float = 0.5,
+    tol: float = 1e-5,
 ):
     """The epoch strategy for these options (checked against ``rules``).
 
@@ -348,7 +370,7 @@ def make_epochs(
             )
         problem.group = DataParallelGroup(problem.encoder, len(problem.X))
     if optimizer == "lbfgs":
-        return LBFGSEpochs(problem, learning_rate)
+        return LBFGSEpochs(problem, tol)  # its line search sets the step: no learning rate
     minibatch = (problem, optimizer, learning_rate, batch_size, generator)
     if n_candidates:
         return CandidateEpochs(*minibatch, n_candidates=n_candidates, refresh=candidate_refresh)

@@ -79,8 +79,9 @@ def train(
     """Run ``epochs`` (a strategy from ``epochs.make_epochs``) and yield a Snapshot at the
     start and after each epoch.
 
-    Stops after ``max_iter`` epochs or when the objective changes by less than ``tol``
-    relative to its size (``tol=0``: never). Raises TrainingDiverged, with the encoder
+    Stops after ``max_iter`` epochs or when the strategy says it has converged
+    (``epochs.finished``: L-BFGS's own tests, or a minibatch mean that changes by less than
+    ``tol`` relative to its size; ``tol=0``: never). Raises TrainingDiverged, with the encoder
     restored to its last finite state, when the objective or map stops being finite.
     Closing the generator simply stops; the encoder keeps what it learnt. ``evaluate``
     (called every ``eval_every`` epochs and at the last) gives the kNN accuracies. With
@@ -99,9 +100,7 @@ def train(
 
     start_value = problem.value(generator)
     last_good = [p.detach().clone() for p in problem.parameters]
-    # A minibatch epoch reports the mean over its batches, each measured before its step,
-    # so its first value says little about progress: compare from the second epoch on.
-    previous = start_value if epochs.exact else None
+    previous = None
     clock = 0.0
     yield snapshot(0, start_value, clock)
     for epoch in range(1, max_iter + 1):
@@ -118,12 +117,12 @@ def train(
             _restore(problem.parameters, last_good)
             raise TrainingDiverged(
                 f"training diverged at epoch {epoch}: the objective became {value} "
-                f"({_describe(epochs.optimizer)}). The map from epoch {epoch - 1} is kept. "
+                f"({epochs.describe()}). The map from epoch {epoch - 1} is kept. "
                 "Lower the learning rate, or standardise the inputs."
             )
         last_good = [p.detach().clone() for p in problem.parameters]
         yield snapshot(epoch, value, clock)
-        if tol > 0 and previous is not None and abs(value - previous) <= tol * max(abs(value), abs(previous)):
+        if epochs.finished(value, previous, tol):
             return
         previous = value
 
@@ -137,10 +136,6 @@ def _snapshot(problem: Problem, X_display, epoch, value, clock, accuracies, frac
         components = components.detach().to("cpu", torch.float64).numpy().copy()
     dof = float(problem.kernel.dof.detach()) if hasattr(problem.kernel, "dof") else None
     return Snapshot(epoch, value, clock, components, embedding, *accuracies, dof, fraction)
-
-
-def _describe(optimizer: torch.optim.Optimizer) -> str:
-    return f"learning rate {optimizer.param_groups[0]['lr']:g}, optimizer {type(optimizer).__name__}"
 
 
 def _all_finite(encoder: nn.Module) -> bool:
