@@ -2,37 +2,38 @@
 
 from __future__ import annotations
 
-import logging
+import contextlib
+import time
 import warnings
 from collections.abc import Iterator
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.decomposition import PCA
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from . import knn
 from .device import resolve_device, resolve_dtype
-from .encoders import DEFAULT_HIDDEN_SIZES, make_encoder
+from .encoders import DEFAULT_HIDDEN_SIZES, MLPEncoder, make_encoder
 from .epochs import Problem, make_epochs
 from .kernels import make_kernel
-from .rules import OPTIONS, DataShape, resolve
+from .rules import OPTIMIZER_CHOICES, OPTIONS, DataShape, resolve
 from .sampling import stratified_subsample
 from .training import Snapshot, train
 
 __all__ = ["NCA"]
 
-_log = logging.getLogger(__name__)
-
 # The parameters that ``rules.resolve`` turns into concrete settings for the data.
 _RESOLVED = (
     "n_components", "encoder", "init", "optimizer", "neighbors", "learning_rate",
-    "batch_size", "kernel", "objective", "n_candidates",
+    "batch_size", "max_iter", "kernel", "objective", "n_candidates",
 )  # fmt: skip
 _TRANSFORM_BATCH = 8192
 
@@ -51,24 +52,31 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int, default=None
-        Dimension d of the embedding; None keeps n_features.
+        Dimension d of the embedding; None keeps n_features (or the rows of an init array).
     init : {"auto", "pca", "lda", "identity", "random"} or ndarray, default="auto"
         Starting map. "auto" picks "lda" when n_components <= min(n_features,
-        n_classes - 1), else "pca" when n_components < n_features, else "identity" (as
-        scikit-learn). "lda" gives at most n_classes - 1 directions; further rows start from
-        PCA directions, with a warning. An array must have shape (n_components, n_features).
+        n_classes - 1), else "pca" when n_components < min(n_features, n_samples), else
+        "identity" (as scikit-learn). "lda" gives at most n_classes - 1 directions; further
+        rows start from PCA directions, with a warning. An array has shape (k, n_features)
+        with k <= n_features, and k = n_components when that is given.
     warm_start : bool, default=False
         Start from the map of the previous call to fit.
-    max_iter : int, default=50
-        Maximum number of epochs (full passes for minibatch optimisers, iterations for
-        L-BFGS).
+    max_iter : int, default=None
+        Maximum number of iterations (L-BFGS) or epochs (full passes of minibatch
+        optimisers). None: 50 for L-BFGS, and for minibatch training a count tuned to the
+        data size (``rules.minibatch_defaults``: 5 epochs on all of MNIST at d > 3).
     tol : float, default=1e-5
-        Stop when the objective per point changes by less than tol relative to its size.
+        L-BFGS stops when the loss falls by less than tol relative to its size or every
+        gradient entry is below tol (as scikit-learn's L-BFGS-B); minibatch training when
+        the epoch's mean objective changes by less than tol relative to its size.
     callback : callable, default=None
-        Called after each epoch as ``callback(components, n_iter)``; returning True stops
-        training and keeps the map learnt so far.
+        Called after each iteration or epoch as ``callback(params, n_iter)``, params being
+        the flattened map (as scikit-learn) or, for the MLP, its flattened weights;
+        returning True stops training and keeps the map learnt so far.
     verbose : int, default=0
-        Log one line per epoch at INFO level through the ``nca_core`` logger.
+        1 prints, as scikit-learn does, how the map was started, one line per iteration
+        (objective, seconds), the training time, and a ConvergenceWarning when max_iter
+        ends training before it converged.
     random_state : int, RandomState or None, default=None
         Seeds random init, minibatch order and the display subset.
     objective : {"f", "g", "mcml"}, default="f"
@@ -97,14 +105,16 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "memory" for the MLP encoder with Adam or SGD, else "all".
     bank_momentum : float, default=0.5
         Weight of the old bank row in each memory-bank update.
-    optimizer : {"lbfgs", "adam", "sgd"}, default="lbfgs"
-        "lbfgs": full batch; "adam" and "sgd": minibatches of anchors whose neighbours are
-        taken from the whole training set.
-    batch_size : int, default=512
-        Anchors per minibatch (ignored by L-BFGS).
+    optimizer : {"auto", "lbfgs", "adam", "sgd"}, default="auto"
+        "lbfgs": full batch, float64 steps with a strong-Wolfe line search; "adam" and
+        "sgd": minibatches of anchors whose neighbours are taken from the whole training
+        set. "auto": L-BFGS for a linear or diagonal map on at most
+        ``rules.LBFGS_MAX_SAMPLES`` points, else Adam with tuned settings.
+    batch_size : int, default=None
+        Anchors per minibatch (ignored by L-BFGS); None: tuned to the data size.
     learning_rate : float, default=None
-        Step size; None means 1.0 for L-BFGS (its line search scales it), 0.01 for Adam and
-        0.1 for SGD (0.003 and 0.01 for the MLP encoder): ``rules.default_learning_rate``.
+        Minibatch step size (L-BFGS's line search sets its own); None: tuned to the data
+        size for Adam on a map, 0.1 for SGD, 0.003 (Adam) and 0.01 (SGD) for the MLP.
     weight_decay : float, default=0.0
         L2 penalty on the map, ``weight_decay * ||A||_F^2`` (the MLP: its squared weights),
         subtracted from the objective.
@@ -143,7 +153,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "init": [StrOptions(set(OPTIONS["init"])), np.ndarray],
         "warm_start": ["boolean"],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
         "callback": [callable, None],
         "verbose": ["verbose"],
@@ -155,8 +165,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "dof": [Interval(Real, 0, None, closed="neither"), StrOptions({"learn"}), None],
         "neighbors": [StrOptions(set(OPTIONS["neighbors"]))],
         "bank_momentum": [Interval(Real, 0, 1, closed="left")],
-        "optimizer": [StrOptions(set(OPTIONS["optimizer"]))],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "optimizer": [StrOptions(set(OPTIMIZER_CHOICES))],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "n_candidates": [Interval(Integral, 1, None, closed="left"), None],
@@ -171,7 +181,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         *,
         init="auto",
         warm_start=False,
-        max_iter=50,
+        max_iter=None,
         tol=1e-5,
         callback=None,
         verbose=0,
@@ -183,8 +193,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         dof=None,
         neighbors="auto",
         bank_momentum=0.5,
-        optimizer="lbfgs",
-        batch_size=512,
+        optimizer="auto",
+        batch_size=None,
         learning_rate=None,
         weight_decay=0.0,
         n_candidates=None,
@@ -304,20 +314,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         eval_size=10000,
         frames_per_epoch=1,
     ):
-        X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=[np.float64, np.float32])
-        check_classification_targets(y)
-        classes, y_index = np.unique(y, return_inverse=True)
-        settings = self._resolve(DataShape(len(X), X.shape[1], len(classes)))
-        rng = check_random_state(self.random_state)
-        device = resolve_device(self.device)
-        dtype = resolve_dtype(self.dtype, device)
-        components = self._initial_components(X, y_index, settings, rng)
-        seed = int(rng.randint(np.iinfo(np.int32).max))
-        generator = torch.Generator().manual_seed(seed)
-        encoder = self._encoder(settings, X.shape[1], components, generator, dtype, device)
-        kernel = make_kernel(self.kernel, self.dof, settings["n_components"]).to(device)
-        self._start_fit(classes, settings, encoder, kernel, device)
-
+        report = _Report(self, self.verbose)
+        X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype = self._prepare(X, y, report)
         X_t = torch.tensor(X, dtype=dtype, device=device)  # a copy: X may be read-only
         self.display_index_ = (
             np.arange(len(X)) if display_size is None else stratified_subsample(y, display_size, seed)
@@ -332,34 +330,81 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         epochs = make_epochs(
             problem, settings["optimizer"], settings["learning_rate"], batch_size=settings["batch_size"],
             neighbors=settings["neighbors"], generator=generator, n_candidates=settings["n_candidates"],
-            candidate_refresh=self.candidate_refresh, bank_momentum=self.bank_momentum,
+            candidate_refresh=self.candidate_refresh, bank_momentum=self.bank_momentum, tol=self.tol,
         )  # fmt: skip
         stream = train(
-            epochs, max_iter=self.max_iter, tol=self.tol, evaluate=evaluate, eval_every=eval_every or 1,
+            epochs, max_iter=settings["max_iter"], tol=self.tol, evaluate=evaluate, eval_every=eval_every or 1,
             X_display=X_t[torch.as_tensor(self.display_index_, device=device)], generator=generator,
             frames_per_epoch=frames_per_epoch,
         )  # fmt: skip
-        yield from self._follow(stream)
+        scale = len(X) if self.objective != "mcml" else 1
+        if (yield from self._follow(stream, report, scale)):
+            report.finish(self.n_iter_ < settings["max_iter"] or epochs.converged, epochs.message)
 
-    def _follow(self, stream: Iterator[Snapshot]) -> Iterator[Snapshot]:
-        """Keep the fitted attributes current with each snapshot; honour the callback."""
+    def _prepare(self, X, y, report):
+        """Validate, resolve the settings and build the encoder and kernel; a failure leaves
+        the estimator as it was before this call."""
+        before = {
+            name: getattr(self, name)
+            for name in ("n_features_in_", "feature_names_in_")
+            if hasattr(self, name)
+        }
+        try:
+            X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=[np.float64, np.float32])
+            check_classification_targets(y)
+            classes, y_index = np.unique(y, return_inverse=True)
+            settings = self._resolve(DataShape(len(X), X.shape[1], len(classes)))
+            rng = check_random_state(self.random_state)
+            device = resolve_device(self.device)
+            dtype = resolve_dtype(self.dtype, device)
+            with report.timing_start(settings):
+                components = self._initial_components(X, y_index, settings, rng)
+            seed = int(rng.randint(np.iinfo(np.int32).max))
+            generator = torch.Generator().manual_seed(seed)
+            encoder = self._encoder(settings, X.shape[1], components, generator, dtype, device)
+            kernel = self._kernel(settings, device)
+        except BaseException:
+            for name in ("n_features_in_", "feature_names_in_"):
+                if name in before:
+                    setattr(self, name, before[name])
+                elif hasattr(self, name):
+                    delattr(self, name)
+            raise
+        self._start_fit(classes, settings, encoder, kernel, device)
+        return X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype
+
+    def _follow(self, stream: Iterator[Snapshot], report, scale: float):
+        """Keep the fitted attributes current with each snapshot; report and call back.
+
+        Returns True when training ran to its end (not stopped by the callback or a close).
+        """
         try:
             for snap in stream:
                 if snap.components is not None:
-                    self.components_ = snap.components
+                    self.components_ = snap.components.copy()  # the snapshot stays frozen
                 self.dof_ = snap.dof
                 if snap.fraction < 1.0:  # part-way through an epoch: the map so far, no new epoch
                     yield snap
                     continue
                 self.n_iter_ = snap.epoch
                 self.objective_curve_.append(snap.objective)
-                if self.verbose:
-                    _log.info("epoch %d  objective %.6f  %.2fs", snap.epoch, snap.objective, snap.elapsed)
+                report.epoch(snap, scale)
                 yield snap
-                if snap.epoch and self.callback is not None and self.callback(self.components_, self.n_iter_):
-                    break
+                if (
+                    snap.epoch
+                    and self.callback is not None
+                    and self.callback(self._flat_params(), self.n_iter_)
+                ):
+                    return False
         finally:
             stream.close()
+        return True
+
+    def _flat_params(self) -> np.ndarray:
+        """The map as scikit-learn's callback receives it: raveled; the MLP's weights likewise."""
+        if hasattr(self, "components_"):
+            return self.components_.ravel()
+        return np.concatenate([p.detach().cpu().double().numpy().ravel() for p in self.encoder_.parameters()])
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -371,7 +416,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             if note.level == "error":
                 raise ValueError(note.error)
             if note.level == "warning":
-                warnings.warn(note.error, stacklevel=5)
+                warnings.warn(note.error, stacklevel=6)
         return settings
 
     def _start_fit(self, classes, settings, encoder, kernel, device) -> None:
@@ -386,8 +431,20 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.objective_curve_ = []
         self.n_iter_ = 0
 
+    def _warm(self) -> bool:
+        """Whether this fit continues the previous one (same kind of encoder)."""
+        if not (self.warm_start and hasattr(self, "encoder_")):
+            return False
+        previous = "mlp" if isinstance(self.encoder_, MLPEncoder) else "map"
+        if previous != ("mlp" if self.encoder == "mlp" else "map"):
+            raise ValueError(
+                f"warm_start continues the previous fit, which trained a {'network' if previous == 'mlp' else 'linear map'}: "
+                f"set warm_start=False to start encoder={self.encoder!r} afresh"
+            )
+        return True
+
     def _encoder(self, settings, n_features, components, generator, dtype, device):
-        if self.encoder == "mlp" and self.warm_start and hasattr(self, "encoder_"):
+        if self.encoder == "mlp" and self._warm():
             return self.encoder_
         init = None if components is None else torch.as_tensor(components)
         return make_encoder(
@@ -395,13 +452,20 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             generator=generator, dtype=dtype, device=device,
         )  # fmt: skip
 
+    def _kernel(self, settings, device):
+        """A fresh kernel, or the previous fit's (keeping a learnt dof) when warm-starting."""
+        previous = getattr(self, "kernel_", None)
+        if self._warm() and previous is not None and previous.name == self.kernel and self.dof == "learn":
+            return previous
+        return make_kernel(self.kernel, self.dof, settings["n_components"]).to(device)
+
     def _initial_components(self, X, y_index, settings, rng) -> np.ndarray | None:
         """The starting map, shape (d, D); None for the MLP, which draws its own weights."""
         d, n_features = settings["n_components"], X.shape[1]
         if self.encoder == "mlp":
             self._check_network(n_features, d)
             return None
-        if self.warm_start and hasattr(self, "components_"):
+        if self._warm() and hasattr(self, "components_"):
             if self.components_.shape != (d, n_features):
                 raise ValueError(
                     f"warm_start needs the same shape as the previous fit, "
@@ -409,14 +473,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 )
             return self.components_.copy()
         method = settings["init"]
-        if isinstance(method, np.ndarray):
-            init = np.asarray(method, dtype=np.float64)
-            if init.shape != (d, n_features):
-                raise ValueError(
-                    f"init array has shape {init.shape}; expected (n_components, n_features) "
-                    f"= {(d, n_features)}"
-                )
-            return init
+        if isinstance(method, np.ndarray):  # its shape was checked by rules.resolve
+            return np.asarray(method, dtype=np.float64)
         if method == "identity":
             return np.eye(d, n_features)
         if method == "random":
@@ -428,7 +486,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _check_network(self, n_features: int, d: int) -> None:
         if any(not isinstance(h, Integral) or h < 1 for h in self.hidden_sizes):
             raise ValueError(f"hidden_sizes must be positive integers, got {self.hidden_sizes!r}")
-        if self.warm_start and hasattr(self, "encoder_"):
+        if self._warm():
             previous = (
                 self.encoder_.layers[0].in_features,
                 self.n_components_,
@@ -460,6 +518,51 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             return train_acc, test_acc
 
         return evaluate
+
+
+class _Report:
+    """scikit-learn's verbose output on stdout: how the map started, one line per iteration
+    (objective as scikit-learn sums it, seconds), the training time, and a
+    ConvergenceWarning when training ends short of convergence."""
+
+    _STARTS: ClassVar[dict[str, str]] = {
+        "pca": "Finding principal components... ",
+        "lda": "Finding most discriminative components... ",
+    }
+
+    def __init__(self, estimator, verbose: int):
+        self.name, self.verbose = type(estimator).__name__, verbose
+        self.clock, self.last = time.perf_counter(), 0.0
+
+    @contextlib.contextmanager
+    def timing_start(self, settings):
+        method = settings["init"] if isinstance(settings["init"], str) else None
+        start = time.perf_counter()
+        if self.verbose and method in self._STARTS:
+            print(self._STARTS[method], end="", flush=True)
+        yield
+        if self.verbose and method in self._STARTS:
+            print(f"done in {time.perf_counter() - start:5.2f}s")
+
+    def epoch(self, snap: Snapshot, scale: float) -> None:
+        """One line; ``scale`` turns a per-point objective into scikit-learn's sum."""
+        if not self.verbose:
+            return
+        if snap.epoch == 0:
+            header = f"{'Iteration':>10} {'Objective Value':>20} {'Time(s)':>10}"
+            print(f"[{self.name}]\n[{self.name}] {header}\n[{self.name}] {'-' * len(header)}")
+        print(
+            f"[{self.name}] {snap.epoch:>10} {snap.objective * scale:>20.6e} {snap.elapsed - self.last:>10.2f}"
+        )
+        self.last = snap.elapsed
+
+    def finish(self, converged: bool, message: str = "") -> None:
+        if not self.verbose:
+            return
+        if not converged:
+            reason = message or "max_iter reached before the objective settled"
+            warnings.warn(f"[{self.name}] NCA did not converge: {reason}", ConvergenceWarning, stacklevel=4)
+        print(f"[{self.name}] Training took {time.perf_counter() - self.clock:8.2f}s.")
 
 
 def _pca_directions(X, d, rng) -> np.ndarray:

@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 from .datasets import Dataset
 from .estimator import NCA
 from .model_io import save_model
-from .rules import DataShape, default_learning_rate, locked_values, resolve
+from .rules import DataShape, default_learning_rate, locked_values, minibatch_defaults, resolve
 from .sampling import stratified_subsample
 from .settings import RunConfig
 from .training import Snapshot
@@ -64,14 +64,16 @@ def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
     )
     if config.batch_size > n:  # keep the default a power of two that fits: no "capped" notice
         config = config.replace(batch_size=max(32, 1 << (n.bit_length() - 1)))
+    if rings:
+        return config
+    tuned = minibatch_defaults(n, n_components)
+    config = config.replace(
+        learning_rate=tuned["learning_rate"],
+        batch_size=min(tuned["batch_size"], max(32, 1 << (n.bit_length() - 1))),
+        epochs=tuned["max_iter"],
+    )
     if n > 20000:  # PCA starts in 0.4 s on MNIST where LDA takes 4 s: a quicker first frame
-        if n_components > 3:  # benchmarks/RESULTS.md: 2.0% on MNIST after one such epoch at d=32
-            return config.replace(init="pca", learning_rate=0.003, batch_size=1024, epochs=5)
-        return config.replace(init="pca", learning_rate=0.01, batch_size=1024, epochs=15)
-    if n > 3000:
-        return config.replace(learning_rate=0.005, batch_size=256, epochs=20)
-    if not rings:
-        return config.replace(learning_rate=0.01, batch_size=min(config.batch_size, 128), epochs=40)
+        config = config.replace(init="pca")
     return config
 
 

@@ -1,6 +1,9 @@
+import itertools
+
 import numpy as np
 import pytest
 import torch
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
@@ -85,8 +88,14 @@ def test_init_array_and_shape_check(wine):
     start = np.random.default_rng(1).normal(size=(2, 13))
     nca = NCA(2, init=start, max_iter=1, device="cpu")
     np.testing.assert_allclose(next(nca.fit_iter(X, y)).components, start, rtol=1e-6)
-    with pytest.raises(ValueError, match=r"init array has shape \(3, 13\)"):
+    with pytest.raises(ValueError, match=r"n_components \(2\) does not match the 3 rows of init"):
         NCA(2, init=np.zeros((3, 13)), device="cpu").fit(X, y)
+    with pytest.raises(ValueError, match="init has 12 columns but the data has 13 features"):
+        NCA(init=np.zeros((3, 12)), device="cpu").fit(X, y)
+    with pytest.raises(ValueError, match=r"init has more rows \(14\) than columns \(13\)"):
+        NCA(init=np.zeros((14, 13)), device="cpu").fit(X, y)
+    # as scikit-learn: without n_components, the array's rows say how many outputs
+    assert NCA(init=start, max_iter=2, device="cpu").fit(X, y).transform(X).shape == (len(X), 2)
 
 
 def test_auto_init_follows_scikit_learn(wine, digits):
@@ -120,13 +129,14 @@ def test_fit_iter_yields_frozen_copies(wine):
     assert all(isinstance(s, Snapshot) for s in snaps)
     assert snaps[0].embedding.shape == (50, 2) and snaps[0].embedding.dtype == np.float32
     assert not np.allclose(snaps[0].embedding, snaps[-1].embedding)
-    assert (
-        not np.shares_memory(snaps[-1].components, nca.components_) or snaps[-1].components is nca.components_
-    )
+    maps = [s.components.copy() for s in snaps]
+    assert all(not np.array_equal(a, b) for a, b in itertools.pairwise(maps))  # each frozen at its epoch
     np.testing.assert_allclose(
         snaps[-1].embedding, (X[nca.display_index_] @ nca.components_.T), rtol=1e-4, atol=1e-4
     )
     assert snaps[-1].elapsed >= snaps[1].elapsed > 0
+    nca.components_ *= 0.0  # a user changing the fitted map changes no snapshot
+    assert all(np.array_equal(s.components, m) for s, m in zip(snaps, maps))
     with pytest.raises(dataclasses_error()):
         snaps[0].epoch = 3
 
@@ -154,13 +164,27 @@ def test_callback_returning_true_stops(wine):
     X, y = wine
     seen = []
 
-    def callback(components, n_iter):
-        seen.append((components.shape, n_iter))
+    def callback(params, n_iter):
+        seen.append((params.shape, n_iter))
         return n_iter >= 2
 
     nca = NCA(2, callback=callback, max_iter=50, device="cpu", optimizer="adam").fit(X, y)
     assert nca.n_iter_ == 2
-    assert seen == [((2, 13), 1), ((2, 13), 2)]
+    assert seen == [((26,), 1), ((26,), 2)]  # the flattened map, as scikit-learn passes it
+
+
+def test_callback_works_with_a_network(wine):
+    X, y = wine
+    sizes = []
+    NCA(
+        2,
+        encoder="mlp",
+        hidden_sizes=(4,),
+        max_iter=2,
+        device="cpu",
+        callback=lambda p, i: sizes.append(p.size),
+    ).fit(X, y)
+    assert sizes == [13 * 4 + 4 + 4 * 2 + 2] * 2  # every weight and bias, raveled
 
 
 def test_knn_accuracy_in_snapshots(wine):
@@ -219,9 +243,12 @@ def test_bad_parameters_have_specific_messages(wine):
         NCA(20, device="cpu").fit(X, y)
     with pytest.raises(ValueError, match="'optimizer' parameter"):
         NCA(optimizer="newton").fit(X, y)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is present: nothing to refuse")
+def test_cuda_requested_where_there_is_none_is_refused(wine):
+    X, y = wine
     with pytest.raises(ValueError, match="CUDA is not available"):
-        if torch.cuda.is_available():
-            raise ValueError("CUDA is not available (skipped: CUDA present)")
         NCA(device="cuda").fit(X, y)
 
 
@@ -350,3 +377,44 @@ def test_frames_within_an_epoch_keep_the_map_current_but_count_only_whole_epochs
     stream.close()
     assert partial.fraction < 1 and stopped.n_iter_ == 0
     np.testing.assert_array_equal(stopped.components_, partial.components)  # Stop keeps what was learnt
+
+
+def test_a_refused_fit_leaves_the_estimator_as_it_was(wine, digits):
+    X, y = wine
+    model = NCA(20, device="cpu")
+    with pytest.raises(ValueError, match="cannot be larger"):
+        model.fit(X, y)
+    with pytest.raises(NotFittedError):
+        model.transform(X)
+    fitted = NCA(2, max_iter=2, device="cpu").fit(X, y)
+    with pytest.raises(ValueError, match="cannot be larger"):
+        fitted.set_params(n_components=70).fit(*digits)
+    assert fitted.n_features_in_ == 13 and fitted.transform(X).shape == (len(X), 2)
+
+
+def test_warm_start_keeps_a_learnt_dof_and_refuses_to_switch_between_map_and_network(wine):
+    X, y = wine
+    params = dict(kernel="student-t", dof="learn", optimizer="adam", learning_rate=0.05, device="cpu")
+    model = NCA(2, warm_start=True, max_iter=3, random_state=0, **params).fit(X, y)
+    learnt = model.dof_
+    assert learnt != pytest.approx(1.0)  # moved from d - 1
+    first_dof = next(NCA(2, warm_start=True, max_iter=1, random_state=0, **params).fit_iter(X, y)).dof
+    assert first_dof == pytest.approx(1.0)
+    resumed = next(model.set_params(max_iter=1).fit_iter(X, y)).dof
+    assert resumed == pytest.approx(model.dof_, rel=0.2) and resumed != pytest.approx(1.0)
+    with pytest.raises(ValueError, match="warm_start continues the previous fit, which trained a linear map"):
+        model.set_params(encoder="mlp").fit(X, y)
+
+
+def test_auto_optimizer_is_lbfgs_on_small_sets_and_adam_on_large_ones(wine):
+    from nca_core.rules import LBFGS_MAX_SAMPLES, DataShape, resolve
+
+    X, y = wine
+    small = NCA(2, device="cpu", random_state=0).fit(X, y)
+    assert small.n_iter_ <= 50 and small.objective_curve_[-1] > small.objective_curve_[0]
+    request = {name: getattr(NCA(32), name) for name in ("n_components", "encoder", "init", "optimizer",
+               "neighbors", "learning_rate", "batch_size", "max_iter", "kernel", "objective", "n_candidates")}  # fmt: skip
+    settings, _ = resolve(request, DataShape(60000, 784, 10))
+    assert settings["optimizer"] == "adam" and settings["batch_size"] == 1024 and settings["max_iter"] == 5
+    settings, _ = resolve(request, DataShape(LBFGS_MAX_SAMPLES, 784, 10))
+    assert settings["optimizer"] == "lbfgs" and settings["max_iter"] == 50

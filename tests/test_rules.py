@@ -9,7 +9,7 @@ from nca_core.rules import DataShape, default_learning_rate, resolve
 WINE = DataShape(n_samples=125, n_features=13, n_classes=3)
 BASE = {
     "n_components": 2, "encoder": "linear", "init": "auto", "optimizer": "adam", "neighbors": "auto",
-    "learning_rate": None, "batch_size": 64, "kernel": "gaussian", "objective": "f", "n_candidates": None,
+    "learning_rate": None, "batch_size": 64, "max_iter": None, "kernel": "gaussian", "objective": "f", "n_candidates": None,
 }  # fmt: skip
 
 IMPOSSIBLE = [
@@ -30,7 +30,7 @@ def test_an_impossible_request_is_adjusted_for_the_app_and_refused_by_the_estima
     (note,) = [n for n in notes if n.level == "error"]
     assert note.setting == setting and settings[setting] == adjusted and note.text
     wine = datasets.load("wine")
-    model = NCA(**{**BASE, **change}, max_iter=1, device="cpu")
+    model = NCA(**{**BASE, **change, "max_iter": 1}, device="cpu")
     with pytest.raises(ValueError) as refused:
         model.fit(wine.X_train, wine.y_train)
     assert str(refused.value) == note.error
