@@ -418,3 +418,19 @@ def test_auto_optimizer_is_lbfgs_on_small_sets_and_adam_on_large_ones(wine):
     assert settings["optimizer"] == "adam" and settings["batch_size"] == 1024 and settings["max_iter"] == 5
     settings, _ = resolve(request, DataShape(LBFGS_MAX_SAMPLES, 784, 10))
     assert settings["optimizer"] == "lbfgs" and settings["max_iter"] == 50
+
+
+@pytest.mark.parametrize("optimizer", ["lbfgs", "adam"])
+def test_a_first_fit_imports_no_compiler_stack(optimizer):
+    """torch.optim's first step imported torch._dynamo and sympy: over a second per program."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\nfrom nca_core import NCA\n"
+        "X = np.random.default_rng(0).normal(size=(60, 4)); y = np.arange(60) % 3\n"
+        f"NCA(2, optimizer={optimizer!r}, max_iter=2, device='cpu').fit(X, y)\n"
+        "print(sorted(m for m in ('torch._dynamo', 'sympy', 'torch._inductor') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
