@@ -30,9 +30,7 @@ def _sets():
         "wine": load_wine(return_X_y=True),
         "breast cancer": load_breast_cancer(return_X_y=True),
         "digits": load_digits(return_X_y=True),
-        "make_classification": make_classification(
-            600, 20, n_informative=10, n_classes=4, random_state=0
-        ),
+        "make_classification": make_classification(600, 20, n_informative=10, n_classes=4, random_state=0),
     }
 
 
@@ -68,16 +66,25 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     print(f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}\n")
-    print("| set | d | sklearn mean p_i | nca_core mean p_i | difference | sklearn s | nca_core s | time ratio |")
+    print(
+        "| set | d | sklearn mean p_i | nca_core mean p_i | difference | sklearn s | nca_core s | time ratio |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     worst = np.inf
     for name, (X, y) in _sets().items():
         X_train, _, y_train, _ = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
         X_train = StandardScaler().fit_transform(X_train)
         for d in (None, 2):
-            ref, ref_s = _timed_fit(lambda: NeighborhoodComponentsAnalysis(d, random_state=0), X_train, y_train, args.repeats)
-            ours, ours_s = _timed_fit(lambda: NCA(d, random_state=0, device="cpu"), X_train, y_train, args.repeats)
-            p_ref, p_ours = mean_p(X_train, y_train, ref.components_), mean_p(X_train, y_train, ours.components_)
+            ref, ref_s = _timed_fit(
+                lambda d=d: NeighborhoodComponentsAnalysis(d, random_state=0), X_train, y_train, args.repeats
+            )
+            ours, ours_s = _timed_fit(
+                lambda d=d: NCA(d, random_state=0, device="cpu"), X_train, y_train, args.repeats
+            )
+            p_ref, p_ours = (
+                mean_p(X_train, y_train, ref.components_),
+                mean_p(X_train, y_train, ours.components_),
+            )
             worst = min(worst, p_ours - p_ref)
             print(
                 f"| {name} | {d or X.shape[1]} | {p_ref:.4f} | {p_ours:.4f} | {p_ours - p_ref:+.4f} "

@@ -1,0 +1,111 @@
+"""What a user gets from the defaults, beside scikit-learn where it has an equivalent.
+
+1. The first fit in a fresh process against the second (one-time imports and set-up), for
+   nca_core (L-BFGS and Adam) and scikit-learn's NCA, on 398 standardised breast-cancer rows.
+2. ``NCA(n_components=32, random_state=0).fit(X, y)`` on all 60,000 MNIST training images
+   (pixels in [0, 1]) with no other argument: the settings "auto" picked, wall time and
+   5-NN test error on the 10,000 test images; then the command-line trainer with only
+   ``--dataset mnist --n-components 32``.
+
+    NCA_DATA_DIR=../shared/data python benchmarks/defaults.py [--skip-mnist]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FIRST_FIT = """
+import time, numpy as np
+from sklearn.datasets import load_breast_cancer
+from sklearn.preprocessing import StandardScaler
+X, y = load_breast_cancer(return_X_y=True)
+X, y = StandardScaler().fit_transform(X)[:398], y[:398]
+{imports}
+times = []
+for _ in range(2):
+    start = time.perf_counter(); {fit}; times.append(time.perf_counter() - start)
+print(times[0], times[1])
+"""
+
+CASES = {
+    "nca_core L-BFGS": (
+        "from nca_core import NCA",
+        "NCA(2, optimizer='lbfgs', random_state=0, device='cpu').fit(X, y)",
+    ),
+    "nca_core Adam": (
+        "from nca_core import NCA",
+        "NCA(2, optimizer='adam', max_iter=10, random_state=0, device='cpu').fit(X, y)",
+    ),
+    "scikit-learn": (
+        "from sklearn.neighbors import NeighborhoodComponentsAnalysis as N",
+        "N(2, random_state=0).fit(X, y)",
+    ),
+}
+
+
+def first_fits() -> None:
+    print("| estimator | first fit (s) | second fit (s) | one-time cost (s) |")
+    print("| --- | --- | --- | --- |")
+    for name, (imports, fit) in CASES.items():
+        code = FIRST_FIT.format(imports=imports, fit=fit)
+        first, second = map(
+            float,
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout.split(),
+        )
+        print(f"| {name} | {first:.3f} | {second:.3f} | {first - second:.3f} |")
+
+
+def mnist_default() -> None:
+    from nca_core import NCA, datasets, knn_accuracy
+    from nca_core.rules import DataShape, resolve
+
+    data = datasets.load("mnist")
+    model = NCA(n_components=32, random_state=0)
+    shape = DataShape(len(data.y_train), data.n_features, data.n_classes)
+    settings, _ = resolve({k: getattr(model, k) for k in ("n_components", "encoder", "init", "optimizer", "neighbors",
+                           "learning_rate", "batch_size", "max_iter", "kernel", "objective", "n_candidates")}, shape)  # fmt: skip
+    start = time.perf_counter()
+    model.fit(data.X_train, data.y_train)
+    seconds = time.perf_counter() - start
+    error = 1 - knn_accuracy(
+        model.transform(data.X_train), data.y_train, model.transform(data.X_test), data.y_test, 5
+    )
+    picked = {k: settings[k] for k in ("optimizer", "init", "learning_rate", "batch_size", "max_iter")}
+    print("| path | settings picked | wall time (s) | 5-NN test error |")
+    print("| --- | --- | --- | --- |")
+    print(f"| `NCA(n_components=32, random_state=0).fit` | {picked} | {seconds:.1f} | {error:.2%} |")
+    with tempfile.TemporaryDirectory() as out:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "nca_core", "train", "--dataset", "mnist", "--n-components", "32",
+                        "--out", out, "--eval-every", "0"], check=True, capture_output=True)  # fmt: skip
+        wall = time.perf_counter() - start
+        metrics = json.loads((Path(out) / "metrics.json").read_text())
+    s = metrics["settings"]
+    cli = {k: s[k] for k in ("optimizer", "init", "learning_rate", "batch_size", "epochs")}
+    print(
+        f"| `python -m nca_core train --dataset mnist --n-components 32` | {cli} | {wall:.1f} (whole command) | {metrics['test_error_5nn']:.2%} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--skip-mnist", action="store_true")
+    args = parser.parse_args()
+    print(f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}\n")
+    first_fits()
+    if not args.skip_mnist:
+        print()
+        mnist_default()
+
+
+if __name__ == "__main__":
+    main()
