@@ -3,7 +3,9 @@
 ``load(name)`` returns a :class:`Dataset` for a registered name; ``available()`` says which
 are ready without a download; ``from_csv`` turns a user's CSV file into a Dataset. Files
 live in the data directory: the ``data_dir`` argument, else ``$NCA_DATA_DIR``, else a
-per-user cache folder. Every file is checked against a pinned SHA-256 of its content.
+per-user cache folder. Every file is checked against a pinned SHA-256 of its content, and
+every decoded array against a pinned SHA-256 of its bytes, when decoded and when read back
+from the cache of decoded arrays.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from ._cache import cached_arrays
 from ._csv import from_csv, guess_label_column
 from ._download import ProgressCallback, download
 from ._errors import DatasetError
-from ._formats import parse_libsvm, read_idx_set, read_usps
+from ._formats import read_idx_set, read_usps, read_usps_part
+from ._pins import check_decoded, decoded_mismatch
 from ._registry import REGISTRY, DatasetSpec, RemoteFile
 from ._synthetic import make_rings, make_stretched_blobs
 
@@ -170,9 +173,11 @@ def _from_files(spec: DatasetSpec, folder: Path, allow_download, progress, mirro
 
     def decode() -> dict[str, np.ndarray]:
         contents = [_verify(spec, remote, path) for remote, path in zip(spec.files, paths)]
-        return reader(spec, contents, [str(path) for path in paths])
+        arrays = reader(spec, contents, [str(path) for path in paths])
+        check_decoded(spec, arrays)
+        return arrays
 
-    arrays = cached_arrays(_decoded_cache_dir(), key, paths, decode)
+    arrays = cached_arrays(_decoded_cache_dir(), key, paths, decode, check=lambda a: check_decoded(spec, a))
     return Dataset(
         spec.name,
         _as_float(arrays["X_train"]),
@@ -222,14 +227,10 @@ def _ensure_file(spec, remote: RemoteFile, folder: Path, allow_download, progres
             f"to the internet and load again with downloads allowed."
         )
 
-    def accept(candidate: Path) -> bool:
-        try:
-            _verify(spec, remote, candidate)
-        except DatasetError:
-            return False
-        return True
+    def verify(candidate: Path) -> None:  # raises DatasetError saying why a copy is refused
+        _verify(spec, remote, candidate)
 
-    download(remote.name, path, tuple(mirrors) if mirrors is not None else spec.mirrors, accept, progress)
+    download(remote.name, path, tuple(mirrors) if mirrors is not None else spec.mirrors, verify, progress)
     return path
 
 
@@ -248,17 +249,24 @@ def _decompressed(path: Path) -> bytes:
 
 
 def _verify(spec: DatasetSpec, remote: RemoteFile, path: Path) -> bytes:
-    """The decompressed content of ``path`` if it matches its pin, else DatasetError."""
+    """The decompressed content of ``path`` if it matches its pins, else DatasetError.
+
+    A USPS copy from another mirror may write the same numbers differently ("-1" or
+    "-1.0"), so a USPS file whose content hash differs passes when every array decoded
+    from it (pixels and labels) matches its pin.
+    """
     content = _decompressed(path)
     digest = hashlib.sha256(content).hexdigest()
     if digest == remote.sha256:
         return content
-    if remote.label_sha256 is not None:
-        _, labels = parse_libsvm(content.decode("ascii", errors="replace"), str(path), 256)
-        digits = (labels - 1).astype(np.uint8)
-        if hashlib.sha256(digits.tobytes()).hexdigest() == remote.label_sha256:
+    reason = ""
+    if spec.name == "usps":
+        part = ("train", "test")[spec.files.index(remote)]
+        mismatch = decoded_mismatch(spec, read_usps_part(spec, part, content, str(path)))
+        if mismatch is None:
             return content
+        reason = f" ({mismatch})"
     raise DatasetError(
-        f"{path}: SHA-256 of its content is {digest}, expected {remote.sha256}. The file is "
-        f"corrupt, truncated or a different version; delete it and load again."
+        f"{path}: SHA-256 of its content is {digest}, expected {remote.sha256}{reason}. The "
+        f"file is corrupt, truncated or a different version; delete it and load again."
     )

@@ -2,14 +2,16 @@
 
 Each entry is an uncompressed .npz plus a JSON sidecar that records the npz's SHA-256 and
 the size and modification time of every source file. An entry is used only when all of
-them still match, so an edited or replaced source is decoded and verified again. Both
-files are written to temporary names and renamed into place, sidecar last.
+them still match and the caller's ``check`` accepts its arrays (their pinned content), so
+an edited or replaced source, or an entry altered in place, is decoded and verified again.
+Both files are written to temporary names and renamed into place, sidecar last.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Callable
@@ -18,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["cached_arrays"]
+
+_log = logging.getLogger(__name__)
 
 
 def _fingerprint(sources: list[Path]) -> dict[str, list[int]]:
@@ -47,19 +51,26 @@ def cached_arrays(
     key: str,
     sources: list[Path],
     build: Callable[[], dict[str, np.ndarray]],
+    check: Callable[[dict[str, np.ndarray]], object] | None = None,
 ) -> dict[str, np.ndarray]:
     """Return ``build()``'s arrays, from the cache when a valid entry exists.
 
-    A cache that cannot be written only costs speed: the arrays are built every time.
+    ``check(arrays)`` raises ValueError (DatasetError) when a cached entry's arrays are not
+    what ``build`` gives; the entry is then built again. A cache that cannot be written only
+    costs speed: the arrays are built every time.
     """
     data_path, meta_path = cache_dir / f"{key}.npz", cache_dir / f"{key}.json"
     try:
         meta = json.loads(meta_path.read_text())
         if meta["sources"] == _fingerprint(sources) and meta["sha256"] == _sha256(data_path):
             with np.load(data_path, allow_pickle=False) as stored:
-                return {name: stored[name] for name in stored.files}
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+                arrays = {name: stored[name] for name in stored.files}
+            if check is not None:
+                check(arrays)
+            return arrays
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        if meta_path.exists():
+            _log.info("decoded cache entry %s is not used (%s); decoding again", data_path, exc)
     arrays = build()
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,9 @@
 """Fetching files from mirrors so that nothing unverified is ever left where it is trusted.
 
-A download streams into a temporary file in the target folder; only when the SHA-256 of
-its decompressed content matches a pinned value is it renamed into place. Any failure
-(HTTP error, refused connection, timeout, truncated or altered body) deletes the
-temporary file and moves on to the next mirror.
+A download streams into a temporary file in the target folder; only when its decompressed
+content matches its pins is it renamed into place. Any failure (HTTP error, refused
+connection, timeout, truncated or altered body) deletes the temporary file and moves on to
+the next mirror.
 """
 
 from __future__ import annotations
@@ -33,14 +33,15 @@ def download(
     file_name: str,
     target: Path,
     mirrors: Sequence[str],
-    accept: Callable[[Path], bool],
+    verify: Callable[[Path], object],
     progress: ProgressCallback | None = None,
     timeout: float = 30.0,
 ) -> None:
     """Fetch ``file_name`` from the first mirror that serves an acceptable copy.
 
-    ``accept(path)`` checks a finished temporary file (for instance its pinned checksum).
-    Raises DatasetError listing what each mirror did when none succeeds.
+    ``verify(path)`` checks a finished temporary file (for instance its pinned checksum) and
+    raises DatasetError saying why a copy is refused. Raises DatasetError listing what each
+    mirror did when none succeeds.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     failures = []
@@ -57,9 +58,7 @@ def download(
         try:
             with os.fdopen(handle, "wb") as out:
                 _stream(url, out, file_name, progress, timeout)
-            if not accept(temp):
-                failures.append(f"{url}: content does not match the pinned SHA-256")
-                continue
+            verify(temp)
             os.replace(temp, target)
             _log.info("downloaded %s from %s", file_name, url)
             return
@@ -69,7 +68,7 @@ def download(
             temp.unlink(missing_ok=True)
     raise DatasetError(
         f"could not download {file_name} into {target.parent}: "
-        + "; ".join(failures or ["no mirrors configured"])
+        + "; ".join(failures or ["no mirrors configured"]).rstrip(".")
         + ". Connect to the internet and retry, or copy the file there by hand."
     )
 

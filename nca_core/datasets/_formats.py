@@ -10,7 +10,7 @@ import numpy as np
 from ._errors import DatasetError
 from ._registry import DatasetSpec
 
-__all__ = ["parse_idx", "parse_libsvm", "read_idx_set", "read_usps"]
+__all__ = ["parse_idx", "parse_libsvm", "read_idx_set", "read_usps", "read_usps_part"]
 
 _IDX_UBYTE = 0x08
 
@@ -106,24 +106,33 @@ def read_idx_set(spec: DatasetSpec, contents: Sequence[bytes], names: Sequence[s
 
 
 def read_usps(spec: DatasetSpec, contents: Sequence[bytes], names: Sequence[str]) -> dict[str, np.ndarray]:
-    """Train and test arrays of USPS from its two decompressed LIBSVM files.
-
-    Checks each part's size and label counts against ``spec`` and pixels against [-1, 1];
-    labels 1..10 in the files become digits 0..9.
-    """
+    """Train and test arrays of USPS from its two decompressed LIBSVM files."""
     out = {}
-    for part, raw, name, size, counts in zip(
-        ("train", "test"), contents, names, spec.sizes, spec.label_counts
-    ):
-        X, labels = parse_libsvm(raw.decode("ascii"), name, 256)
-        if len(X) != size:
-            raise DatasetError(f"{name}: {len(X)} samples, expected {size}")
-        if labels.min() < 1 or labels.max() > 10:
-            raise DatasetError(f"{name}: labels must be 1..10 (digits 0..9)")
-        y = labels - 1
-        if tuple(np.bincount(y, minlength=10)) != counts:
-            raise DatasetError(f"{name}: label counts {np.bincount(y).tolist()}, expected {list(counts)}")
-        if X.min() < -1.0 or X.max() > 1.0:
-            raise DatasetError(f"{name}: pixel values must lie in [-1, 1]")
-        out[f"X_{part}"], out[f"y_{part}"] = X, y
+    for part, raw, name in zip(("train", "test"), contents, names):
+        out.update(read_usps_part(spec, part, raw, name))
     return out
+
+
+def read_usps_part(spec: DatasetSpec, part: str, raw: bytes, name: str) -> dict[str, np.ndarray]:
+    """``X_<part>`` and ``y_<part>`` of USPS from one decompressed LIBSVM file.
+
+    Checks the part's size and label counts against ``spec`` and pixels against [-1, 1];
+    labels 1..10 in the file become digits 0..9.
+    """
+    index = ("train", "test").index(part)
+    size, counts = spec.sizes[index], spec.label_counts[index]
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{name}: not ASCII text ({exc})") from None
+    X, labels = parse_libsvm(text, name, 256)
+    if len(X) != size:
+        raise DatasetError(f"{name}: {len(X)} samples, expected {size}")
+    if labels.min() < 1 or labels.max() > 10:
+        raise DatasetError(f"{name}: labels must be 1..10 (digits 0..9)")
+    y = labels - 1
+    if tuple(np.bincount(y, minlength=10)) != counts:
+        raise DatasetError(f"{name}: label counts {np.bincount(y).tolist()}, expected {list(counts)}")
+    if X.min() < -1.0 or X.max() > 1.0:
+        raise DatasetError(f"{name}: pixel values must lie in [-1, 1]")
+    return {f"X_{part}": X, f"y_{part}": y}

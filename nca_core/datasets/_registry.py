@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 __all__ = ["REGISTRY", "DatasetSpec", "RemoteFile"]
@@ -9,15 +10,17 @@ __all__ = ["REGISTRY", "DatasetSpec", "RemoteFile"]
 
 @dataclass(frozen=True)
 class RemoteFile:
-    """A file as distributed (compressed), pinned by the SHA-256 of its decompressed content.
+    """A file as distributed (compressed), pinned twice.
 
-    ``label_sha256`` (USPS only) pins the parsed label sequence, which lets a copy whose
-    number formatting differs from ours pass when its shape and labels match exactly.
+    ``sha256`` pins its decompressed content. ``decoded`` pins every array decoded from it
+    (``"X_train"``, ``"y_train"``, ...) by the SHA-256 of the array's bytes in the set's fixed
+    dtype, little-endian: ``DatasetSpec.pixel_dtype`` for images, int64 for labels. A USPS
+    copy whose number formatting differs from ours passes on its decoded arrays alone.
     """
 
     name: str
     sha256: str
-    label_sha256: str | None = None
+    decoded: Mapping[str, str] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class DatasetSpec:
     files: tuple[RemoteFile, ...] = ()
     mirrors: tuple[str, ...] = ()
     sizes: tuple[int, int] | None = None
+    pixel_dtype: str | None = None
     label_counts: tuple[tuple[int, ...], tuple[int, ...]] | None = field(default=None, repr=False)
 
 
@@ -102,15 +106,22 @@ REGISTRY: dict[str, DatasetSpec] = {
                 RemoteFile(
                     "usps.bz2",
                     "4a8df5b007d276e58d17522e88aa9f420a4d19757eaf8f450182ae181a70cc3b",
-                    "ee5027fd47b76715ac18ca27e72fa1332bde98e0b8ce593b503bb2bdb6c03da0",
+                    decoded={
+                        "X_train": "a9a8dae6a940eb192480b57c8fb83152c045e880fe7cfe5bfdf8c27d4659be6b",
+                        "y_train": "d2205a402e10ef9785bcb548e666f1fdc5d719287eac6d14327f77964ca173c1",
+                    },
                 ),
                 RemoteFile(
                     "usps.t.bz2",
                     "51b73e708c82aba0174db194af8cef0a4d2154c4afe76df0853dd594c5a7ed87",
-                    "0b8b792b8ca1c5c704fd9d5bbd1b261623a359e6c8c65b23db428257beea7800",
+                    decoded={
+                        "X_test": "f5610916d178b1a9214fd48db4b524cbb3066bab2507b5804e9b5aeb35ddd9ea",
+                        "y_test": "83d5538087f38b4aa9a64e4c69e47ae24d1b4eaa601c3d41c4a32d7c2739d831",
+                    },
                 ),
             ),
             mirrors=("https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass",),
+            pixel_dtype="<f4",
             sizes=(7291, 2007),
             label_counts=(
                 (1194, 1005, 731, 658, 652, 556, 664, 645, 542, 644),
@@ -131,24 +142,37 @@ REGISTRY: dict[str, DatasetSpec] = {
                 RemoteFile(
                     "train-images-idx3-ubyte.gz",
                     "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+                    decoded={
+                        "X_train": "741c988805d008ac6e4c904b69001ba184c24b2c540a4ef403f4c71b676cf757",
+                    },
                 ),
                 RemoteFile(
                     "train-labels-idx1-ubyte.gz",
                     "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
+                    decoded={
+                        "y_train": "e474323ac02fc156161b0bbb1f8c9cfeb327a74bcd9f9680a8385269a24f566c",
+                    },
                 ),
                 RemoteFile(
                     "t10k-images-idx3-ubyte.gz",
                     "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+                    decoded={
+                        "X_test": "6d87418db22cc8025d05968bec9bd5c3932904b23485740db143a061a2c9d161",
+                    },
                 ),
                 RemoteFile(
                     "t10k-labels-idx1-ubyte.gz",
                     "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
+                    decoded={
+                        "y_test": "2fd8de6bdb8d11780b4b96dc57847bcfe6953f7c32aa48bfcd8237c3b7847243",
+                    },
                 ),
             ),
             mirrors=(
                 "https://ossci-datasets.s3.amazonaws.com/mnist",
                 "https://storage.googleapis.com/cvdf-datasets/mnist",
             ),
+            pixel_dtype="|u1",
             sizes=(60000, 10000),
         ),
         DatasetSpec(
@@ -179,21 +203,34 @@ REGISTRY: dict[str, DatasetSpec] = {
                 RemoteFile(
                     "train-images-idx3-ubyte.gz",
                     "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+                    decoded={
+                        "X_train": "2e487a6c89124f78f2d7521542223cafe96f7123c3ca13d447772ac6ecbb3012",
+                    },
                 ),
                 RemoteFile(
                     "train-labels-idx1-ubyte.gz",
                     "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+                    decoded={
+                        "y_train": "e3245b63f7c40d1c8b652835f19744d970c1613b40ddac6bcfc87b9c46e16a0b",
+                    },
                 ),
                 RemoteFile(
                     "t10k-images-idx3-ubyte.gz",
                     "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+                    decoded={
+                        "X_test": "c867c93ff95360594e8ec3287995350b824dd110b11595c0e13d5423f621867a",
+                    },
                 ),
                 RemoteFile(
                     "t10k-labels-idx1-ubyte.gz",
                     "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+                    decoded={
+                        "y_test": "d51d859896c55775b9e9e219b77ff03bcec1b6ac322f313544dc3f9e7bc94fae",
+                    },
                 ),
             ),
             mirrors=("https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion",),
+            pixel_dtype="|u1",
             sizes=(60000, 10000),
         ),
     ]

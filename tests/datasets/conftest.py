@@ -1,12 +1,15 @@
 """A local HTTP server on 127.0.0.1 that serves the real data files, well or badly.
 
 URL paths are /<mode>/<dataset>/<file>; modes: ok, truncate (announces the full length,
-sends half), alter (one byte flipped), slow (stalls longer than the client's timeout).
-Anything else is a 404.
+sends half), alter (a valid compressed file whose content differs by one digit), slow
+(stalls longer than the client's timeout). Anything else is a 404.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,20 +35,35 @@ class _Handler(BaseHTTPRequestHandler):
         if not path.is_file():
             self.send_error(404)
             return
-        body = bytearray(path.read_bytes())
+        body = bytearray(_altered(path) if mode == "alter" else path.read_bytes())
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if mode == "slow":
             time.sleep(self.stall_seconds)
-        if mode == "alter":
-            body[len(body) // 2] ^= 0xFF
         if mode == "truncate":
             body = body[: len(body) // 2]
         try:
             self.wfile.write(bytes(body))
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+def _altered(path: Path) -> bytes:
+    """``path`` decompressed, one digit of a value changed, compressed again.
+
+    It decompresses and parses like the original (a fraction digit of a USPS pixel stays in
+    [-1, 1]; an IDX byte stays a byte), so only the checksum can tell the difference.
+    """
+    codec = {".gz": gzip, ".bz2": bz2}[path.suffix]
+    content = bytearray(codec.decompress(path.read_bytes()))
+    middle = len(content) // 2
+    if path.name.startswith("usps"):
+        digit = re.compile(rb":-?0\.(\d)").search(content, middle).start(1)
+        content[digit] = ord("0") + (content[digit] - ord("0") + 1) % 10
+    else:
+        content[-1] = (content[-1] + 1) % 10  # the last pixel or label, still valid
+    return codec.compress(bytes(content))
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,8 @@
 import bz2
 import gzip
+import hashlib
+import json
+import re
 import shutil
 
 import numpy as np
@@ -129,3 +132,65 @@ def test_usps_reformatted_but_same_samples_is_accepted(data_dir, tmp_path):
     target.write_bytes(bz2.compress(text.replace(":-1 ", ":-1.0 ").encode()))
     data = datasets.load("usps", data_dir=tmp_path, download=False)
     assert data.X_test.shape == (2007, 256)
+
+
+def test_usps_with_altered_pixels_is_refused(data_dir, tmp_path):
+    """Same labels, same shape, every -1 pixel turned to 1: the decoded pixels are pinned too."""
+    folder = _copy_set(data_dir, tmp_path, "usps")
+    target = folder / "usps.t.bz2"
+    text = bz2.decompress(target.read_bytes()).decode()
+    altered, count = re.subn(r":-1(?=\s|\Z)", ":1", text)
+    assert count > 290_000
+    target.write_bytes(bz2.compress(altered.encode()))
+    with pytest.raises(
+        DatasetError, match=r"usps\.t\.bz2: SHA-256 of its content is [0-9a-f]{64}, expected 51b73e"
+    ):
+        datasets.load("usps", data_dir=tmp_path, download=False)
+
+
+@pytest.fixture(scope="module")
+def usps_cache(data_dir, tmp_path_factory):
+    """A decoded-cache folder holding USPS, and the arrays it was decoded to."""
+    folder = tmp_path_factory.mktemp("usps-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NCA_CACHE_DIR", str(folder))
+        return folder, datasets.load("usps", data_dir=data_dir, download=False)
+
+
+def _rewrite_cache_entry(cache_dir, edit):
+    """Apply ``edit`` to the one cached entry's arrays and re-sign its sidecar to match."""
+    (data_path,) = cache_dir.glob("*.npz")
+    with np.load(data_path) as stored:
+        arrays = {name: stored[name] for name in stored.files}
+    edit(arrays)
+    np.savez(data_path, **arrays)
+    meta_path = data_path.with_suffix(".json")
+    meta = json.loads(meta_path.read_text())
+    meta["sha256"] = hashlib.sha256(data_path.read_bytes()).hexdigest()
+    meta_path.write_text(json.dumps(meta))
+
+
+def _more_ink(arrays):
+    arrays["X_test"][0] = 1.0
+
+
+def _as_float64(arrays):  # the same values: only the dtype check sees it
+    arrays["X_test"] = arrays["X_test"].astype(np.float64)
+
+
+def _reshaped(arrays):  # the same bytes: only the shape check sees it
+    arrays["X_test"] = arrays["X_test"].reshape(256, -1)
+
+
+@pytest.mark.parametrize("edit", [_more_ink, _as_float64, _reshaped])
+def test_a_cache_entry_that_differs_from_the_pins_is_decoded_again(
+    data_dir, usps_cache, tmp_path, monkeypatch, edit
+):
+    folder, original = usps_cache
+    shutil.copytree(folder, tmp_path / "cache")
+    monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path / "cache"))
+    _rewrite_cache_entry(tmp_path / "cache", edit)
+    again = datasets.load("usps", data_dir=data_dir, download=False)
+    assert again.X_test.dtype == np.float32 and again.X_test.shape == (2007, 256)
+    np.testing.assert_array_equal(again.X_test, original.X_test)
+    np.testing.assert_array_equal(again.y_test, original.y_test)
