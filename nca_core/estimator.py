@@ -586,6 +586,8 @@ def _lda_directions(X, y_index, d, rng) -> np.ndarray:
         directions = lda.scalings_.T[: min(d, available)]
     except (ValueError, IndexError, np.linalg.LinAlgError):  # e.g. no variance within classes
         directions = np.empty((0, X.shape[1]))
+    if not np.isfinite(directions).all():  # e.g. variances that underflow
+        directions = np.empty((0, X.shape[1]))
     if len(directions) == 0:
         warnings.warn("LDA found no discriminant direction on this data; starting from PCA", stacklevel=4)
         return _pca_directions(X, d, rng)

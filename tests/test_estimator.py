@@ -434,3 +434,10 @@ def test_a_first_fit_imports_no_compiler_stack(optimizer):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_degenerate_lda_start_falls_back_to_pca_instead_of_an_infinite_map():
+    """Found by the fuzz test: LDA's scalings are inf when the variances underflow."""
+    with pytest.warns(UserWarning, match="LDA found no discriminant direction"):
+        model = NCA(device="cpu", max_iter=3).fit([[0.0], [1.4e-45], [0.0]], [0, 1, 1])
+    assert np.isfinite(model.components_).all()
