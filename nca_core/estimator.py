@@ -362,6 +362,11 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             seed = int(rng.randint(np.iinfo(np.int32).max))
             generator = torch.Generator().manual_seed(seed)
             encoder = self._encoder(settings, X.shape[1], components, generator, dtype, device)
+            if not all(bool(torch.isfinite(p).all()) for p in encoder.parameters()):
+                raise ValueError(
+                    f"the starting map (init={settings['init']!r}) is not finite in {self.dtype}: "
+                    "standardise the inputs, or choose another init or dtype='float64'"
+                )
             kernel = self._kernel(settings, device)
         except BaseException:
             for name in ("n_features_in_", "feature_names_in_"):

@@ -436,8 +436,12 @@ def test_a_first_fit_imports_no_compiler_stack(optimizer):
     assert out.stdout.strip() == "[]"
 
 
-def test_a_degenerate_lda_start_falls_back_to_pca_instead_of_an_infinite_map():
-    """Found by the fuzz test: LDA's scalings are inf when the variances underflow."""
-    with pytest.warns(UserWarning, match="LDA found no discriminant direction"):
-        model = NCA(device="cpu", max_iter=3).fit([[0.0], [1.4e-45], [0.0]], [0, 1, 1])
-    assert np.isfinite(model.components_).all()
+def test_a_start_that_overflows_the_dtype_is_refused_before_training():
+    """Found by the fuzz test: LDA's scalings reach 1.7e45 when the variances are subnormal,
+    which float32 holds as inf; the fit used to 'diverge' and keep an infinite map."""
+    model = NCA(device="cpu", max_iter=3)
+    with pytest.raises(ValueError, match=r"the starting map \(init='lda'\) is not finite in float32"):
+        model.fit([[0.0], [1.4e-45], [0.0]], [0, 1, 1])
+    assert not hasattr(model, "components_")
+    degenerate = NCA(device="cpu", max_iter=3, dtype="float64").fit([[0.0], [1.4e-45], [0.0]], [0, 1, 1])
+    assert np.isfinite(degenerate.components_).all()
