@@ -27,7 +27,8 @@ import numpy as np
 
 __all__ = ["main"]
 
-EVAL_POINTS = 10000
+# Per-epoch kNN accuracies on at most this many points (the app uses fewer, to stay live).
+CLI_EVAL_POINTS = 10000
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -113,7 +114,7 @@ def _train_with_progress(run, args, title: str, lead: bool) -> tuple[list[dict],
     history, embeddings = [], []
     eval_every = (args.eval_every or None) if lead else None
     with tqdm(total=run.config.epochs, desc=title, unit="epoch", file=sys.stderr, disable=not lead) as bar:
-        for snap in run.stream(eval_every=eval_every, eval_points=EVAL_POINTS):
+        for snap in run.stream(eval_every=eval_every, eval_points=CLI_EVAL_POINTS):
             history.append(
                 {"epoch": snap.epoch, "objective": snap.objective, "seconds": snap.elapsed,
                  "train_accuracy": snap.train_accuracy, "test_accuracy": snap.test_accuracy}

@@ -109,13 +109,14 @@ def make_optimizer(name: str, params, learning_rate: float):
 class LBFGSEpochs:
     """One full-batch L-BFGS iteration per epoch (``lbfgs.LBFGS``, float64 steps).
 
-    The loss it minimises is n * (-objective + penalty), the scale scikit-learn's NCA
-    uses, so ``tol`` means what it means there (L-BFGS-B's ftol and gtol).
+    For f and g it minimises n * (-objective + penalty), the scale of scikit-learn's NCA,
+    so ``tol`` means what it means there (L-BFGS-B's ftol and gtol); MCML's -KL is not a
+    mean over points and is taken as it is.
     """
 
     def __init__(self, problem: Problem, tol: float = 1e-5):
         self.problem = problem
-        self.scale = float(len(problem.X))
+        self.scale = float(len(problem.X)) if problem.objective in PER_ANCHOR_OBJECTIVES else 1.0
         x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
         self.lbfgs = LBFGS(self._loss, x0 * 1.0, ftol=tol, gtol=tol)
         self._set(self.lbfgs.x)
@@ -126,6 +127,10 @@ class LBFGSEpochs:
     @property
     def converged(self) -> bool:
         return self.lbfgs.converged and not self.lbfgs.stalled
+
+    @property
+    def stalled(self) -> bool:
+        return self.lbfgs.stalled
 
     @property
     def message(self) -> str:
@@ -148,9 +153,9 @@ class LBFGSEpochs:
         loss = -value + self.problem.penalty()
         return self.scale * loss, self.scale * g
 
-    def steps(self, epoch: int) -> Iterator[tuple[float, float]]:
-        """One iteration is the whole epoch: a single (1.0, value)."""
-        yield 1.0, self.run(epoch)
+    def steps(self, epoch: int) -> Iterator[tuple[int, int, float]]:
+        """One iteration is the whole epoch: a single (1, 1, value)."""
+        yield 1, 1, self.run(epoch)
 
     def run(self, epoch: int) -> float:
         f = self.lbfgs.step()
@@ -167,7 +172,7 @@ class MinibatchEpochs:
     The value reported is the mean over the epoch's batches, each measured before its step.
     """
 
-    converged = False  # only the tolerance on the epoch means (``finished``) stops it early
+    converged = stalled = False  # only the tolerance on the epoch means (``finished``) stops it early
     message = ""
 
     def __init__(
@@ -205,11 +210,11 @@ class MinibatchEpochs:
 
     def run(self, epoch: int) -> float:
         """Take the epoch's steps; the mean value over its batches."""
-        ((_, value),) = collections.deque(self.steps(epoch), maxlen=1)
+        ((*_, value),) = collections.deque(self.steps(epoch), maxlen=1)
         return value
 
-    def steps(self, epoch: int) -> Iterator[tuple[float, float]]:
-        """Take the epoch's steps, yielding (fraction of the epoch done, mean value so far)."""
+    def steps(self, epoch: int) -> Iterator[tuple[int, int, float]]:
+        """Take the epoch's steps, yielding (steps done, steps in the epoch, mean value so far)."""
         self.prepare(epoch)
         batches = self.batches()
         total, seen = 0.0, 0
@@ -218,7 +223,7 @@ class MinibatchEpochs:
             if value is not None:
                 total += value * len(anchors)
                 seen += len(anchors)
-            yield done / len(batches), (total / seen if seen else 0.0)
+            yield done, len(batches), (total / seen if seen else 0.0)
 
 
 class CandidateEpochs(MinibatchEpochs):

@@ -293,8 +293,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             Leave-one-out training accuracy is measured on a stratified sample of this
             many training points (against all of them); None uses every point.
         frames_per_epoch : int
-            Minibatch optimisers also yield this many evenly spaced snapshots during each
-            epoch (``Snapshot.fraction`` < 1; no accuracies), for live pictures of large sets.
+            With k > 1, minibatch optimisers also yield k - 1 evenly spaced snapshots during
+            each epoch (``Snapshot.fraction`` < 1; no accuracies), for live pictures of large sets.
 
         The fitted attributes are updated after every epoch, so closing the generator (or a
         callback returning True) keeps everything learnt so far.
@@ -339,7 +339,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         )  # fmt: skip
         scale = len(X) if self.objective != "mcml" else 1
         if (yield from self._follow(stream, report, scale)):
-            report.finish(self.n_iter_ < settings["max_iter"] or epochs.converged, epochs.message)
+            settled = epochs.converged or (self.n_iter_ < settings["max_iter"] and not epochs.stalled)
+            report.finish(settled, epochs.message)
 
     def _prepare(self, X, y, report):
         """Validate, resolve the settings and build the encoder and kernel; a failure leaves

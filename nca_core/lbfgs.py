@@ -43,7 +43,8 @@ class LBFGS:
         if np.abs(self.g).max() <= self.gtol:
             return self._stop("the gradient is below gtol")
         x_new, f_new, g_new = self._wolfe_step()
-        if x_new is None:
+        wolfe = x_new is not None
+        if not wolfe:
             self.pairs.clear()
             x_new, f_new, g_new = self._backtracking_step()
         if x_new is None:
@@ -54,7 +55,9 @@ class LBFGS:
             self.pairs.append((s, y, 1.0 / (s @ y)))
         fall = (self.f - f_new) / max(abs(self.f), abs(f_new), 1.0)
         self.x, self.f, self.g = x_new, f_new, g_new
-        if fall <= self.ftol:
+        if np.abs(self.g).max() <= self.gtol:
+            self._stop("the gradient is below gtol")
+        elif wolfe and fall <= self.ftol:  # a cautious fallback step says nothing about convergence
             self._stop("the relative fall of the loss is below ftol")
         return self.f
 

@@ -208,14 +208,15 @@ def _anchor_weights(log_same, log_total, same_shift, total_shift, objective: str
     return terms, scale_same[:, None], scale_all[:, None]
 
 
-def _exp_shifted(logits: torch.Tensor, shift: torch.Tensor, floor: float) -> torch.Tensor:
+def _exp_shifted(logits: torch.Tensor, shift, floor: float, out: torch.Tensor | None = None) -> torch.Tensor:
     """exp(logits - shift), 0 where a logit is -inf; values below e^floor are floored.
 
     exp() of very negative numbers yields subnormal floats, many times slower on CPUs; the
-    floor (far below any sum that matters) keeps them normal.
+    floor (far below any sum that matters) keeps them normal. ``out=logits`` works in place.
     """
-    E = (logits - shift).clamp_(min=floor).exp_()
-    return E.masked_fill_(logits == -math.inf, 0.0)
+    excluded = logits == -math.inf
+    E = logits.sub(shift) if out is None else out.sub_(shift)
+    return E.clamp_(min=floor).exp_().masked_fill_(excluded, 0.0)
 
 
 def _row_shift(logits: torch.Tensor) -> torch.Tensor:
@@ -277,7 +278,7 @@ def block_terms_and_gradients(
     blocks = _same_class_blocks(y_anchor, ref_bounds)
     same_logits = [L[a, r].clone() for a, r in blocks]
     total_shift = _row_shift(L)
-    E = _exp_shifted(L, total_shift, _floor(L.dtype))
+    E = _exp_shifted(L, total_shift, _floor(L.dtype), out=L)  # in place: one (b, n) matrix
     R = _with_ones(Z_ref)
     every = E @ R  # (b, d + 1): sum_j e_ij z_j and sum_j e_ij
     same = torch.zeros_like(every)  # the same over the anchor's class, with its own shift

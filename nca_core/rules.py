@@ -108,11 +108,16 @@ def locked_values(encoder: str) -> dict[str, Any]:
     return {"init": "random"} if encoder == "mlp" else {}
 
 
+def uses_minibatches(optimizer: str) -> bool:
+    """Adam and SGD step on batches of anchors; L-BFGS on all points at once."""
+    return optimizer != "lbfgs"
+
+
 def neighbor_source(neighbors: str, optimizer: str, encoder: str) -> str:
     """The concrete source for "auto": a memory bank for a network trained in minibatches."""
     if neighbors != "auto":
         return neighbors
-    return "memory" if encoder == "mlp" and optimizer != "lbfgs" else "all"
+    return "memory" if encoder == "mlp" and uses_minibatches(optimizer) else "all"
 
 
 def auto_init(n_components: int, shape: DataShape) -> str:
@@ -125,7 +130,7 @@ def auto_init(n_components: int, shape: DataShape) -> str:
 
 def neighbors_note(optimizer: str, neighbors: str) -> Note | None:
     """L-BFGS takes every step on all points, so its neighbours come from all points."""
-    if optimizer != "lbfgs" or neighbors in ("auto", "all"):
+    if uses_minibatches(optimizer) or neighbors in ("auto", "all"):
         return None
     return Note(
         "neighbors",
@@ -178,7 +183,9 @@ def _init_array(settings: dict, shape: DataShape) -> list[Note]:
         return []
     rows, columns = init.shape
     problem = None
-    if columns != shape.n_features:
+    if settings["encoder"] == "mlp":
+        problem = "encoder='mlp' starts from random weights: init must be 'auto' or 'random'"
+    elif columns != shape.n_features:
         problem = f"init has {columns} columns but the data has {shape.n_features} features"
     elif rows > columns:
         problem = f"init has more rows ({rows}) than columns ({columns})"
@@ -253,14 +260,19 @@ def _auto_values(settings: dict, shape: DataShape) -> list[Note]:
     """ "auto" and None mean a concrete start, optimiser, neighbour source and step."""
     encoder = settings["encoder"]
     if isinstance(settings["init"], str) and settings["init"] == "auto":
-        settings["init"] = locked_values(encoder).get("init") or auto_init(settings["n_components"], shape)
+        start = "identity" if encoder == "diagonal" else auto_init(settings["n_components"], shape)
+        settings["init"] = locked_values(encoder).get("init") or start
     if settings["optimizer"] == "auto":
         settings["optimizer"] = auto_optimizer(shape, encoder)
     optimizer = settings["optimizer"]
     settings["neighbors"] = neighbor_source(settings["neighbors"], optimizer, encoder)
     tuned = minibatch_defaults(shape.n_samples, settings["n_components"])
     if optimizer == "lbfgs":
-        tuned = {"learning_rate": 1.0, "batch_size": shape.n_samples, "max_iter": LBFGS_MAX_ITER}
+        tuned = {
+            "learning_rate": default_learning_rate("lbfgs"),
+            "batch_size": shape.n_samples,
+            "max_iter": LBFGS_MAX_ITER,
+        }
     elif encoder == "mlp" or optimizer != "adam":
         tuned["learning_rate"] = default_learning_rate(optimizer, encoder)
     for name, value in tuned.items():

@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 from .datasets import Dataset
 from .estimator import NCA
 from .model_io import save_model
-from .rules import DataShape, default_learning_rate, locked_values, minibatch_defaults, resolve
+from .rules import DataShape, auto_init, default_learning_rate, locked_values, minibatch_defaults, resolve
 from .sampling import stratified_subsample
 from .settings import RunConfig
 from .training import Snapshot
@@ -57,7 +57,7 @@ def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
     rings = data.name == "rings"
     config = RunConfig(
         n_components=n_components,
-        init="pca" if rings or n_components > data.n_classes - 1 else "lda",
+        init="pca" if rings else auto_init(n_components, DataShape(n, data.n_features, data.n_classes)),
         standardize=data.image_shape is None and not rings,
         display_size=min(n, 3000),
         learning_rate=0.1,

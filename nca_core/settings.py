@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .rules import OPTIONS, default_learning_rate
+from .rules import OPTIONS, default_learning_rate, uses_minibatches
 
 __all__ = ["SETTINGS", "RunConfig", "Setting", "parse_flag"]
 
@@ -96,7 +96,7 @@ def _boolean(text: str) -> bool:
 
 
 def _minibatch(values: Mapping[str, Any]) -> bool:
-    return values.get("optimizer") != "lbfgs"
+    return uses_minibatches(values.get("optimizer", "adam"))
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -236,13 +236,29 @@ paper's d - 1 for the Student-t kernel; ``learn_dof`` trains it from there.
 
 
 def parse_flag(setting: Setting) -> Callable[[str], Any]:
-    """``setting.parse`` for argparse, which reports a ValueError only as "invalid value"."""
+    """``setting.parse`` for argparse, which reports a ValueError only as "invalid value".
+
+    The command line is not bound to the app's widget grids: a whole-number setting takes
+    any value from its lowest (d = 30, 500 epochs); choices and float ranges still hold.
+    """
     import argparse
 
     def parse(text: str):
         try:
+            if setting.kind is int:
+                return _whole_number_from(text, int(setting.low) if setting.low is not None else 1)
             return setting.parse(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
 
     return parse
+
+
+def _whole_number_from(text: str, lowest: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = lowest - 1
+    if value < lowest:
+        raise ValueError(f"must be a whole number from {lowest}")
+    return value

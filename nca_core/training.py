@@ -85,7 +85,7 @@ def train(
     restored to its last finite state, when the objective or map stops being finite.
     Closing the generator simply stops; the encoder keeps what it learnt. ``evaluate``
     (called every ``eval_every`` epochs and at the last) gives the kNN accuracies. With
-    ``frames_per_epoch`` > 1, a minibatch epoch also yields that many evenly spaced partial
+    ``frames_per_epoch`` = k > 1, a minibatch epoch also yields k - 1 evenly spaced partial
     snapshots (``Snapshot.fraction`` < 1), so long epochs show progress and can be stopped
     part-way; the time spent taking them is not counted in ``elapsed``.
     """
@@ -105,13 +105,13 @@ def train(
     yield snapshot(0, start_value, clock)
     for epoch in range(1, max_iter + 1):
         tick = time.perf_counter()
-        next_frame = 1.0 / frames_per_epoch
-        for fraction, value in epochs.steps(epoch):
-            if fraction >= next_frame and fraction < 1.0 and math.isfinite(value):
-                clock += time.perf_counter() - tick
-                yield _snapshot(problem, X_display, epoch, value, clock, (None, None), fraction)
-                tick = time.perf_counter()
-                next_frame = (math.floor(fraction * frames_per_epoch) + 1) / frames_per_epoch
+        for done, steps, value in epochs.steps(epoch):
+            # a frame each time another 1/frames_per_epoch of the epoch's steps is done
+            if done < steps and done * frames_per_epoch // steps > (done - 1) * frames_per_epoch // steps:
+                if math.isfinite(value):
+                    clock += time.perf_counter() - tick
+                    yield _snapshot(problem, X_display, epoch, value, clock, (None, None), done / steps)
+                    tick = time.perf_counter()
         clock += time.perf_counter() - tick
         if not (math.isfinite(value) and _all_finite(problem.encoder)):
             _restore(problem.parameters, last_good)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from nca_core import load_model
 
@@ -60,12 +61,22 @@ def test_the_cli_and_the_app_give_the_same_model_for_the_same_settings(tmp_path)
 def test_flags_are_checked_against_the_settings_declaration(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "nca_core", "train", "--dataset", "wine", "--out", str(tmp_path / "x"),
-         "--batch-size", "100"],
+         "--learning-rate", "0"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 2
-    assert "--batch-size: '100' must be one of 32, 64, 128" in result.stderr
+    assert "--learning-rate: '0' must be a number from 1e-05 to 1000" in result.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_whole_number_flags_are_not_bound_to_the_apps_grids():
+    from nca_core.cli import _parser
+
+    args = _parser().parse_args(["train", "--dataset", "usps", "--out", "x", "--n-components", "30",
+                                 "--epochs", "500", "--batch-size", "100"])  # fmt: skip
+    assert (args.n_components, args.epochs, args.batch_size) == (30, 500, 100)
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["train", "--dataset", "usps", "--out", "x", "--epochs", "0"])
 
 
 def test_missing_files_offline_is_a_clear_error(tmp_path):

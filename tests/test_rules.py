@@ -13,6 +13,7 @@ BASE = {
 }  # fmt: skip
 
 IMPOSSIBLE = [
+    ({"encoder": "mlp", "init": np.zeros((2, 13))}, "init", None),
     ({"n_components": 20}, "n_components", 13),
     ({"encoder": "diagonal", "n_components": 5}, "n_components", 13),
     ({"encoder": "diagonal", "n_components": None, "init": "pca"}, "init", "identity"),
@@ -28,7 +29,9 @@ def test_an_impossible_request_is_adjusted_for_the_app_and_refused_by_the_estima
 ):
     settings, notes = resolve({**BASE, **change}, WINE)
     (note,) = [n for n in notes if n.level == "error"]
-    assert note.setting == setting and settings[setting] == adjusted and note.text
+    assert note.setting == setting and note.text
+    if adjusted is not None:
+        assert settings[setting] == adjusted
     wine = datasets.load("wine")
     model = NCA(**{**BASE, **change, "max_iter": 1}, device="cpu")
     with pytest.raises(ValueError) as refused:
@@ -63,3 +66,9 @@ def test_a_batch_larger_than_the_data_is_capped_quietly():
     X = np.random.default_rng(0).normal(size=(40, 3))
     y = np.arange(40) % 2
     NCA(2, batch_size=4096, max_iter=1, device="cpu").fit(X, y)  # no error, no warning
+
+
+def test_a_diagonal_map_starts_from_the_identity_by_default():
+    """'auto' would pick LDA here (d = 2 <= n_classes - 1), which a diagonal map cannot use."""
+    settings, notes = resolve({**BASE, "encoder": "diagonal", "n_components": None}, DataShape(75, 2, 3))
+    assert settings["init"] == "identity" and notes == []

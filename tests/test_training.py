@@ -34,7 +34,7 @@ class Doubling:
         return self.exact and value == previous
 
     def steps(self, epoch):
-        yield 1.0, self.run(epoch)
+        yield 1, 1, self.run(epoch)
 
     def run(self, epoch):
         with torch.no_grad():
@@ -106,3 +106,15 @@ def test_frames_within_an_epoch_show_the_map_so_far(sorted_problem):
 def test_a_full_batch_epoch_has_no_partial_frames(sorted_problem):
     epochs = make_epochs(sorted_problem, "lbfgs", 1.0)
     assert [s.fraction for s in train(epochs, max_iter=2, tol=0.0, frames_per_epoch=4)] == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("n, batch, frames", [(90, 10, 4), (88, 2, 22), (90, 10, 1)])
+def test_partial_frames_are_exactly_frames_per_epoch_minus_one(sorted_problem, n, batch, frames):
+    """Integer spacing: 44 batches at 22 frames gave an extra frame with float fractions."""
+    problem = Problem.sorted_by_class(sorted_problem.encoder, sorted_problem.X[:n], sorted_problem.y[:n])
+    epochs = make_epochs(problem, "sgd", 0.001, batch_size=batch, generator=torch.Generator().manual_seed(0))
+    partial = [
+        s.fraction for s in train(epochs, max_iter=1, tol=0.0, frames_per_epoch=frames) if s.fraction < 1
+    ]
+    assert len(partial) == frames - 1
+    np.testing.assert_allclose(np.diff([0.0, *partial, 1.0]), 1 / frames, atol=1 / (n // batch))
