@@ -7,19 +7,44 @@ test set, plus the time its fit took.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from sklearn.preprocessing import StandardScaler
 
 from .baselines import fit_projection
 from .datasets import Dataset
-from .knn import knn_accuracy, leave_one_out_accuracy
+from .estimator import NCA
+from .knn import KNNIndex, knn_accuracy, leave_one_out_accuracy
+from .model_io import ModelFileError, load_model
+from .runs import Run, recommended_config
 from .sampling import stratified_subsample
 
-__all__ = ["MethodResult", "SearchCost", "evaluate", "fit_baseline", "knn_search_cost"]
+__all__ = [
+    "INDEX_LABELS",
+    "QUICK_TRAIN_POINTS",
+    "MethodResult",
+    "QuickModel",
+    "SearchCost",
+    "best_gains",
+    "cost_table",
+    "evaluate",
+    "fit_baseline",
+    "knn_search_cost",
+    "model_cache_dir",
+    "quick_nca",
+]
+
+INDEX_LABELS = {"exact": "exact", "hnsw": "HNSW graph"}
 
 
 @dataclass(frozen=True)
@@ -85,13 +110,26 @@ def evaluate(
 
 @dataclass(frozen=True)
 class SearchCost:
-    """What one k-NN index costs and gives on the test set."""
+    """What one k-NN index costs and gives on the test set.
+
+    Attributes
+    ----------
+    name : str, the space searched, e.g. "raw 784-D" or "NCA 32-D"
+    dimensions : int
+    error : float, k-NN test error
+    query_seconds : float, time to answer every test query (median of the repeats)
+    stored_bytes : int, what the index holds: float32 vectors, plus the graph for HNSW
+    index : str, "exact" or "hnsw"
+    build_seconds : float, time to build the index
+    """
 
     name: str
     dimensions: int
     error: float
     query_seconds: float
     stored_bytes: int
+    index: str = "exact"
+    build_seconds: float = 0.0
 
 
 def knn_search_cost(
@@ -102,18 +140,154 @@ def knn_search_cost(
     y_test: np.ndarray,
     k: int = 5,
     repeats: int = 3,
+    *,
+    index: str = "exact",
+    budget_seconds: float | None = None,
+    **options,
 ) -> SearchCost:
-    """Test error, median query time for all test points, and bytes of a float32 index."""
-    from .knn import knn_predict
+    """Build a float32 k-NN index of ``Z_train`` on the CPU and time all test queries.
 
+    Parameters
+    ----------
+    index : {"exact", "hnsw", "auto"}
+        See ``knn.KNNIndex``; "auto" is the choice for an index kept for many queries.
+    repeats : int
+        Timed searches of every test point; the median is reported.
+    budget_seconds : float, optional
+        Stop repeating once the timed searches have taken this long (at least one runs).
+    **options
+        ``backend``, ``deterministic``, ``ef_search`` of ``knn.KNNIndex``.
+    """
     Z_train = np.ascontiguousarray(Z_train, dtype=np.float32)
     Z_test = np.ascontiguousarray(Z_test, dtype=np.float32)
-    knn_predict(Z_test[:50], Z_train, y_train, k, device="cpu")  # warm-up
-    times = []
-    for _ in range(repeats):
+    knn_index = KNNIndex(Z_train, y_train, index, device="cpu", **options)
+    knn_index.predict(Z_test[:50], k)  # warm-up
+    times: list[float] = []
+    while len(times) < repeats and (budget_seconds is None or sum(times) < budget_seconds):
         start = time.perf_counter()
-        predicted = knn_predict(Z_test, Z_train, y_train, k, device="cpu")
+        predicted = knn_index.predict(Z_test, k)
         times.append(time.perf_counter() - start)
     return SearchCost(
-        name, Z_train.shape[1], float(np.mean(predicted != y_test)), float(np.median(times)), Z_train.nbytes
+        name,
+        Z_train.shape[1],
+        float(np.mean(predicted != np.asarray(y_test))),
+        float(np.median(times)),
+        knn_index.nbytes,
+        knn_index.kind,
+        knn_index.build_seconds,
     )
+
+
+def cost_table(costs: Sequence[SearchCost]) -> list[dict]:
+    """One row per index, with its speed-up and size reduction against the first.
+
+    The first cost is the reference (raw inputs searched exactly); ratios above 1 mean
+    faster or smaller than it.
+    """
+    reference = costs[0]
+    return [
+        {
+            "space": c.name,
+            "index": INDEX_LABELS[c.index],
+            "query time (s)": c.query_seconds,
+            "build time (s)": c.build_seconds,
+            "index (MB)": c.stored_bytes / 1e6,
+            "test error": c.error,
+            "speed-up": reference.query_seconds / c.query_seconds,
+            "size reduction": reference.stored_bytes / c.stored_bytes,
+        }
+        for c in costs
+    ]
+
+
+def best_gains(costs: Sequence[SearchCost]) -> tuple[float, float]:
+    """(query speed-up, index size reduction) of the last space over the first, each at
+    its best: the fastest index of one against the fastest of the other, and the smallest
+    against the smallest."""
+    first = [c for c in costs if c.name == costs[0].name]
+    last = [c for c in costs if c.name == costs[-1].name]
+    speed = min(c.query_seconds for c in first) / min(c.query_seconds for c in last)
+    return speed, min(c.stored_bytes for c in first) / min(c.stored_bytes for c in last)
+
+
+QUICK_TRAIN_POINTS = 5000
+
+
+@dataclass(frozen=True)
+class QuickModel:
+    """An NCA fitted in seconds for a comparison, acting on raw inputs.
+
+    Attributes
+    ----------
+    model : NCA, with any standardisation folded into its map
+    n_train : int, training points it learnt from (a stratified subset)
+    epochs : int
+    from_cache : bool, whether it was read from a file an earlier call wrote
+    """
+
+    model: NCA
+    n_train: int
+    epochs: int
+    from_cache: bool
+
+
+def model_cache_dir() -> Path:
+    """Where fitted models are kept between runs: $NCA_CACHE_DIR/models, else the user cache."""
+    if os.environ.get("NCA_CACHE_DIR"):
+        return Path(os.environ["NCA_CACHE_DIR"]) / "models"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nca-explorer" / "models"
+
+
+def _fingerprint(config, subset: Dataset) -> str:
+    digest = hashlib.sha256(json.dumps(config.as_dict(), sort_keys=True).encode())
+    for array in (subset.X_train, subset.y_train):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def quick_nca(
+    data: Dataset,
+    n_components: int,
+    standardize: bool,
+    *,
+    max_train: int = QUICK_TRAIN_POINTS,
+    cache_dir: str | os.PathLike | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> QuickModel:
+    """NCA with the dataset's recommended settings, trained on a stratified subset.
+
+    At most ``max_train`` training points (seed 0) keep the fit to seconds on MNIST. With
+    ``cache_dir`` the model is saved there (``save_model``'s .npz, no pickle), named by the
+    settings and the subset's bytes, and later calls load it instead of training.
+    ``progress(epoch, epochs)`` is called after each epoch.
+    """
+    config = recommended_config(data, n_components=n_components).replace(standardize=standardize)
+    keep = stratified_subsample(data.y_train, max_train, seed=0)
+    subset = dataclasses.replace(data, X_train=data.X_train[keep], y_train=data.y_train[keep])
+    path = None
+    if cache_dir is not None:
+        path = Path(cache_dir) / f"quick-{data.name}-{_fingerprint(config, subset)}.npz"
+        try:
+            return QuickModel(load_model(path), len(keep), config.epochs, True)
+        except (OSError, ModelFileError):
+            pass  # absent or unreadable: train again
+    run = Run(config, subset)
+    for snap in run.stream(eval_every=None):
+        if progress is not None:
+            progress(snap.epoch, config.epochs)
+    model_bytes = run.model_file()
+    if path is not None:
+        _write_atomic(path, model_bytes)
+    return QuickModel(load_model(io.BytesIO(model_bytes)), len(keep), config.epochs, False)
+
+
+def _write_atomic(path: Path, content: bytes) -> None:
+    """Write through a temporary file renamed into place; a read-only cache is skipped."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(content)
+        os.replace(temp, path)
+    except OSError:
+        pass  # only costs the next call a fit

@@ -8,9 +8,20 @@ import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
-from nca_core import knn_accuracy, leave_one_out_accuracy, stratified_subsample
-from nca_core.comparison import MethodResult, SearchCost, evaluate, fit_baseline, knn_search_cost
+from nca_core import knn, knn_accuracy, leave_one_out_accuracy, stratified_subsample
+from nca_core.comparison import (
+    MethodResult,
+    SearchCost,
+    best_gains,
+    cost_table,
+    evaluate,
+    fit_baseline,
+    knn_search_cost,
+    model_cache_dir,
+    quick_nca,
+)
 from nca_core.datasets import load
+from nca_core.runs import recommended_config
 
 
 @pytest.fixture(scope="module")
@@ -160,3 +171,90 @@ def test_raw_digits_are_more_accurate_but_larger_than_two_pca_dimensions(dataset
     pca = knn_search_cost("pca", transform(data.X_train), data.y_train, transform(data.X_test), data.y_test)
     assert raw.error < 0.05 < pca.error
     assert raw.stored_bytes == 32 * pca.stored_bytes
+
+
+# --- search costs with an index kind, the table's ratios, the quick NCA model ---------------
+
+needs_faiss = pytest.mark.skipif(not knn.faiss_available(), reason="faiss-cpu is not installed")
+
+
+@needs_faiss
+def test_an_hnsw_cost_reports_its_graph_build_and_size(datasets):
+    data = datasets["digits"]
+    exact = knn_search_cost("raw", data.X_train, data.y_train, data.X_test, data.y_test, repeats=1)
+    graph = knn_search_cost(
+        "raw", data.X_train, data.y_train, data.X_test, data.y_test, repeats=1, index="hnsw"
+    )
+    assert (exact.index, graph.index) == ("exact", "hnsw")
+    assert graph.build_seconds > 0 and graph.stored_bytes > exact.stored_bytes
+    assert graph.error <= exact.error + 0.01
+
+
+def test_cost_table_gives_ratios_to_the_first_row():
+    costs = [
+        SearchCost("raw 64-D", 64, 0.02, 0.8, 3_000_000),
+        SearchCost("raw 64-D", 64, 0.021, 0.2, 4_000_000, "hnsw", 1.5),
+        SearchCost("NCA 8-D", 8, 0.03, 0.1, 375_000),
+        SearchCost("NCA 8-D", 8, 0.03, 0.05, 1_000_000, "hnsw", 0.5),
+    ]
+    rows = cost_table(costs)
+    assert [(r["space"], r["index"]) for r in rows] == [
+        ("raw 64-D", "exact"), ("raw 64-D", "HNSW graph"), ("NCA 8-D", "exact"), ("NCA 8-D", "HNSW graph"),
+    ]  # fmt: skip
+    assert [r["speed-up"] for r in rows] == [1.0, 4.0, 8.0, 16.0]
+    assert [r["size reduction"] for r in rows] == [1.0, 0.75, 8.0, 3.0]
+    assert rows[1]["build time (s)"] == 1.5 and rows[0]["index (MB)"] == 3.0
+    # fastest raw (HNSW, 0.2 s) against fastest NCA (0.05 s); smallest against smallest
+    assert best_gains(costs) == (4.0, 8.0)
+
+
+def test_quick_nca_trains_on_a_stratified_subset_and_loads_it_from_the_cache(datasets, tmp_path):
+    data = datasets["digits"]
+    epochs = []
+    first = quick_nca(
+        data, 8, False, max_train=300, cache_dir=tmp_path, progress=lambda e, n: epochs.append((e, n))
+    )
+    assert (first.n_train, first.from_cache) == (300, False)
+    assert epochs[-1] == (first.epochs, first.epochs) == (recommended_config(data, 8).epochs,) * 2
+    saved = list(tmp_path.glob("quick-digits-*.npz"))
+    assert len(saved) == 1
+    again = quick_nca(
+        data, 8, False, max_train=300, cache_dir=tmp_path, progress=lambda e, n: epochs.append(e)
+    )
+    assert again.from_cache and len(epochs) == first.epochs + 1  # no training the second time
+    np.testing.assert_array_equal(again.model.transform(data.X_test), first.model.transform(data.X_test))
+    assert (
+        1
+        - knn_accuracy(
+            first.model.transform(data.X_train), data.y_train, first.model.transform(data.X_test), data.y_test
+        )
+        < 0.1
+    )
+
+
+def test_quick_nca_folds_standardisation_into_a_map_of_raw_inputs(datasets, tmp_path):
+    """Wine's features differ in scale by 1000x: the map must standardise them itself."""
+    data = datasets["wine"]
+    quick = quick_nca(data, 2, True, cache_dir=tmp_path)
+    scale = StandardScaler().fit(data.X_train).scale_
+    norms = np.linalg.norm(quick.model.components_ * scale, axis=0)  # weight per standardised feature
+    assert norms.max() / norms.min() < 1e3 < scale.max() / scale.min()
+    Z_train, Z_test = quick.model.transform(data.X_train), quick.model.transform(data.X_test)
+    assert knn_accuracy(Z_train, data.y_train, Z_test, data.y_test) > 0.9
+
+
+def test_an_unreadable_cached_model_is_trained_again(datasets, tmp_path):
+    data = datasets["wine"]
+    quick_nca(data, 2, True, cache_dir=tmp_path)
+    (saved,) = tmp_path.glob("quick-wine-*.npz")
+    saved.write_bytes(b"not a model")
+    again = quick_nca(data, 2, True, cache_dir=tmp_path)
+    assert not again.from_cache and saved.read_bytes() != b"not a model"
+
+
+def test_models_are_cached_beside_the_decoded_data(monkeypatch, tmp_path):
+    monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
+    assert model_cache_dir() == tmp_path / "models"
+    monkeypatch.delenv("NCA_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert model_cache_dir() == tmp_path / "xdg" / "nca-explorer" / "models"

@@ -1,5 +1,7 @@
 """The step-by-step L-BFGS: converges where it should, and says when it cannot go on."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -30,7 +32,7 @@ def test_a_quadratic_converges_in_a_few_iterations_and_every_step_lowers_the_los
     while not opt.converged and len(values) < 50:
         values.append(opt.step())
     assert len(values) < 20 and opt.message == "the gradient is below gtol"
-    assert all(b < a for a, b in zip(values, values[1:-1]))
+    assert all(b < a for a, b in itertools.pairwise(values[:-1]))
 
 
 def test_a_kink_that_no_step_can_lower_is_reported_not_hidden():

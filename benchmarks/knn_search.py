@@ -1,0 +1,185 @@
+"""k-NN search on raw inputs and on an NCA projection, exact and through HNSW, side by side.
+
+On one dataset (default MNIST: every test image a query against all training images), in
+one run, prints three Markdown tables:
+
+1. each space (raw pixels, NCA-d) searched five ways: the library's torch blocked exact
+   search (its path without FAISS or on a GPU), bare FAISS ``IndexFlatL2`` with a plain
+   vote, the library's exact search (FAISS flat, float64 re-ranking), its HNSW graph
+   (built on one thread: reproducible) and the index "auto" picks for an index kept for
+   many queries. Columns: query time for all queries (median of repeats, each listed),
+   build time, index bytes, 5-NN test error;
+2. the issue's checks: NCA exact against FAISS flat on the same vectors, NCA with the
+   library's pick against the best exact raw search, and their errors;
+3. the kNN scoring during training (leave-one-out on a stratified 2,000 plus 2,000 test
+   queries against every training point, as ``runs.Run`` asks each epoch): torch against
+   the library's default.
+
+NCA is ``comparison.quick_nca``: the recommended settings on a stratified subset of
+``--train-points`` (default all), saved under the cache directory so a second run skips
+training (training time is not part of these tables).
+
+    NCA_DATA_DIR=../shared/data python benchmarks/knn_search.py              # MNIST, d = 32
+    NCA_DATA_DIR=../shared/data python benchmarks/knn_search.py --dataset usps --repeats 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+from compare_sklearn import machine  # the same machine line as the other tables
+
+from nca_core import datasets, knn, stratified_subsample
+from nca_core.comparison import model_cache_dir, quick_nca
+from nca_core.runs import EVAL_POINTS, recommended_config
+
+
+def _timed(search, repeats: int):
+    """(median seconds, every repeat's seconds, the last answer) of ``search()``."""
+    times, answer = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        answer = search()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times, answer
+
+
+def _bare_faiss(R, y_ref, Q, k: int, repeats: int) -> dict:
+    """FAISS IndexFlatL2 as a user would call it: search k, majority vote (ties: lower class)."""
+    import faiss
+
+    start = time.perf_counter()
+    index = faiss.IndexFlatL2(R.shape[1])
+    index.add(R)
+    build = time.perf_counter() - start
+    classes, labels = np.unique(y_ref, return_inverse=True)
+
+    def search():
+        _, found = index.search(Q, k)
+        counts = np.zeros((len(Q), len(classes)), dtype=np.int64)
+        np.add.at(counts, (np.repeat(np.arange(len(Q)), k), labels[found].ravel()), 1)
+        return classes[counts.argmax(1)]
+
+    index.search(Q[:50], k)  # warm-up
+    median, times, predicted = _timed(search, repeats)
+    return {"seconds": median, "all": times, "build": build, "bytes": R.nbytes, "predicted": predicted}
+
+
+def _library(R, y_ref, Q, k: int, repeats: int, **options) -> dict:
+    index = knn.KNNIndex(R, y_ref, device="cpu", **options)
+    index.predict(Q[:50], k)  # warm-up
+    median, times, predicted = _timed(lambda: index.predict(Q, k), repeats)
+    return {
+        "seconds": median, "all": times, "build": index.build_seconds, "bytes": index.nbytes,
+        "predicted": predicted, "kind": index.kind,
+    }  # fmt: skip
+
+
+METHODS = {
+    "torch blocked, exact": lambda *a: _library(*a, index="exact", backend="torch"),
+    "FAISS flat (bare)": _bare_faiss,
+    "library exact (FAISS flat, re-ranked)": lambda *a: _library(*a, index="exact"),
+    "library HNSW": lambda *a: _library(*a, index="hnsw"),
+    "library auto": lambda *a: _library(*a, index="auto"),
+}
+
+
+def space_rows(label: str, R, y_ref, Q, y_query, k: int, repeats: int) -> dict:
+    results = {}
+    for method, measure in METHODS.items():
+        result = measure(R, y_ref, Q, k, repeats)
+        result["error"] = float(np.mean(result["predicted"] != y_query))
+        results[method] = result
+        name = f"{method} ({result['kind']})" if "kind" in result and method.endswith("auto") else method
+        repeats_text = ", ".join(f"{s:.3f}" for s in result["all"])
+        print(
+            f"| {label} | {name} | {result['seconds']:.3f} [{repeats_text}] | {result['build']:.2f} "
+            f"| {result['bytes'] / 1e6:.1f} | {result['error']:.2%} |",
+            flush=True,
+        )
+    return results
+
+
+def checks(raw: dict, nca: dict, d: int) -> None:
+    exact_raw = min(("torch blocked, exact", "FAISS flat (bare)", "library exact (FAISS flat, re-ranked)"),
+                    key=lambda m: raw[m]["seconds"])  # fmt: skip
+    mine, flat, pick = (
+        nca["library exact (FAISS flat, re-ranked)"],
+        nca["FAISS flat (bare)"],
+        nca["library auto"],
+    )
+    print("\n| check | measured | target |")
+    print("| --- | --- | --- |")
+    print(
+        f"| NCA-{d} exact: FAISS flat time / library exact time | {flat['seconds'] / mine['seconds']:.2f}x | >= 1 |"
+    )
+    print(
+        f"| NCA-{d} with the library's pick ({pick['kind']}) against the best exact raw search "
+        f"({exact_raw}) | {raw[exact_raw]['seconds'] / pick['seconds']:.1f}x faster | >= 10x |"
+    )
+    print(
+        f"| 5-NN error: NCA-{d} {pick['kind']} against raw {exact_raw} "
+        f"| {pick['error']:.2%} vs {raw[exact_raw]['error']:.2%} | no worse |"
+    )
+    print(
+        f"| index size: raw flat / NCA-{d} flat | {raw['FAISS flat (bare)']['bytes'] / flat['bytes']:.1f}x | |"
+    )
+
+
+def evaluation(Z_train, y_train, Z_test, y_test, k: int, repeats: int) -> None:
+    """The per-epoch scoring of ``runs.Run``: torch (as before FAISS) against the default."""
+    sample = stratified_subsample(y_train, EVAL_POINTS, seed=0)
+    test = stratified_subsample(y_test, EVAL_POINTS, seed=0)
+    print(
+        f"\n| per-epoch kNN scoring ({EVAL_POINTS:,} leave-one-out + {EVAL_POINTS:,} test queries) | seconds | accuracies |"
+    )
+    print("| --- | --- | --- |")
+    for label, options in (("torch blocked", {"backend": "torch"}), ("library default", {})):
+
+        def score(options=options):
+            loo = knn.leave_one_out_accuracy(Z_train, y_train, k, sample=sample, device="cpu", **options)
+            return loo, knn.knn_accuracy(
+                Z_train, y_train, Z_test[test], y_test[test], k, device="cpu", **options
+            )
+
+        median, times, (loo, acc) = _timed(score, repeats)
+        print(f"| {label} | {median:.3f} [{', '.join(f'{s:.3f}' for s in times)}] | {loo:.4f}, {acc:.4f} |")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--dataset", default="mnist")
+    parser.add_argument("--d", type=int, default=32, help="NCA output dimension")
+    parser.add_argument("--train-points", type=int, default=None, help="NCA's training subset (default all)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("-k", type=int, default=5)
+    args = parser.parse_args(argv)
+    data = datasets.load(args.dataset, download=False)
+    n_train = args.train_points or len(data.y_train)
+    standardize = recommended_config(data).standardize
+    quick = quick_nca(data, args.d, standardize, max_train=n_train, cache_dir=model_cache_dir())
+    import faiss
+
+    print(f"machine: {machine()}, faiss {faiss.__version__}\n")
+    print(
+        f"{args.dataset}: {len(data.y_test):,} queries against {len(data.y_train):,} references; NCA-{args.d} "
+        f"trained on {quick.n_train:,} points ({quick.epochs} epochs{', from the cache' if quick.from_cache else ''})\n"
+    )
+    print("| space | method | query time (s), median [repeats] | build (s) | index (MB) | 5-NN error |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    Z_train = np.ascontiguousarray(quick.model.transform(data.X_train), dtype=np.float32)
+    Z_test = np.ascontiguousarray(quick.model.transform(data.X_test), dtype=np.float32)
+    y, yq, k, repeats = data.y_train, data.y_test, args.k, args.repeats
+    raw = space_rows(f"raw {data.n_features}-D", data.X_train, y, data.X_test, yq, k, repeats)
+    nca = space_rows(f"NCA {args.d}-D", Z_train, y, Z_test, yq, k, repeats)
+    checks(raw, nca, args.d)
+    evaluation(Z_train, data.y_train, Z_test, data.y_test, args.k, args.repeats)
+
+
+if __name__ == "__main__":
+    main()
