@@ -196,10 +196,14 @@ if __name__ == "__main__":
         value, grads, group = run(name, DataParallelGroup)
         rows = group.rows
         report["cases"][name] = {"value": value, "grads": grads, "rows": [rows.start, rows.stop]}
-    barrier()
-    shutdown()
+        del group  # each holds a DistributedDataParallel copy: free it before leaving the group
     with open(f"{sys.argv[1]}/rank{rank}.json", "w") as f:
         json.dump(report, f)
+    import gc
+
+    gc.collect()  # under load, a DDP reducer still alive at destroy_process_group aborted the process
+    barrier()
+    shutdown()
 """
 
 
