@@ -33,8 +33,10 @@ __all__ = [
     "map_heatmap",
     "neighbour_links",
     "padded_ranges",
-    "search_cost_bars",
+    "search_cost_chart",
     "steady_ranges",
+    "with_decision_regions",
+    "with_neighbour_lines",
 ]
 
 # Colour-blind-safe qualitative palette (Okabe-Ito, then Tableau-like extras).
@@ -43,6 +45,15 @@ PALETTE = (
     "#56B4E9", "#F0E442", "#000000", "#8C564B", "#7F7F7F",
     "#17BECF", "#BCBD22", "#9467BD", "#FF9896", "#98DF8A",
 )  # fmt: skip
+
+
+# Plotly's "RdBu" runs from red (low) to blue (high): with zmid=0, positive weights are blue.
+DIVERGING_COLORSCALE = "RdBu"
+DIVERGING_WORDS = {"positive": "blue", "negative": "red"}
+
+# Lines from a chosen point in ``neighbour_links``, and the words captions use for them.
+SAME_CLASS_LINE = ("#009E73", "teal")
+OTHER_CLASS_LINE = ("#D55E00", "orange")
 
 
 def class_colors(n_classes: int) -> list[str]:
@@ -122,6 +133,7 @@ def embedding_scatter(
     axis_label: str = "z",
     height: int = 520,
     hover_text: Sequence[str] | None = None,
+    legend_above: bool = False,
 ) -> go.Figure:
     """Scatter of an embedding, one trace per class; 3-D when Z has three columns.
 
@@ -131,6 +143,7 @@ def embedding_scatter(
     y : ndarray of shape (n,), class indices into ``classes``
     ranges : fixed axis ranges (see ``padded_ranges``) so frames do not jump
     uirevision : keeps the user's zoom across redraws with the same value
+    legend_above : a horizontal legend above the plot, leaving a narrow panel its width
     """
     Z = np.asarray(Z)
     three_d = Z.shape[1] >= 3
@@ -143,23 +156,61 @@ def embedding_scatter(
         legend=dict(itemsizing="constant", title=dict(text="class")),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         clickmode="event+select",
-        dragmode="pan" if three_d else "zoom",
+        dragmode="zoom",
     )
+    if legend_above:
+        layout["legend"].update(orientation="h", x=0, y=1.02, xanchor="left", yanchor="bottom", title=None)
     if three_d:
-        scene = {}
-        for i, axis in enumerate(("xaxis", "yaxis", "zaxis")):
-            scene[axis] = dict(title=dict(text=labels[i]))
-            if ranges is not None:
-                scene[axis].update(range=ranges[i], autorange=False)
-        if ranges is not None:
-            scene["aspectmode"] = "cube"
-        layout["scene"] = scene
+        layout["scene"] = _scene(Z, labels, ranges)
     else:
-        for i, axis in enumerate(("xaxis", "yaxis")):
-            layout[axis] = dict(title=dict(text=labels[i]))
-            if ranges is not None:
-                layout[axis]["range"] = ranges[i]
+        layout.update(_equal_axes(labels, ranges))
     return _figure(_class_traces(Z, np.asarray(y), classes, three_d, marker_size, hover_text), layout)
+
+
+def _equal_axes(labels: Sequence[str], ranges: list[list[float]] | None) -> dict:
+    """x and y axes at one scale (a unit is as long across as up: distances are what NCA
+    learns), with room for their tick labels."""
+    xaxis = dict(title=dict(text=labels[0]), automargin=True)
+    yaxis = dict(title=dict(text=labels[1]), automargin=True, scaleanchor="x", scaleratio=1)
+    if ranges is not None:
+        xaxis["range"], yaxis["range"] = list(ranges[0]), list(ranges[1])
+    return {"xaxis": xaxis, "yaxis": yaxis}
+
+
+def _scene(Z: np.ndarray, labels: Sequence[str], ranges: list[list[float]] | None) -> dict:
+    """A 3-D scene that orbits on drag, at one scale on every axis, seen from a direction
+    that shows the structure: mostly along the points' direction of least spread (a flat
+    structure is seen face-on rather than edge-on), tilted so depth still reads."""
+    scene = {"dragmode": "turntable", "camera": {"eye": _camera_eye(Z[:, :3])}}
+    for i, axis in enumerate(("xaxis", "yaxis", "zaxis")):
+        scene[axis] = dict(title=dict(text=labels[i]))
+        if ranges is not None:
+            scene[axis].update(range=list(ranges[i]), autorange=False)
+    if ranges is None:
+        scene["aspectmode"] = "data"
+    else:
+        spans = np.array([hi - lo for lo, hi in ranges[:3]], dtype=np.float64)
+        ratio = spans / max(spans.max(), 1e-12)
+        scene["aspectmode"] = "manual"
+        scene["aspectratio"] = dict(zip("xyz", (float(r) for r in np.maximum(ratio, 0.05))))
+    return scene
+
+
+def _camera_eye(Z: np.ndarray, distance: float = 2.0) -> dict:
+    """Eye position (Plotly's unit box) along the direction of least spread, tilted by 30
+    degrees towards the z axis so the view is not flat."""
+    Z = np.asarray(Z, dtype=np.float64)
+    Z = Z[np.isfinite(Z).all(1)]
+    if len(Z) < 3:
+        return dict(x=1.25, y=1.25, z=1.25)
+    _, _, vt = np.linalg.svd(Z - Z.mean(0), full_matrices=False)
+    normal = vt[-1] if vt[-1][2] >= 0 else -vt[-1]
+    up = np.array([0.0, 0.0, 1.0])
+    tilted = normal + 0.58 * (up - normal * normal @ up)  # tan(30 deg) towards z
+    if np.linalg.norm(tilted) < 1e-9:
+        tilted = np.array([1.0, 1.0, 1.0])
+    eye = distance * tilted / np.linalg.norm(tilted)
+    return dict(x=float(eye[0]), y=float(eye[1]), z=float(eye[2]))
 
 
 def _evenly_spaced(n: int, cap: int) -> np.ndarray:
@@ -174,14 +225,16 @@ def animation(
     y: np.ndarray,
     classes: Sequence[str],
     *,
+    title: str = "",
     max_frames: int = 100,
     max_points: int = 3000,
-    height: int = 600,
+    height: int = 640,
 ) -> go.Figure:
     """An animated replay of a run: play/pause, speed buttons and an epoch slider.
 
     Points keep their identity between frames (same trace and order per class); axes are
-    fixed to cover every frame. At most ``max_frames`` evenly spaced snapshots and
+    fixed to cover every frame, at one scale. Each frame's title (``title`` then its epoch
+    and objective) follows the slider. At most ``max_frames`` evenly spaced snapshots and
     ``max_points`` points per frame keep the figure light.
     """
     if not snapshots:
@@ -194,69 +247,83 @@ def animation(
     three_d = embeddings[0].shape[1] >= 3
     dims = 3 if three_d else 2
     ranges = padded_ranges([e[:, :dims] for e in embeddings])
-    fig = embedding_scatter(embeddings[0], y, classes, ranges=ranges, uirevision="replay", height=height)
+    fig = embedding_scatter(embeddings[-1], y, classes, ranges=ranges, uirevision="replay", height=height)
     fig.frames = [
         go.Frame(
             data=_class_traces(e, y, classes, three_d, 3 if three_d else 5),  # same order: same identity
-            name=str(s.epoch),
-            layout=go.Layout(title=_frame_title(s)),
+            name=epoch_label(s),
+            layout=dict(title=dict(text=_frame_title(title, s))),
         )
         for s, e in zip(chosen, embeddings)
     ]
+    fig.update(data=fig.frames[0].data)  # open on the start, the camera chosen for the end
     fig.update_layout(
-        title=_frame_title(chosen[0]),
-        margin=dict(l=10, r=10, t=40, b=10),
+        title=dict(text=_frame_title(title, chosen[0]), x=0.02, xanchor="left"),
+        margin=dict(l=10, r=10, t=80 if title else 50, b=110),
         updatemenus=[_play_buttons(three_d)],
-        sliders=[_epoch_slider([s.epoch for s in chosen], three_d)],
+        sliders=[_epoch_slider([epoch_label(s) for s in chosen])],
     )
     return fig
 
 
-def _frame_title(snapshot: Snapshot) -> str:
-    return f"epoch {snapshot.epoch}   objective {snapshot.objective:.4f}"
+def epoch_label(snapshot: Snapshot) -> str:
+    """Epochs done at a snapshot: "12" after epoch 12, "12.25" a quarter into epoch 13."""
+    if snapshot.fraction >= 1.0:
+        return str(snapshot.epoch)
+    return f"{snapshot.epoch - 1 + snapshot.fraction:.2f}".rstrip("0")
 
 
-def _play_args(duration_ms: int, redraw: bool) -> dict:
-    """Animate from the current frame, ``duration_ms`` per frame. 3-D scenes need a redraw."""
+def _frame_title(title: str, snapshot: Snapshot) -> str:
+    """The run's name over its epoch and objective (two lines: narrow screens and slides)."""
+    where = f"epoch {epoch_label(snapshot)}   objective {snapshot.objective:.4f}"
+    return f"{title}<br>{where}" if title else where
+
+
+def _play_args(duration_ms: int) -> dict:
+    """Animate from the current frame, ``duration_ms`` per frame, redrawn so that the
+    title (epoch, objective) follows the frames."""
     return dict(
-        frame=dict(duration=duration_ms, redraw=redraw),
-        transition=dict(duration=min(duration_ms, 300) * 0.8, easing="linear"),
+        frame=dict(duration=duration_ms, redraw=True),
+        transition=dict(duration=0),
         fromcurrent=True,
         mode="immediate",
     )
 
 
-def _play_buttons(redraw: bool) -> dict:
-    """Play, pause and two speeds, under the plot on the left."""
+def _play_buttons(three_d: bool) -> dict:
+    """Play, pause and two speeds, under the plot on the left, above the slider."""
     pause = dict(frame=dict(duration=0, redraw=False), mode="immediate", transition=dict(duration=0))
     return dict(
         type="buttons",
         direction="left",
         x=0.0,
-        y=-0.08,
+        y=0.0,
         xanchor="left",
         yanchor="top",
+        pad=dict(t=45 if not three_d else 10),
         showactive=False,
         buttons=[
-            dict(label="▶ Play", method="animate", args=[None, _play_args(200, redraw)]),
+            dict(label="▶ Play", method="animate", args=[None, _play_args(200)]),
             dict(label="❚❚ Pause", method="animate", args=[[None], pause]),
-            dict(label="slow", method="animate", args=[None, _play_args(600, redraw)]),
-            dict(label="fast", method="animate", args=[None, _play_args(60, redraw)]),
+            dict(label="slow", method="animate", args=[None, _play_args(600)]),
+            dict(label="fast", method="animate", args=[None, _play_args(60)]),
         ],
     )
 
 
-def _epoch_slider(epochs: Sequence[int], redraw: bool) -> dict:
-    """A slider with one step per frame, named by its epoch, beside the buttons."""
-    jump = dict(mode="immediate", frame=dict(duration=0, redraw=redraw))
+def _epoch_slider(labels: Sequence[str]) -> dict:
+    """A slider with one step per frame, named by its epoch, below the buttons, full width;
+    a jump redraws so that the title follows."""
+    jump = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
     return dict(
         active=0,
-        x=0.35,
-        len=0.65,
-        y=-0.04,
+        x=0.0,
+        len=1.0,
+        y=0.0,
         yanchor="top",
-        currentvalue=dict(prefix="epoch "),
-        steps=[dict(label=str(e), method="animate", args=[[str(e)], jump]) for e in epochs],
+        pad=dict(t=80, b=0),
+        currentvalue=dict(prefix="epoch ", xanchor="right"),
+        steps=[dict(label=label, method="animate", args=[[label], jump]) for label in labels],
     )
 
 
@@ -276,7 +343,9 @@ def neighbour_links(
     Lines for p_ij below ``min_probability`` are left out to keep the figure readable.
     """
     Z = np.asarray(Z, dtype=np.float64)
-    fig = embedding_scatter(Z[:, :2], y, classes, title=title, height=height, uirevision=title)
+    fig = embedding_scatter(
+        Z[:, :2], y, classes, title=title, height=height, uirevision=title, legend_above=True
+    )
     strongest = float(probabilities.max()) or 1.0
     links = []
     for j in np.flatnonzero(probabilities >= min_probability):
@@ -288,7 +357,8 @@ def neighbour_links(
                 y=[Z[anchor, 1], Z[j, 1]],
                 mode="lines",
                 line=dict(
-                    width=0.5 + 8 * probabilities[j] / strongest, color=PALETTE[2] if same else PALETTE[3]
+                    width=0.5 + 8 * probabilities[j] / strongest,
+                    color=(SAME_CLASS_LINE if same else OTHER_CLASS_LINE)[0],
                 ),
                 opacity=0.7,
                 hoverinfo="text",
@@ -310,6 +380,64 @@ def neighbour_links(
     )
 
 
+def with_neighbour_lines(fig: go.Figure, Z: np.ndarray, anchor: int, neighbours: Sequence[int]) -> go.Figure:
+    """``fig`` (a 2-D ``embedding_scatter`` of ``Z``) with lines from ``anchor`` to each of
+    its ``neighbours``, each labelled with its distance, and a ring around the anchor."""
+    Z = np.asarray(Z, dtype=np.float64)[:, :2]
+    xs, ys = [], []
+    for j in neighbours:
+        xs += [Z[anchor, 0], Z[j, 0], None]
+        ys += [Z[anchor, 1], Z[j, 1], None]
+    lines = dict(
+        type="scatter", x=xs, y=ys, mode="lines", line=dict(color="rgba(0,0,0,0.55)", width=1.5),
+        hoverinfo="skip", showlegend=False,
+    )  # fmt: skip
+    middle = (Z[list(neighbours)] + Z[anchor]) / 2
+    distances = np.linalg.norm(Z[list(neighbours)] - Z[anchor], axis=1)
+    labels = dict(
+        type="scatter", x=middle[:, 0], y=middle[:, 1], mode="text", text=[f"{d:.2g}" for d in distances],
+        textfont=dict(size=10, color="#333"), hoverinfo="skip", showlegend=False,
+    )  # fmt: skip
+    ring = dict(
+        type="scatter", x=[Z[anchor, 0]], y=[Z[anchor, 1]], mode="markers", hoverinfo="skip", showlegend=False,
+        marker=dict(size=16, color="rgba(0,0,0,0)", line=dict(width=2, color="black")),
+    )  # fmt: skip
+    drawn = fig.to_dict()
+    return _figure([*drawn["data"], lines, labels, ring], drawn["layout"])
+
+
+def with_decision_regions(
+    fig: go.Figure, Z: np.ndarray, y: np.ndarray, n_classes: int, *, k: int = 5, resolution: int = 120
+) -> go.Figure:
+    """``fig`` (a 2-D ``embedding_scatter`` of ``Z``) with each class's k-NN region shaded
+    behind the points: every cell of a ``resolution``-wide grid over the axes, coloured by
+    the majority vote of its k nearest points (the picture of scikit-learn's "nearest
+    neighbours with and without NCA" example)."""
+    from .knn import knn_predict
+
+    Z = np.asarray(Z, dtype=np.float64)[:, :2]
+    drawn = fig.to_dict()
+    layout = drawn["layout"]
+    ranges = [layout.get(a, {}).get("range") for a in ("xaxis", "yaxis")]
+    if any(r is None for r in ranges):
+        ranges = padded_ranges([Z])
+    xs = np.linspace(*ranges[0], resolution)
+    ys = np.linspace(*ranges[1], resolution)
+    grid = np.stack(np.meshgrid(xs, ys), -1).reshape(-1, 2)
+    votes = knn_predict(grid.astype(np.float32), Z.astype(np.float32), np.asarray(y), k=k, index="exact")
+    colors = class_colors(n_classes)
+    scale = (
+        [[c / max(n_classes - 1, 1), colors[c]] for c in range(n_classes)]
+        if n_classes > 1
+        else [[0, colors[0]], [1, colors[0]]]
+    )
+    regions = dict(
+        type="heatmap", x=xs, y=ys, z=votes.reshape(resolution, resolution), zmin=0, zmax=max(n_classes - 1, 1),
+        colorscale=scale, opacity=0.18, showscale=False, hoverinfo="skip", zsmooth=False,
+    )  # fmt: skip
+    return _figure([regions, *drawn["data"]], layout)
+
+
 def map_heatmap(
     components: np.ndarray, feature_names: Sequence[str] | None = None, height: int = 320
 ) -> go.Figure:
@@ -321,14 +449,14 @@ def map_heatmap(
             z=A,
             x=list(feature_names) if feature_names is not None else None,
             y=[f"z{i + 1}" for i in range(A.shape[0])],
-            colorscale="RdBu",
+            colorscale=DIVERGING_COLORSCALE,
             zmid=0.0,
             zmin=-limit,
             zmax=limit,
-            colorbar=dict(title="weight"),
+            colorbar=dict(title=dict(text="weight")),
         )
     )
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), title="learned map A")
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), title=dict(text="learned map A"))
     fig.update_yaxes(autorange="reversed")
     return fig
 
@@ -360,26 +488,55 @@ def image_grid(
         image = flat.reshape(image_shape)
         if diverging:
             limit = float(np.abs(image).max()) or 1.0
-            trace = go.Heatmap(z=image, colorscale="RdBu", zmid=0, zmin=-limit, zmax=limit, showscale=False)
+            trace = go.Heatmap(
+                z=image, colorscale=DIVERGING_COLORSCALE, zmid=0, zmin=-limit, zmax=limit, showscale=False
+            )
         else:
             trace = go.Heatmap(z=image, colorscale="gray_r", showscale=False)
         fig.add_trace(trace, row=i // cols + 1, col=i % cols + 1)
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False, autorange="reversed")
+    fig.update_xaxes(visible=False, constrain="domain")
+    fig.update_yaxes(visible=False, autorange="reversed", constrain="domain")
+    for i in range(1, n + 1):  # square pixels: an 8x8 digit reads as a digit at any width
+        suffix = "" if i == 1 else str(i)
+        fig.layout[f"yaxis{suffix}"].update(scaleanchor=f"x{suffix}", scaleratio=1)
     fig.update_layout(height=rows * tile + 40, width=None, margin=dict(l=5, r=5, t=30, b=5))
     fig.update_annotations(font_size=11)
     return fig
 
 
-def search_cost_bars(costs: Sequence[SearchCost], height: int = 320) -> go.Figure:
-    """Query time and index size of each k-NN index side by side, one bar per index.
+# --- kNN search costs: exact and HNSW, raw against NCA (issue 16) ---------------------------
+def search_cost_chart(costs: Sequence[SearchCost], height: int = 360) -> go.Figure:
+    """Query time, index size and test error of each k-NN index, with ratios to the first.
 
-    ``costs`` are ``comparison.knn_search_cost`` results (raw inputs, projections); sizes
-    are drawn in MB so that the raw index and a small projection share a readable axis.
+    ``costs`` are ``comparison.knn_search_cost`` results, the first being the reference
+    (raw inputs searched exactly). Spaces (raw, NCA) run along each panel's x axis; each
+    index kind (exact, HNSW) is one coloured bar series with a legend entry. Time and size
+    bars are labelled with how many times faster or smaller than the reference they are,
+    error bars with the error itself.
     """
-    names = [c.name for c in costs]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["query time (s)", "stored (MB)"])
-    fig.add_trace(go.Bar(x=names, y=[c.query_seconds for c in costs], marker_color=PALETTE[0]), 1, 1)
-    fig.add_trace(go.Bar(x=names, y=[c.stored_bytes / 1e6 for c in costs], marker_color=PALETTE[1]), 1, 2)
-    fig.update_layout(height=height, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
+    from .comparison import INDEX_LABELS
+
+    ref = costs[0]
+    titles = ["query time, all queries (s); x: speed-up", "index size (MB); x: reduction", "test error (%)"]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.08)
+    for i, kind in enumerate(dict.fromkeys(c.index for c in costs)):
+        group = [c for c in costs if c.index == kind]
+        panels = (
+            ([c.query_seconds for c in group], [ref.query_seconds / c.query_seconds for c in group]),
+            ([c.stored_bytes / 1e6 for c in group], [ref.stored_bytes / c.stored_bytes for c in group]),
+            ([100 * c.error for c in group], None),
+        )
+        for col, (values, ratios) in enumerate(panels, start=1):
+            text = [f"{v:.2f}%" for v in values] if ratios is None else [f"{r:.1f}x" for r in ratios]
+            bar = go.Bar(
+                x=[c.name for c in group], y=values, text=text, textposition="outside",
+                name=INDEX_LABELS[kind], legendgroup=kind, showlegend=col == 1,
+                marker_color=PALETTE[i % len(PALETTE)],
+            )  # fmt: skip
+            fig.add_trace(bar, 1, col)
+    fig.update_yaxes(rangemode="tozero")
+    fig.update_layout(
+        height=height, barmode="group", legend=dict(orientation="h", y=-0.15),
+        margin=dict(l=10, r=10, t=40, b=10), uniformtext=dict(mode="hide", minsize=9),
+    )  # fmt: skip
     return fig

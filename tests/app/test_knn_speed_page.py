@@ -1,19 +1,69 @@
-"""AppTest of the kNN speed and storage page."""
+"""AppTests of the kNN speed and storage page."""
+
+from pathlib import Path
+
+from apptest_helpers import button, wait_for
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
-def test_speed_page_measures_raw_against_nca(app):
-    app.selectbox(key="dataset").set_value("digits").run()
+def open_speed(app, dataset="digits"):
+    app.selectbox(key="dataset").set_value(dataset).run()
     at = app.switch_page("app_pages/knn_speed.py").run()
     assert not at.exception, at.exception
+    return at
+
+
+def test_table_has_raw_and_nca_each_exact_and_hnsw_with_ratios(app):
+    at = open_speed(app)
     table = at.dataframe[0].value
-    assert list(table["index"]) == ["raw 64-D", "NCA 32-D"]
-    stored = table.set_index("index")["stored (MB)"]
-    assert stored["raw 64-D"] == 2 * stored["NCA 32-D"]  # float32, same rows, half the columns
-    assert (table["query time (s)"] > 0).all()
+    assert list(table["space"]) == ["raw 64-D", "raw 64-D", "NCA 32-D", "NCA 32-D"]
+    assert list(table["index"]) == ["exact", "HNSW graph", "exact", "HNSW graph"]
+    sizes = table["index (MB)"]
+    assert sizes[0] == 2 * sizes[2]  # float32 vectors, same rows, half the columns
+    assert sizes[1] > sizes[0] and sizes[3] > sizes[2]  # a graph stores links beside the vectors
+    assert (table["query time (s)"] > 0).all() and (table["build time (s)"] > 0).all()
+    assert table["speed-up"][0] == 1.0 and table["size reduction"][0] == 1.0
+    assert table["speed-up"][2] == table["query time (s)"][0] / table["query time (s)"][2]
+    assert (table["test error"] < 0.1).all()
     assert [m.label for m in at.metric] == [
         "Query speed-up",
         "Index size reduction",
-        "Test error (raw → NCA)",
+        "Test error, exact (raw → NCA)",
     ]
     assert at.metric[1].value == "2.0x"
-    assert any("a fresh fit with the default settings" in c.value for c in at.caption)
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_nca_is_trained_on_all_of_a_small_set_once_and_saved(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
+    at = open_speed(app)
+    assert any(
+        "a fit on all 1,258 training points" in c.value and "trained on this visit" in c.value
+        for c in at.caption
+    )
+    saved = list((tmp_path / "models").glob("quick-digits-*.npz"))
+    assert len(saved) == 1
+    before = at.dataframe[0].value
+    at.select_slider(key="speed-d").set_value(32).run()  # a rerun measures nothing again
+    assert at.dataframe[0].value.equals(before)
+    again = AppTest.from_file(APP, default_timeout=60)  # another session loads the saved model
+    again.run()
+    again = open_speed(again)
+    assert any("loaded from the cache" in c.value for c in again.caption)
+    raw, nca = again.dataframe[0].value, before
+    assert list(raw["query time (s)"][:2]) == list(nca["query time (s)"][:2])  # raw costs are shared
+
+
+def test_reuses_the_train_run_when_it_matches(app):
+    app.selectbox(key="dataset").set_value("digits").run()
+    app.sidebar.select_slider(key="digits-d").set_value(32)
+    app.sidebar.slider(key="digits-epochs").set_value(3)
+    app.sidebar.slider(key="pace").set_value(0)
+    app.sidebar.toggle(key="slow-start").set_value(False)
+    button(app, "Train").click().run()
+    wait_for(app, lambda at: not at.session_state["train_run"].job.alive)
+    at = app.switch_page("app_pages/knn_speed.py").run()
+    assert not at.exception, at.exception
+    assert any("the run from the Train page (3 epochs)" in c.value for c in at.caption)

@@ -1,0 +1,156 @@
+"""Glue for the kNN speed page: search costs measured once, an NCA model found in seconds.
+
+Raw-input costs of a registered dataset depend only on the data and this machine, so they
+are measured once per server process and shared (read-only results). The NCA side is the
+Train page's run when it matches, else ``comparison.quick_nca``: the recommended settings
+on a stratified subset, saved under the cache directory for registered datasets so a later
+visit loads it; a user's upload is never written to disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pandas as pd
+import streamlit as st
+
+from nca_core.comparison import (
+    INDEX_LABELS,
+    SearchCost,
+    best_gains,
+    cost_table,
+    knn_search_cost,
+    model_cache_dir,
+    quick_nca,
+)
+from nca_core.datasets import Dataset
+
+from . import compare
+from .data import UPLOAD_NAME
+
+KINDS = ("exact", "hnsw")
+REPEATS, BUDGET_SECONDS = 3, 0.5  # repeat a search while the repeats so far took under 0.5 s
+# Graphs are built on every core torch may use: about twice as fast on two cores, so the
+# page's numbers come sooner; the library's default single-threaded build is reproducible.
+_OPTIONS = {"repeats": REPEATS, "budget_seconds": BUDGET_SECONDS, "deterministic": False}
+
+COLUMNS_ORDER = (
+    "space", "index", "query time (s)", "build time (s)", "index (MB)", "test error",
+    "speed-up", "size reduction",
+)  # fmt: skip
+COLUMNS = {
+    "test error": st.column_config.NumberColumn(format="percent"),
+    "query time (s)": st.column_config.NumberColumn(format="%.3f"),
+    "build time (s)": st.column_config.NumberColumn(format="%.2f"),
+    "index (MB)": st.column_config.NumberColumn(format="%.1f"),
+    "speed-up": st.column_config.NumberColumn(
+        format="%.1fx", help="Query time of raw exact search / this one"
+    ),
+    "size reduction": st.column_config.NumberColumn(format="%.1fx", help="Raw exact index size / this one"),
+}
+
+
+def space_names(data: Dataset, d: int) -> list[str]:
+    """The two spaces searched, as the table names them."""
+    return [f"raw {data.n_features}-D", f"NCA {d}-D"]
+
+
+def _raw(data: Dataset, index: str) -> SearchCost:
+    return knn_search_cost(
+        space_names(data, 0)[0], data.X_train, data.y_train, data.X_test, data.y_test, index=index, **_OPTIONS
+    )
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _shared_raw(name: str, index: str, _data: Dataset) -> SearchCost:
+    """A registered dataset's raw costs are the same for everyone: measured once (read-only)."""
+    return _raw(_data, index)
+
+
+def raw_cost(name: str, data: Dataset, index: str) -> SearchCost:
+    """Cost of searching the raw inputs with ``index`` ("exact" or "hnsw")."""
+    if name != UPLOAD_NAME:
+        return _shared_raw(name, index, data)
+    key = ("knn-speed-raw", index)
+    if key not in st.session_state:
+        st.session_state[key] = _raw(data, index)
+    return st.session_state[key]
+
+
+def nca_model(name: str, data: Dataset, d: int, standardize: bool) -> tuple[Callable, str]:
+    """(map from raw inputs, where it came from in words): the Train page's matching run,
+    else NCA trained here on a stratified subset (or loaded from the disk cache)."""
+    from_train_page = compare.train_page_fit(name, d, standardize)
+    if from_train_page is not None:
+        fitted, source = from_train_page
+        return fitted.transform, source
+    key = ("knn-speed-nca", name, d, standardize)
+    if key not in st.session_state:
+        bar = st.progress(0.0, text="Training NCA on a subset…")
+
+        def progress(epoch: int, epochs: int) -> None:
+            bar.progress(epoch / epochs, text=f"Training NCA on a subset: epoch {epoch} / {epochs}")
+
+        cache = None if name == UPLOAD_NAME else model_cache_dir()
+        st.session_state[key] = quick_nca(data, d, standardize, cache_dir=cache, progress=progress)
+        bar.empty()
+    quick = st.session_state[key]
+    n = len(data.y_train)
+    subset = f"a stratified subset of {quick.n_train:,} of the {n:,}" if quick.n_train < n else f"all {n:,}"
+    source = f"a fit on {subset} training points ({quick.epochs} epochs, recommended settings)"
+    source += (
+        ", saved by an earlier visit and loaded from the cache"
+        if quick.from_cache
+        else ", trained on this visit"
+    )
+    return quick.model.transform, source
+
+
+def nca_costs(name: str, data: Dataset, d: int, transform: Callable) -> Iterator[SearchCost]:
+    """Cost of searching the NCA projection with each index kind, as each is measured; kept
+    per session for this map (a new Train page run is measured anew)."""
+    key = ("knn-speed-nca-costs", name, d)
+    kept = st.session_state.get(key)
+    if kept is not None and kept[0] == transform:  # the same bound method of the same model
+        yield from kept[1]
+        return
+    Z_train, Z_test = transform(data.X_train), transform(data.X_test)
+    measured = []
+    for index in KINDS:
+        space = space_names(data, d)[1]
+        cost = knn_search_cost(space, Z_train, data.y_train, Z_test, data.y_test, index=index, **_OPTIONS)
+        measured.append(cost)
+        yield cost
+    st.session_state[key] = (transform, measured)
+
+
+def show_table(slot, costs: list[SearchCost], spaces: list[str]) -> None:
+    """The table into ``slot`` (an ``st.empty``): one row per space and index kind, ratios to
+    raw exact search; rows not measured yet are listed with empty cells."""
+    rows = cost_table(costs) if costs else []  # the first cost, raw exact, is the reference
+    done = {(c.name, c.index) for c in costs}
+    rows += [
+        {"space": space, "index": INDEX_LABELS[kind]}
+        for space in spaces
+        for kind in KINDS
+        if (space, kind) not in done
+    ]
+    slot.dataframe(pd.DataFrame(rows, columns=list(COLUMNS_ORDER)), hide_index=True, column_config=COLUMNS)
+
+
+def show_summary(costs: list[SearchCost]) -> None:
+    """The two answers (how much faster, how much smaller, each space at its best) and what
+    exact search costs in accuracy."""
+    faster, smaller = best_gains(costs)
+    raw, nca = (
+        next(c for c in costs if c.name == n and c.index == "exact") for n in (costs[0].name, costs[-1].name)
+    )
+    cols = st.columns(3)
+    cols[0].metric("Query speed-up", f"{faster:.1f}x", help="Fastest raw index against the fastest NCA index")
+    cols[1].metric(
+        "Index size reduction", f"{smaller:.1f}x", help="Smallest raw index against the smallest NCA index"
+    )
+    cols[2].metric(
+        "Test error, exact (raw → NCA)", f"{nca.error:.2%}", f"{(nca.error - raw.error) * 100:+.2f} points",
+        delta_color="inverse",
+    )  # fmt: skip
