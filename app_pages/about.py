@@ -37,10 +37,11 @@ so NCA also learns how many neighbours to listen to.
 )
 
 st.subheader("See it: who does a point listen to?")
+same, other = figures.SAME_CLASS_LINE[1], figures.OTHER_CLASS_LINE[1]
 st.caption(
     "A toy set with three classes side by side and a noisy vertical axis. Click a point: lines "
-    "show its p_ij to the others (thicker = likelier; green = same class, red = other). Left, "
-    "the identity map; right, the map NCA learnt. The slider scales A."
+    f"show its p_ij to the others (thicker = likelier; {same} = same class, {other} = another). "
+    "Left, the identity map; right, the map NCA learnt. The slider scales A."
 )
 problem = toy_problem()
 scale = st.slider(
@@ -63,7 +64,7 @@ for column, (label, A) in zip(
         c1, c2 = st.columns(2)
         c1.metric("p_i (same class)", f"{view.p_correct:.3f}")
         c2.metric(
-            "effective neighbours",
+            "neighbours",
             f"{view.effective_neighbours:.1f}",
-            help="exp(entropy of p_i·): how many points it listens to.",
+            help="The effective number of neighbours, exp(entropy of p_i·): how many points it listens to.",
         )

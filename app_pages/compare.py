@@ -5,7 +5,7 @@ import streamlit as st
 
 from app_pages.ui import compare, share
 from app_pages.ui import data as app_data
-from nca_core import figures, stratified_subsample
+from nca_core import stratified_subsample
 from nca_core.runs import recommended_config
 
 st.title("NCA against PCA and LDA")
@@ -19,18 +19,19 @@ data = app_data.load_dataset(name)
 if data is None:
     st.stop()
 from_link = share.take("n_components", "k", "standardize")
-cols = st.columns(4)
+cols = st.columns(2)  # two controls a row, then the toggles: readable at 1024 pixels
 d = cols[0].radio(
     "Dimensions", [2, 3], index=int(from_link.get("n_components") == 3), horizontal=True, key="compare-d",
     help="2-D or 3-D pictures.",
 )  # fmt: skip
 k = cols[1].select_slider("k for kNN", [1, 3, 5, 7, 9], value=from_link.get("k", 5), key="compare-k")
-standardize = cols[2].toggle(
+toggles = st.container(horizontal=True)
+standardize = toggles.toggle(
     "Standardise inputs", value=from_link.get("standardize", recommended_config(data).standardize),
     key=f"compare-std-{name}",
     help="Zero mean, unit variance per feature before every method.",
 )  # fmt: skip
-deep = cols[3].toggle(
+deep = toggles.toggle(
     "Add deep NCA", value=False, key="compare-deep",
     help="Also train nonlinear NCA: a neural network with the Student-t kernel (Min et al., 2010).",
 )  # fmt: skip
@@ -38,39 +39,38 @@ share.show_notices()
 st.query_params.from_dict({"dataset": name, "d": str(d), "k": str(k), "std": str(standardize).lower()})
 d = min(d, data.n_features)
 display_index = stratified_subsample(data.y_train, min(2000, len(data.y_train)), seed=0)
+labels = data.y_train[display_index]
+same_scale = toggles.toggle(
+    "One scale for every panel", value=False, key="compare-same-scale",
+    help="Each panel always draws a unit across as long as a unit up. The methods' scales differ "
+    "(PCA keeps the inputs' units, LDA whitens the spread within classes, NCA learns its scale, "
+    "which sets how many neighbours count): on one scale, compare sizes too.",
+)  # fmt: skip
 
+# Each panel is drawn as soon as its result is ready (the baselines take moments), so the
+# page has pictures while NCA trains or loads; on one shared scale, all at the end.
+grid = compare.panel_grid(3 + deep)
 results = [
     compare.baseline("pca", name, data, d, k, standardize, display_index),
     compare.baseline("lda", name, data, d, k, standardize, display_index),
 ]
-nca_result, source = compare.nca(name, data, d, k, standardize, display_index)
-results.append(nca_result)
-sources = [f"NCA here is {source}."]
-if deep:
-    deep_result, deep_source = compare.nca(name, data, d, k, standardize, display_index, deep=True)
-    results.append(deep_result)
-    sources.append(f"Deep NCA is {deep_source}.")
+if not same_scale:
+    for cell, result in zip(grid, results):
+        compare.panel(cell, result, labels, data.classes, k)
+sources = []
+for deep_one in (False, True)[: 1 + deep]:
+    cell = grid[len(results)]
+    with cell.container():  # the progress bar of a fresh fit shows in the panel's place
+        result, source = compare.nca(name, data, d, k, standardize, display_index, deep=deep_one)
+    results.append(result)
+    sources.append(f"{'Deep NCA' if deep_one else 'NCA here'} is {source}.")
+    if not same_scale:
+        compare.panel(cell, result, labels, data.classes, k)
+if same_scale:
+    ranges = compare.shared_ranges(results)
+    for cell, result in zip(grid, results):
+        compare.panel(cell, result, labels, data.classes, k, ranges)
 raw = compare.raw_inputs(name, data, k)
-
-labels = data.y_train[display_index]
-panels = st.columns(len(results))
-for panel, result in zip(panels, results):
-    with panel:
-        st.subheader(result.name)
-        dims = min(result.embedding.shape[1], 3)
-        fig = figures.embedding_scatter(
-            result.embedding[:, :dims], labels, data.classes, height=420, uirevision=f"compare-{result.name}"
-        )
-        if dims == 1:
-            st.info("LDA found a single direction (two classes): nothing to draw in 2-D.")
-        else:
-            st.plotly_chart(fig, key=f"compare-{result.name}")
-        line = f"{k}-NN leave-one-out: **{result.train_accuracy:.1%}**"
-        if result.test_accuracy is not None:
-            line += f" · test: **{result.test_accuracy:.1%}**"
-        st.markdown(line + f" · fit {result.fit_seconds:.2f} s")
-        if result.note:
-            st.warning(result.note, icon=":material/info:")
 st.caption(" ".join(sources))
 
 table = pd.DataFrame(

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app_pages.ui import data as app_data
+from app_pages.ui import run_controls as controls
 from app_pages.ui import share, state, views
 from app_pages.ui.controls import run_settings
 from nca_core.runs import Run, resolve_config
@@ -37,30 +38,11 @@ config, notes = resolve_config(chosen, data)
 for note in notes:
     st.info(note, icon=":material/info:")
 
-pace = st.sidebar.slider(
-    "Frames per second cap",
-    0,
-    30,
-    10,
-    key="pace",
-    help="Slows fast runs down so every epoch can be seen; 0 trains at full speed.",
-)
-buttons = st.columns([1, 1, 1, 1, 4])
+pace = controls.pace_controls()
+if controls.train_requested() and not (active is not None and active.job.alive):
+    active = state.start(name, Run(config, data), pace)
 running = active is not None and active.job.alive
-if buttons[0].button("Train", type="primary", icon=":material/play_arrow:", disabled=running):
-    active = state.start(name, Run(config, data), max_epochs_per_second=float(pace))
-    running = True
-paused = running and active.job.state == "paused"
-if buttons[1].button("Resume" if paused else "Pause", icon=":material/pause:", disabled=not running):
-    active.job.resume() if paused else active.job.pause()
-if buttons[2].button(
-    "Step", icon=":material/skip_next:", disabled=not paused, help="One more epoch, then pause again."
-):
-    active.job.step()
-if buttons[3].button("Stop", icon=":material/stop:", disabled=not running):
-    active.job.stop()
-    active.job.join(timeout=30)
-    running = False
+controls.run_buttons(running, running and active.job.pause_requested)
 
 
 def status_and_picture() -> None:
@@ -77,18 +59,20 @@ def status_and_picture() -> None:
             "Press **Train** to start. The picture appears with the first epoch.", icon=":material/touch_app:"
         )
     else:
+        views.metrics(shown)
         st.session_state["selection"] = views.embedding(shown, data, select=not running)
+        shown.job.drawn()
     if current is not None and not current.job.alive and st.session_state.get("was_running"):
         st.session_state["was_running"] = False
         st.rerun(scope="app")  # the run ended: draw the results below
     st.session_state["was_running"] = current is not None and current.job.alive
 
 
-def numbers_and_curves() -> None:
-    """Metrics and curves: they change slowly, so they are redrawn less often."""
+def curves() -> None:
+    """The curves: they change slowly, so they are redrawn less often."""
     shown = state.shown()
     if shown is not None and shown.snapshots:
-        views.metrics_and_curves(shown)
+        views.curves(shown)
 
 
 left, right = st.columns([3, 2])
@@ -97,12 +81,12 @@ if running:
     with left:
         st.fragment(status_and_picture, run_every=picture_every)()
     with right:
-        st.fragment(numbers_and_curves, run_every=curves_every)()
+        st.fragment(curves, run_every=curves_every)()
 else:
     with left:
         status_and_picture()
     with right:
-        numbers_and_curves()
+        curves()
     done = state.current()
     if done is not None and done.snapshots:
         views.results(done, data, st.session_state.get("selection"))

@@ -12,7 +12,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample-iris.csv"
 LIMIT_MB = st.get_option("server.maxUploadSize")
 
 
-def refuse(exc: DatasetError):
+def refuse(exc: DatasetError | str):
     st.error(f"This file cannot be used: {exc}.", icon=":material/error:")
     st.stop()
 
@@ -34,6 +34,8 @@ upload = st.file_uploader("CSV file", type=["csv"], key="upload")
 if upload is None:
     st.stop()
 raw = upload.getvalue()
+if (problem := app_data.not_text(raw)) is not None:
+    refuse(problem)
 try:
     columns, guess = guess_label_column(raw)
 except DatasetError as exc:

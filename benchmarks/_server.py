@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,3 +42,17 @@ def serve() -> tuple[subprocess.Popen, str]:
             time.sleep(0.3)
     server.kill()
     raise SystemExit("streamlit did not start")
+
+
+@contextmanager
+def served_for_chromium() -> Iterator[str]:
+    """The app's URL, served while the block runs; exits with a message without chromium."""
+    if shutil.which("chromium") is None:
+        raise SystemExit("needs Debian's chromium (make test installs it)")
+    os.environ.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
+    server, url = serve()
+    try:
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=20)

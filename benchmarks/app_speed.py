@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import re
 import shutil
 import statistics
 import time
 
-from _server import CHROMIUM_ARGS, serve
+from _server import CHROMIUM_ARGS, served_for_chromium
 
 DATASETS = ("rings", "wine", "digits", "usps", "mnist")
 
@@ -30,8 +29,8 @@ DATASETS = ("rings", "wine", "digits", "usps", "mnist")
 # run as the embedding, so the epoch it names is the epoch on screen.
 _READ_EPOCH = """() => {
     for (const node of document.querySelectorAll("[data-testid='stProgress'], [data-testid='stText'], p")) {
-        const match = /^Epoch (\\d+) \\/ \\d+/.exec(node.innerText);
-        if (match) return parseInt(match[1]);
+        const match = /^Epoch ([\\d.]+) \\/ \\d+/.exec(node.innerText);
+        if (match) return parseFloat(match[1]);
     }
     return null;
 }"""
@@ -61,9 +60,9 @@ def measure(
         page.wait_for_timeout(1500)
         clicked = time.monotonic()
         main.get_by_role("button", name="Train").click()
-        status = page.get_by_text(re.compile(r"^Epoch \d+ / \d+"))
+        status = page.get_by_text(re.compile(r"^Epoch [\d.]+ / \d+"))
         status.wait_for(timeout=timeout * 1000)
-        total = int(re.match(r"^Epoch \d+ / (\d+)", status.inner_text()).group(1))
+        total = int(re.match(r"^Epoch [\d.]+ / (\d+)", status.inner_text()).group(1))
         first_seen: dict[int, float] = {}
         while time.monotonic() - clicked < timeout:
             epoch = epoch_on_page(page)
@@ -99,15 +98,8 @@ def main() -> None:
     parser.add_argument("--watch", type=int, default=None, help="stop after this epoch has been drawn")
     parser.add_argument("--epochs", type=int, default=None, help="epochs to train (default: the page's)")
     args = parser.parse_args()
-    if shutil.which("chromium") is None:
-        raise SystemExit("needs Debian's chromium (make test installs it)")
-    os.environ.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
-    server, url = serve()
-    try:
+    with served_for_chromium() as url:
         result = measure(url, args.dataset, args.timeout, args.watch, args.epochs)
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
     print("| measure | value |\n| --- | --- |")
     for key, value in result.items():
         print(f"| {key} | {value:.2f} |" if isinstance(value, float) else f"| {key} | {value} |")

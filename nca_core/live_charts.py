@@ -20,6 +20,7 @@ from .figures import PALETTE, class_colors
 __all__ = [
     "accuracy_rows",
     "accuracy_spec",
+    "blow_up_note",
     "embedding_rows",
     "embedding_spec",
     "objective_rows",
@@ -32,38 +33,47 @@ OBJECTIVE_LABELS = {"f": "mean p_i (f / n)", "g": "mean log p_i (g / n)", "mcml"
 def embedding_spec(
     classes: Sequence[str], ranges: list[list[float]], *, axis_label: str = "z", height: int = 520
 ) -> dict:
-    """A 2-D scatter coloured by class on fixed axes; drag to pan, scroll to zoom.
+    """A 2-D scatter coloured by class on fixed axes at one scale; drag to pan, scroll to zoom.
 
     ``ranges`` should come from ``figures.steady_ranges`` so that the spec, and with it the
-    chart, survives from one frame to the next.
+    chart, survives from one frame to the next. Both axes get the same units per pixel
+    (a distance-based picture must not be stretched): the chart is as wide as its container,
+    so the domains are Vega expressions of the ``width`` and ``height`` signals, widened
+    around the ranges' centres until each range fits.
     """
     if len(ranges) < 2:
         raise ValueError("embedding_spec needs ranges for two axes")
+    (x0, x1), (y0, y1) = ([float(v) for v in r] for r in ranges[:2])
+    per_pixel = {"name": "units_per_pixel", "expr": f"max({x1 - x0!r} / width, {y1 - y0!r} / height)"}
 
-    def axis(i: int) -> dict:
+    def axis(i: int, low: float, high: float, size: str) -> dict:
         name = f"{axis_label}{i + 1}"
+        centre, half = (low + high) / 2, f"units_per_pixel * {size} / 2"
+        domain = [{"expr": f"{centre!r} - {half}"}, {"expr": f"{centre!r} + {half}"}]
         return {
             "field": name,
             "type": "quantitative",
             "title": name,
-            "scale": {"domain": [float(v) for v in ranges[i]], "nice": False, "zero": False},
+            "scale": {"domain": domain, "nice": False, "zero": False},
         }
 
     return {
+        "width": "container",
         "height": height,
         # Canvas paints hundreds of points in one pass where SVG updates an element per point.
         "usermeta": {"embedOptions": {"renderer": "canvas"}},
         "config": {"aria": False},
-        "params": [{"name": "zoom", "select": "interval", "bind": "scales"}],
+        "params": [per_pixel, {"name": "zoom", "select": "interval", "bind": "scales"}],
         "mark": {"type": "circle", "size": 36, "opacity": 0.8, "clip": True},
         "encoding": {
-            "x": axis(0),
-            "y": axis(1),
+            "x": axis(0, x0, x1, "width"),
+            "y": axis(1, y0, y1, "height"),
             "color": {
                 "field": "class",
                 "type": "nominal",
                 "scale": {"domain": [str(c) for c in classes], "range": class_colors(len(classes))},
-                "legend": {"title": "class"},
+                # Above the plot, in rows: the plot keeps the column's width on a small screen.
+                "legend": {"title": None, "orient": "top", "direction": "horizontal", "columns": 4},
             },
         },
     }
@@ -86,8 +96,9 @@ def _curve_spec(
     if y_format:
         y["axis"] = {"format": y_format}
     color = {"field": "series", "type": "nominal", "title": None, "sort": None}
-    # Inside the plot, bottom right: curves that rise leave that corner empty.
-    color["legend"] = {"orient": "bottom-right", "fillColor": "rgba(255,255,255,0.8)"} if legend else None
+    # Above the plot, never over it: a curve can sit in any corner (a failing run's is low).
+    # One short row: in Streamlit the chart's height includes its legend.
+    color["legend"] = {"orient": "top", "direction": "horizontal", "title": None} if legend else None
     return {
         "height": height,
         "title": title,
@@ -117,12 +128,16 @@ def objective_rows(epochs: Sequence[int], values: Sequence[float]) -> pd.DataFra
     return pd.DataFrame({"epoch": list(epochs), "value": list(values), "series": "objective"})
 
 
-ACCURACY_SERIES = ("train (leave-one-out)", "test")
+ACCURACY_SERIES = ("train (LOO)", "test")
 
 
-def accuracy_spec(k: int, height: int = 240) -> dict:
+def accuracy_spec(k: int, height: int = 260) -> dict:
     """Leave-one-out training and test kNN accuracy against epoch."""
-    spec = _curve_spec(f"{k}-NN accuracy", "accuracy", height, y_format=".0%", y_domain=(0, 1), legend=True)
+    spec = _curve_spec(
+        f"{k}-NN accuracy", f"{k}-NN accuracy", height, y_format=".0%", y_domain=(0, 1), legend=True
+    )
+    # No title above the legend: in Streamlit both come out of the chart's height.
+    del spec["title"]
     spec["encoding"]["color"]["scale"] = {"domain": list(ACCURACY_SERIES), "range": [PALETTE[0], PALETTE[3]]}
     return spec
 
@@ -138,3 +153,32 @@ def accuracy_rows(
         if value is not None
     ]
     return pd.DataFrame(rows, columns=["epoch", "value", "series"])
+
+
+def _reach(snapshot) -> float:
+    """The largest finite |coordinate| in a snapshot's embedding."""
+    Z = np.asarray(snapshot.embedding, dtype=np.float64)
+    finite = np.abs(Z[np.isfinite(Z)])
+    return float(finite.max()) if finite.size else 0.0
+
+
+def blow_up_note(snapshots: Sequence, growth: float = 1000.0) -> str | None:
+    """Words for a run that stays finite but blows up (a learning rate far too large): the
+    embedding grew more than ``growth`` times past where it started, or accuracy fell far
+    below its best. None for a healthy run."""
+    whole = [s for s in snapshots if s.fraction >= 1.0]
+    if len(whole) < 2:
+        return None
+    start, now = _reach(whole[0]), _reach(whole[-1])
+    scored = [s.train_accuracy for s in whole if s.train_accuracy is not None]
+    fell = len(scored) > 1 and scored[-1] < max(scored) - 0.2
+    if now <= growth * max(start, 1e-12) and not fell:
+        return None
+    what = f"the embedding grew from ±{start:.3g} to ±{now:.3g}" if now > growth * start else ""
+    if fell:
+        drop = f"accuracy fell from {max(scored):.0%} to {scored[-1]:.0%}"
+        what = f"{what} and {drop}" if what else drop
+    return (
+        f"This run looks like it is diverging: {what}. Steps this large overshoot; "
+        "lower the learning rate (or standardise the inputs)."
+    )

@@ -20,13 +20,34 @@ def test_embedding_spec_is_valid_vega_lite_with_fixed_axes_and_class_colours(rng
     spec = live_charts.embedding_spec(CLASSES, ranges)
     rows = live_charts.embedding_rows(Z, y, CLASSES)
     valid_vega_lite(spec, rows)
-    assert spec["encoding"]["x"]["scale"]["domain"] == ranges[0]
-    assert spec["encoding"]["y"]["scale"]["domain"] == ranges[1]
+    for width in (300, 520, 900):  # the chart fills its column, whatever the screen
+        x_domain, y_domain = shown_domains(spec, width)
+        assert x_domain[0] <= ranges[0][0] and x_domain[1] >= ranges[0][1]
+        assert y_domain[0] <= ranges[1][0] and y_domain[1] >= ranges[1][1]
     assert spec["encoding"]["color"]["scale"] == {"domain": CLASSES, "range": figures.class_colors(3)}
     assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
     assert list(rows.columns) == ["z1", "z2", "class"]
     np.testing.assert_allclose(rows[["z1", "z2"]].to_numpy(), Z)
     assert rows["class"].tolist() == [CLASSES[c] for c in y]
+
+
+def shown_domains(spec: dict, width: float) -> list[list[float]]:
+    """The x and y domains the browser computes from the spec's expressions at ``width``
+    pixels wide (the spec's own height): Vega's max() and arithmetic, evaluated here."""
+    names = {"width": width, "height": spec["height"], "max": max, "__builtins__": {}}
+    names["units_per_pixel"] = eval(spec["params"][0]["expr"], names)
+    return [[eval(b["expr"], names) for b in spec["encoding"][a]["scale"]["domain"]] for a in ("x", "y")]
+
+
+@pytest.mark.parametrize("width", [320, 600, 1000])
+@pytest.mark.parametrize("ranges", [[[-1.5, 1.5], [-4.0, 4.0]], [[0.0, 10.0], [-1.0, 1.0]]])
+def test_embedding_spec_draws_both_axes_at_one_scale(ranges, width):
+    """A unit across is as many pixels as a unit up (rings were drawn as 3:1 ellipses)."""
+    spec = live_charts.embedding_spec(CLASSES, ranges, height=480)
+    (x0, x1), (y0, y1) = shown_domains(spec, width)
+    assert (x1 - x0) / width == pytest.approx((y1 - y0) / 480)
+    assert x0 <= ranges[0][0] and x1 >= ranges[0][1] and y0 <= ranges[1][0] and y1 >= ranges[1][1]
+    assert spec["width"] == "container"
 
 
 def test_embedding_spec_does_not_change_while_points_move_inside_the_axes(rng):
@@ -58,14 +79,35 @@ def test_curves_are_valid_vega_lite_and_skip_missing_values():
     accuracy = live_charts.accuracy_rows([0, 1, 2], [0.5, 0.7, 0.9], [None, 0.6, 0.8])
     valid_vega_lite(live_charts.accuracy_spec(5), accuracy)
     assert accuracy.values.tolist() == [
-        [0, 0.5, "train (leave-one-out)"],
-        [1, 0.7, "train (leave-one-out)"],
+        [0, 0.5, "train (LOO)"],
+        [1, 0.7, "train (LOO)"],
         [1, 0.6, "test"],
-        [2, 0.9, "train (leave-one-out)"],
+        [2, 0.9, "train (LOO)"],
         [2, 0.8, "test"],
     ]
-    assert live_charts.accuracy_spec(5)["title"] == "5-NN accuracy"
+    assert live_charts.accuracy_spec(5)["encoding"]["y"]["title"] == "5-NN accuracy"
     # probabilities and accuracies keep the full [0, 1] scale; a log-likelihood fits its data
     assert live_charts.accuracy_spec(5)["encoding"]["y"]["scale"] == {"domain": [0, 1]}
     assert live_charts.objective_spec("f")["encoding"]["y"]["scale"] == {"domain": [0, 1]}
     assert live_charts.objective_spec("g")["encoding"]["y"]["scale"] == {"zero": False}
+
+
+def test_no_legend_sits_on_top_of_the_data():
+    """The accuracy legend covered the curves; the embedding's squeezed a narrow column."""
+    for spec in (live_charts.accuracy_spec(5), live_charts.embedding_spec(CLASSES, [[0, 1], [0, 1]])):
+        legend = spec["encoding"]["color"]["legend"]
+        assert legend["orient"] == "top" and legend["direction"] == "horizontal"
+
+
+def test_blow_up_is_put_in_words_and_a_healthy_run_is_not():
+    from nca_core.training import Snapshot
+
+    def snap(epoch, scale, accuracy):
+        return Snapshot(epoch, 0.5, 0.0, None, np.ones((4, 2), np.float32) * scale, accuracy, accuracy)
+
+    healthy = [snap(0, 3, 0.4), snap(1, 5, 0.9), snap(2, 6, 0.99)]
+    assert live_charts.blow_up_note(healthy) is None
+    blown = [snap(0, 3, 0.4), snap(1, 3e3, 0.9), snap(2, 3e5, 0.44)]
+    note = live_charts.blow_up_note(blown)
+    assert "grew from ±3 to ±3e+05" in note and "accuracy fell from 90% to 44%" in note
+    assert "lower the learning rate" in note

@@ -32,7 +32,7 @@ class JobSlots:
     def __init__(self, capacity: int):
         self.capacity = max(1, int(capacity))
         self._lock = threading.Condition()
-        self._running: set[int] = set()
+        self._running: dict[int, Callable[[], float | None]] = {}  # ticket -> its seconds left
         self._queue: list[int] = []
 
     def position(self, ticket: int) -> int:
@@ -42,7 +42,25 @@ class JobSlots:
                 return 0
             return self._queue.index(ticket) + 1 if ticket in self._queue else 0
 
-    def acquire(self, ticket: int, cancelled: Callable[[], bool]) -> bool:
+    def wait_estimate(self, ticket: int) -> float | None:
+        """Seconds until ``ticket`` gets a slot, from the running jobs' own estimates: the
+        n-th in line waits for the n-th soonest to finish (None: no estimate yet)."""
+        with self._lock:
+            if ticket not in self._queue:
+                return None
+            place = self._queue.index(ticket) + 1
+            lefts = [left() for left in self._running.values()]
+        known = sorted(v for v in lefts if v is not None)
+        if len(known) < len(lefts) or place > len(known):
+            return None
+        return known[place - 1]
+
+    def acquire(
+        self,
+        ticket: int,
+        cancelled: Callable[[], bool],
+        seconds_left: Callable[[], float | None] = lambda: None,
+    ) -> bool:
         """Wait for a slot; False if ``cancelled()`` became true while waiting."""
         with self._lock:
             self._queue.append(ticket)
@@ -53,13 +71,13 @@ class JobSlots:
                     return False
                 self._lock.wait(timeout=0.2)
             self._queue.pop(0)
-            self._running.add(ticket)
+            self._running[ticket] = seconds_left
             self._lock.notify_all()
             return True
 
     def release(self, ticket: int) -> None:
         with self._lock:
-            self._running.discard(ticket)
+            self._running.pop(ticket, None)
             self._lock.notify_all()
 
     @property
@@ -90,6 +108,10 @@ class TrainingJob:
 
     Attributes read by the page: ``snapshots`` (append-only), ``state`` ("queued",
     "running", "paused", "finished", "stopped", "failed"), ``error`` and ``stop_reason``.
+    ``pace(snapshot)`` gives the least seconds a frame stays before training goes on, or
+    None to leave the frame out (else ``max_epochs_per_second`` caps every frame). With
+    ``hold_first_frame`` > 0, training waits after the start frame until the page has drawn
+    it (``drawn()``, at most 5 s) and then that many seconds, so the start is seen.
     ``threads``, if given, is torch's intra-op thread count for this job's thread only
     (OpenMP keeps the setting per thread), leaving other jobs and the server alone.
     """
@@ -97,6 +119,9 @@ class TrainingJob:
     make_stream: Callable[[], Iterator[Snapshot]]
     slots: JobSlots
     max_epochs_per_second: float = 0.0
+    pace: Callable[[Snapshot], float | None] | None = None
+    hold_first_frame: float = 0.0
+    total_epochs: int | None = None
     connected: Callable[[], bool] | None = None
     heartbeat_timeout: float = 600.0
     max_snapshots: int = 600
@@ -106,6 +131,7 @@ class TrainingJob:
     error: str | None = None
     stop_reason: str | None = None
     started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
 
     def __post_init__(self):
         with _ticket_lock:
@@ -114,9 +140,11 @@ class TrainingJob:
         self._resume = threading.Event()
         self._resume.set()
         self._steps_allowed = 0
+        self._drawn = threading.Event()
         self._heartbeat = time.monotonic()
         self._first_arrival: tuple[int, float] | None = None  # (epoch, time) of the first snapshot
         self._last_arrival: tuple[int, float] | None = None
+        self._arrivals: list[tuple[float, float]] = []  # (epochs done, time) of every frame kept
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
         self._thread.start()
 
@@ -130,16 +158,33 @@ class TrainingJob:
         self._resume.set()
 
     def pause(self) -> None:
-        if self.state == "running":
+        """Pause at the next frame (within an epoch when the run takes frames there)."""
+        if self.alive:
+            self._steps_allowed = 0
             self._resume.clear()
 
     def resume(self) -> None:
+        self._steps_allowed = 0
         self._resume.set()
 
     def step(self) -> None:
-        """While paused, train exactly one more epoch."""
-        self._steps_allowed += 1
-        self._resume.set()
+        """While paused, train on to the end of the next epoch, then pause again."""
+        if self.pause_requested:
+            self._steps_allowed = 1
+            self._resume.set()
+
+    def drawn(self) -> None:
+        """The page has drawn a frame (the start frame waits for this)."""
+        self._drawn.set()
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
+
+    @property
+    def pause_requested(self) -> bool:
+        """Paused, or pausing at the next frame: what the Pause/Resume button shows."""
+        return self.alive and (not self._resume.is_set() or self._steps_allowed > 0)
 
     def join(self, timeout: float | None = None) -> None:
         self._thread.join(timeout)
@@ -151,6 +196,11 @@ class TrainingJob:
     @property
     def queue_position(self) -> int:
         return self.slots.position(self.ticket) if self.state == "queued" else 0
+
+    @property
+    def queue_wait(self) -> float | None:
+        """Estimated seconds until this queued job starts (None: unknown or not queued)."""
+        return self.slots.wait_estimate(self.ticket) if self.state == "queued" else None
 
     @property
     def latest(self) -> Snapshot | None:
@@ -174,7 +224,7 @@ class TrainingJob:
         return self._stop.is_set() or reason is not None
 
     def _run(self) -> None:
-        if not self.slots.acquire(self.ticket, self._should_stop):
+        if not self.slots.acquire(self.ticket, self._should_stop, lambda: self.seconds_left):
             self.state = "stopped"
             return
         stream = None
@@ -185,10 +235,13 @@ class TrainingJob:
             stream = self.make_stream()
             last = time.monotonic()
             for snap in stream:
+                wait = self._frame_seconds(snap)
+                if wait is None:  # the pace leaves this frame out
+                    continue
                 self._keep(snap)
                 if self._should_stop():
                     break
-                self._wait_between_epochs(last)
+                self._wait_between_frames(snap, last, wait)
                 if self._should_stop():
                     break
                 last = time.monotonic()
@@ -207,23 +260,40 @@ class TrainingJob:
         except Exception as exc:  # reported on the page instead of killing the thread silently
             self.state, self.error = "failed", f"Training stopped: {exc}"
         finally:
+            self.ended = time.monotonic()
             if stream is not None:
                 stream.close()
             self.slots.release(self.ticket)
             _return_free_heap()
 
     @property
+    def elapsed(self) -> float:
+        """Wall-clock seconds since the job was created, frozen when it ends."""
+        return (self.ended or time.monotonic()) - self.started
+
+    @property
     def epochs_per_second(self) -> float | None:
         """Epochs per second of wall time between the first and the latest snapshot, as the
-        page sees them (pauses and the frame cap included); None before two snapshots."""
+        page sees them (pauses and the frame cap included); None before any progress."""
         if self._first_arrival is None or self._last_arrival[1] <= self._first_arrival[1]:
             return None
         (first_epoch, first_at), (last_epoch, last_at) = self._first_arrival, self._last_arrival
+        if last_epoch <= first_epoch:
+            return None
         return (last_epoch - first_epoch) / (last_at - first_at)
+
+    @property
+    def seconds_left(self) -> float | None:
+        """Estimated seconds to the last epoch at the current speed (None: unknown)."""
+        speed, latest = self.epochs_per_second, self.latest
+        if not speed or latest is None or self.total_epochs is None:
+            return None
+        return max(0.0, (self.total_epochs - progress(latest)) / speed)
 
     def _keep(self, snap: Snapshot) -> None:
         """Store a snapshot; past the cap, thin older ones to every other (first kept)."""
-        self._last_arrival = (snap.epoch, time.monotonic())
+        self._last_arrival = (progress(snap), time.monotonic())
+        self._arrivals.append(self._last_arrival)
         if self._first_arrival is None:
             self._first_arrival = self._last_arrival
         if len(self.snapshots) >= self.max_snapshots:
@@ -231,19 +301,30 @@ class TrainingJob:
         else:
             self.snapshots.append(snap)
 
-    def _wait_between_epochs(self, last: float) -> None:
-        if self.max_epochs_per_second > 0:
-            pause = 1.0 / self.max_epochs_per_second - (time.monotonic() - last)
-            if pause > 0:
-                self._stop.wait(pause)
-        if self._steps_allowed > 0:
-            self._steps_allowed -= 1
-            if self._steps_allowed == 0:
-                self._resume.clear()
+    def _frame_seconds(self, snap: Snapshot) -> float | None:
+        if self.pace is not None:
+            return self.pace(snap)
+        return 1.0 / self.max_epochs_per_second if self.max_epochs_per_second > 0 else 0.0
+
+    def _wait_between_frames(self, snap: Snapshot, last: float, seconds: float) -> None:
+        if len(self.snapshots) == 1 and self.hold_first_frame > 0:
+            self._drawn.wait(5.0)  # the audience sees where the run starts
+            self._stop.wait(self.hold_first_frame)
+        pause = seconds - (time.monotonic() - last)
+        if pause > 0:
+            self._stop.wait(pause)
+        if self._steps_allowed > 0 and snap.fraction >= 1.0 and snap.epoch > 0:
+            self._steps_allowed = 0  # a step ends at the end of an epoch
+            self._resume.clear()
         if not self._resume.is_set():
             self.state = "paused"
-            while not self._resume.wait(timeout=0.2):
+            while not self._resume.wait(timeout=0.1):
                 if self._should_stop():
                     return
             if not self._stop.is_set():
                 self.state = "running"
+
+
+def progress(snap: Snapshot) -> float:
+    """Epochs done at a snapshot, counting a part-way frame's fraction (12.25, say)."""
+    return snap.epoch if snap.fraction >= 1.0 else snap.epoch - 1 + snap.fraction

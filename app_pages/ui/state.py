@@ -13,6 +13,7 @@ from nca_core import Snapshot
 from nca_core.runs import Run
 
 from .jobs import JobSlots, TrainingJob
+from .pacing import Pace, frames_per_epoch
 
 RUN_KEY = "train_run"
 
@@ -66,17 +67,21 @@ def current() -> ActiveRun | None:
     return st.session_state.get(RUN_KEY)
 
 
-def start(dataset: str, run: Run, max_epochs_per_second: float) -> ActiveRun:
+def start(dataset: str, run: Run, pace: Pace) -> ActiveRun:
     """Start a job for ``run``; the previous run stays visible until this one has a frame."""
     previous = current()
     if previous is not None:
         previous.job.stop()
         st.session_state[RUN_KEY + "_previous"] = previous
     slots = job_slots()
+    n_train = len(run.data.y_train)
+    frames = frames_per_epoch(n_train, run.config.batch_size, pace.slow_start)
     job = TrainingJob(
-        run.stream,
+        lambda: run.stream(frames_per_epoch=frames),
         slots,
-        max_epochs_per_second=max_epochs_per_second,
+        pace=Pace(pace.max_frames_per_second, pace.slow_start, large=n_train > 3000),
+        hold_first_frame=pace.hold_first_frame,
+        total_epochs=run.config.epochs,
         connected=_session_connected(),
         threads=threads_for(run, slots),
     )

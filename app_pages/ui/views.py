@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import streamlit as st
 
 from nca_core import figures, live_charts
 from nca_core.datasets import Dataset
+from nca_core.live_charts import blow_up_note
 from nca_core.runs import EVAL_POINTS
 
+from .data import dataset_title
+from .jobs import progress as progress_of
 from .state import ActiveRun
 
 # A 3-D chart is a Plotly WebGL figure built afresh for each frame (about a second in
@@ -31,6 +32,9 @@ def redraw_seconds(n_train: int, n_components: int) -> tuple[float, float]:
     return (THREE_D_REDRAW_SECONDS if n_components == 3 else picture), curves
 
 
+# A start at least this accurate leaves little for NCA to show (wine from LDA: 99%).
+SEPARATED = 0.9
+
 STATE_TEXT = {
     "queued": "waiting for a free training slot",
     "running": "training",
@@ -46,51 +50,88 @@ def _fmt_seconds(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
 
 
-def progress(active: ActiveRun) -> None:
-    """Progress bar with epoch count, elapsed time, ETA, speed and the device."""
+def status_text(active: ActiveRun) -> str:
+    """One line: epoch, state, elapsed (frozen once the run ends), time left, speed, device."""
     job, config = active.job, active.run.config
-    latest = job.latest
-    epoch = latest.epoch if latest else 0
-    wall = time.monotonic() - job.started
-    speed = job.epochs_per_second
     status = STATE_TEXT.get(job.state, job.state)
     if job.state == "queued":
-        status += f" (place {job.queue_position} in line)"
+        wait = job.queue_wait
+        estimate = f", about {_fmt_seconds(wait)}" if wait is not None else ", estimating the wait"
+        status += f" (place {job.queue_position} in line{estimate})"
+    elif job.alive and job.stop_requested:
+        status = "stopping at the next frame"
+    elif job.state == "running" and job.pause_requested:
+        status = "pausing at the next frame"
+    latest = job.latest
     if latest is None:  # no frame yet: say so rather than show "Epoch 0"
-        st.progress(0.0, text=f"Preparing the run · {status} · {_fmt_seconds(wall)} elapsed")
-        return
-    text = f"Epoch {epoch} / {config.epochs} · {status} · {_fmt_seconds(wall)} elapsed"
-    if job.state == "running" and speed:
-        text += f" · about {_fmt_seconds((config.epochs - epoch) / speed)} left"
-    if speed:
-        text += f" · {speed:.1f} epochs/s"
-    text += f" · device {active.run.model.device_ if hasattr(active.run.model, 'device_') else config.device}"
-    st.progress(min(1.0, epoch / max(config.epochs, 1)), text=text)
+        return f"Preparing the run · {status} · {_fmt_seconds(job.elapsed)} elapsed"
+    text = f"Epoch {figures.epoch_label(latest)} / {config.epochs} · {status} · {_fmt_seconds(job.elapsed)} elapsed"
+    if job.state == "running" and job.seconds_left is not None:
+        text += f" · about {_fmt_seconds(job.seconds_left)} left"
+    if job.epochs_per_second:
+        text += f" · {job.epochs_per_second:.1f} epochs/s"
+    device = getattr(active.run.model, "device_", config.device)
+    return text + f" · device {device}"
 
 
-def metrics_and_curves(active: ActiveRun) -> None:
+def progress(active: ActiveRun) -> None:
+    """Progress bar with epoch count, elapsed time, ETA, speed and the device."""
+    latest = active.job.latest
+    done = progress_of(latest) if latest is not None else 0.0
+    st.progress(min(1.0, done / max(active.run.config.epochs, 1)), text=status_text(active))
+    note = blow_up_note(active.snapshots)
+    if note:
+        st.warning(note, icon=":material/warning:")
+
+
+def metrics(active: ActiveRun) -> None:
+    """Epoch, objective and accuracy of the latest frame (drawn with the picture, so they
+    never lag it); accuracies from the latest whole epoch that has them."""
     snaps = active.snapshots
     latest = snaps[-1]
     config = active.run.config
+    # Short labels, details in the help: three metrics share a third of a 1024-pixel screen.
     cols = st.columns(3)
-    cols[0].metric("Epoch", latest.epoch)
+    cols[0].metric("Epoch", figures.epoch_label(latest), help=f"Epochs done, of {config.epochs}.")
     label = {"f": "mean pᵢ", "g": "mean log pᵢ", "mcml": "−KL"}[config.objective]
     delta = latest.objective - snaps[0].objective if len(snaps) > 1 else None
     cols[1].metric(
-        f"Objective ({label})", f"{latest.objective:.4f}", None if delta is None else f"{delta:+.4f}"
+        label,
+        f"{latest.objective:.4f}",
+        None if delta is None else f"{delta:+.4f}",
+        help="The objective per point, and its change since the start.",
     )
-    if latest.test_accuracy is not None:
+    scored = next((s for s in reversed(snaps) if s.train_accuracy is not None), None)
+    if scored is not None and scored.test_accuracy is not None:
         sampled = len(active.run.data.y_test) > EVAL_POINTS
+        where = f"a stratified sample of {EVAL_POINTS:,} test points" if sampled else "the test set"
         cols[2].metric(
-            f"Test {config.k}-NN accuracy",
-            f"{latest.test_accuracy:.1%}",
-            help=f"On a stratified sample of {EVAL_POINTS:,} test points." if sampled else None,
+            f"Test {config.k}-NN",
+            f"{scored.test_accuracy:.1%}",
+            help=f"{config.k}-NN accuracy on {where} (epoch {scored.epoch}).",
         )
-    elif latest.train_accuracy is not None:
-        cols[2].metric(f"Train {config.k}-NN (LOO)", f"{latest.train_accuracy:.1%}")
+    elif scored is not None:
+        cols[2].metric(
+            f"LOO {config.k}-NN",
+            f"{scored.train_accuracy:.1%}",
+            help=f"Leave-one-out {config.k}-NN accuracy on training points (epoch {scored.epoch}).",
+        )
+    start = snaps[0]
+    if start.test_accuracy is not None and start.test_accuracy >= SEPARATED and config.init != "random":
+        st.caption(
+            f"What to notice: the {config.init.upper()} start already scores {start.test_accuracy:.0%}, "
+            "so NCA has little to move. To watch it separate the classes by itself, choose "
+            "**Start from: random**."
+        )
     if latest.dof is not None:
         what = "learnt" if config.learn_dof else "fixed"
         st.caption(f"Student-t degrees of freedom: {latest.dof:.3g} ({what}).")
+
+
+def curves(active: ActiveRun) -> None:
+    """Objective and accuracy against epoch, whole epochs only."""
+    snaps = [s for s in active.snapshots if s.fraction >= 1.0]
+    config = active.run.config
     epochs = [s.epoch for s in snaps]
     st.vega_lite_chart(
         live_charts.objective_rows(epochs, [s.objective for s in snaps]),
@@ -135,6 +176,21 @@ def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapsho
         title=f"epoch {snap.epoch}",
     )
     if select:
+        if dims == 2 and st.toggle(
+            "Shade k-NN decision regions",
+            key="regions",
+            help="Colour the plane by the class its k nearest points vote for, as a k-NN "
+            "classifier in this embedding would.",
+        ):
+            labels = active.run.display_labels
+            fig = figures.with_decision_regions(
+                fig, snap.embedding, labels, len(data.classes), k=active.run.config.k
+            )
+        row = _selected_row(st.session_state.get("final-embedding"))
+        if row is not None and dims == 2 and row < len(snap.embedding):
+            fig = figures.with_neighbour_lines(
+                fig, snap.embedding, row, active.run.neighbours(snap, row, k=8)
+            )
         return st.plotly_chart(fig, key="final-embedding", on_select="rerun", selection_mode=("points",))
     st.caption(
         f"While training, the 3-D view is redrawn every {THREE_D_REDRAW_SECONDS:g} s (a 3-D chart takes "
@@ -147,12 +203,18 @@ def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapsho
 def _selected_row(event) -> int | None:
     """Row of the display subset picked in the scatter (its customdata), if any."""
     try:
-        points = event.selection.points
-    except AttributeError:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
         return None
-    if not points:
-        return None
-    return int(points[0]["customdata"] if "customdata" in points[0] else points[0]["point_index"])
+    picked = [p for p in points if "customdata" in p]  # class points, not the neighbour lines
+    return int(picked[0]["customdata"]) if picked else None
+
+
+def replay_title(active: ActiveRun, data: Dataset) -> str:
+    """Names the run in the replay and its HTML export: what, on which data, in how many d."""
+    config = active.run.config
+    kind = "deep NCA" if config.encoder == "mlp" else "NCA"
+    return f"{kind} on {dataset_title(active.dataset)}, d = {config.n_components}"
 
 
 def results(active: ActiveRun, data: Dataset, selection=None) -> None:
@@ -163,7 +225,10 @@ def results(active: ActiveRun, data: Dataset, selection=None) -> None:
         st.caption(
             "Every epoch of the run (at most 100 frames). Press play, drag the slider, or pick a speed."
         )
-        st.plotly_chart(figures.animation(snaps, run.display_labels, data.classes), key="replay")
+        st.plotly_chart(
+            figures.animation(snaps, run.display_labels, data.classes, title=replay_title(active, data)),
+            key="replay",
+        )
     with tabs[1]:
         inspect(active, data, _selected_row(selection))
     with tabs[2]:
@@ -219,7 +284,11 @@ def learned_map(active: ActiveRun, data: Dataset) -> None:
     names = None if data.image_shape is not None else [f"x{i + 1}" for i in range(A.shape[1])]
     st.plotly_chart(figures.map_heatmap(A, names), key="map-heatmap")
     if data.image_shape is not None:
-        st.caption("Each row of A as an image: red pixels push a coordinate up, blue pull it down.")
+        words = figures.DIVERGING_WORDS
+        st.caption(
+            f"Each row of A as an image: {words['positive']} pixels push a coordinate up, "
+            f"{words['negative']} pull it down."
+        )
         st.plotly_chart(
             figures.component_images(A, data.image_shape), key="map-images", config={"displayModeBar": False}
         )
@@ -231,7 +300,7 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
     classes = list(data.classes)
 
     def animation_html() -> bytes:
-        fig = figures.animation(snaps, run.display_labels, classes)
+        fig = figures.animation(snaps, run.display_labels, classes, title=replay_title(active, data))
         return fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False).encode()
 
     cols = st.columns(3)

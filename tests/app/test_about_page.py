@@ -9,7 +9,7 @@ def test_formulas_and_the_illustration(app):
     assert not at.exception, at.exception
     assert len(at.latex) == 3
     labels = [m.label for m in at.metric]
-    assert labels == ["p_i (same class)", "effective neighbours"] * 2
+    assert labels == ["p_i (same class)", "neighbours"] * 2
     before, after = float(at.metric[0].value), float(at.metric[2].value)
     assert after > before  # the learnt map gives the clicked point more of its own class
 
@@ -29,3 +29,19 @@ def test_choosing_another_point_shows_its_probabilities(app):
     X, y = make_stretched_blobs(60, seed=0)
     p = selection_probabilities(X, 31)  # the "before" panel: identity map, scale 1
     assert at.metric[0].value == f"{p[y == y[31]].sum():.3f}"
+
+
+def test_the_caption_names_the_line_colours_the_figure_draws(app):
+    import json
+
+    from nca_core import figures
+
+    at = app.switch_page("app_pages/about.py").run()
+    caption = next(c.value for c in at.caption if "p_ij to the others" in c.value)
+    layouts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    colours = {t["line"]["color"] for fig in layouts for t in fig["data"] if t.get("mode") == "lines"}
+    assert colours <= {figures.SAME_CLASS_LINE[0], figures.OTHER_CLASS_LINE[0]}
+    assert f"{figures.SAME_CLASS_LINE[1]} = same class" in caption
+    assert f"{figures.OTHER_CLASS_LINE[1]} = another" in caption
+    assert "green" not in caption and "red" not in caption
+    assert all(fig["layout"]["yaxis"]["scaleanchor"] == "x" for fig in layouts)  # one scale

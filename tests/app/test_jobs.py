@@ -141,3 +141,42 @@ def test_speed_is_wall_clock_epochs_per_second_frame_cap_included():
     job.join(30)
     # training alone runs far faster than 20 epochs/s (benchmarks/threads.py); the cap rules
     assert 5 < speed <= 21
+
+
+def test_slow_motion_start_walks_through_the_first_epochs_and_full_speed_does_not():
+    from app_pages.ui.pacing import SLOW_EPOCHS, Pace
+
+    data = datasets.load("rings")
+
+    def journey(pace, frames):
+        nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, max_iter=20)
+        job = TrainingJob(
+            lambda: nca.fit_iter(data.X_train, data.y_train, frames_per_epoch=frames),
+            JobSlots(1),
+            pace=pace,
+            hold_first_frame=pace.hold_first_frame,
+        )
+        job.drawn()  # as the page does once it has drawn the start frame
+        job.join(60)
+        times = dict(job._arrivals)
+        return times[SLOW_EPOCHS] - times[0], job.snapshots
+
+    slow, snaps = journey(Pace(10, True), 4)
+    assert slow >= 5.0  # rings separate by epoch 2: the audience gets seconds of it
+    assert sum(s.fraction < 1 for s in snaps) >= 3 * SLOW_EPOCHS  # several frames per early epoch
+    assert all(s.fraction == 1 for s in snaps if s.epoch > SLOW_EPOCHS)  # whole epochs after
+    fast, _ = journey(Pace(0, False), 1)
+    assert fast < 1.0
+
+
+def test_a_queued_job_knows_roughly_how_long_it_waits():
+    slots = JobSlots(1)
+    first = TrainingJob(rings_stream(max_iter=60), slots, max_epochs_per_second=10, total_epochs=60)
+    wait(lambda: len(first.snapshots) >= 5)
+    second = TrainingJob(rings_stream(max_iter=2), slots)
+    wait(lambda: second.queue_position == 1)
+    estimate = second.queue_wait
+    assert estimate is not None and 2.0 < estimate < 8.0  # 55 epochs at 10 a second
+    first.stop()
+    second.join(30)
+    assert second.queue_wait is None

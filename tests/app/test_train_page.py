@@ -2,9 +2,22 @@
 
 from apptest_helpers import button, wait_for
 
+from nca_core import figures
+
 
 def active_run(at):
     return at.session_state["train_run"] if "train_run" in at.session_state else None
+
+
+def finished_run(app, epochs: int, dataset: str = "rings"):
+    """Train ``dataset`` for ``epochs`` at full speed and rerun the page once it has ended."""
+    app.sidebar.slider(key=f"{dataset}-epochs").set_value(epochs)
+    app.sidebar.slider(key="pace").set_value(0)
+    app.sidebar.toggle(key="slow-start").set_value(False)
+    button(app, "Train").click().run()
+    wait_for(app, lambda at: not active_run(at).job.alive)
+    app.run()
+    return active_run(app)
 
 
 def test_page_renders_with_rings_preselected(app):
@@ -17,6 +30,7 @@ def test_page_renders_with_rings_preselected(app):
 def test_a_short_run_produces_snapshots_and_metrics(app):
     app.sidebar.slider(key="rings-epochs").set_value(8)
     app.sidebar.slider(key="pace").set_value(0)
+    app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
     wait_for(app, lambda at: not active_run(at).job.alive)
     run = active_run(app)
@@ -25,7 +39,7 @@ def test_a_short_run_produces_snapshots_and_metrics(app):
     assert run.snapshots[-1].objective > run.snapshots[0].objective
     app.run()
     labels = [m.label for m in app.metric]
-    assert labels == ["Epoch", "Objective (mean pᵢ)", "Test 5-NN accuracy"]
+    assert labels == ["Epoch", "mean pᵢ", "Test 5-NN"]
     assert app.metric[0].value == "8"
     assert [t.label for t in app.tabs] == ["Replay", "Inspect a point", "Learned map", "Downloads"]
     assert not app.exception
@@ -43,12 +57,13 @@ def test_stop_keeps_the_snapshots(app):
     assert 3 <= kept < 301
     app.run()
     assert len(active_run(app).snapshots) == kept
-    assert app.metric[0].value == str(run.snapshots[-1].epoch)
+    assert app.metric[0].value == figures.epoch_label(run.snapshots[-1])  # "12" or "12.25"
 
 
 def test_changing_dataset_resets_the_run(app):
     app.sidebar.slider(key="rings-epochs").set_value(3)
     app.sidebar.slider(key="pace").set_value(0)
+    app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
     wait_for(app, lambda at: not active_run(at).job.alive)
     app.selectbox(key="dataset").set_value("wine").run()
@@ -62,6 +77,7 @@ def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
     app.sidebar.radio(key="rings-objective").set_value("g")
     app.sidebar.number_input(key="rings-lr-sgd-linear").set_value(100.0)
     app.sidebar.slider(key="pace").set_value(0)
+    app.sidebar.toggle(key="slow-start").set_value(False)
     app.sidebar.slider(key="rings-epochs").set_value(50)
     button(app, "Train").click().run()
     wait_for(app, lambda at: not active_run(at).job.alive)
@@ -85,6 +101,7 @@ def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
     app.sidebar.radio(key="rings-objective").set_value("mcml")
     app.sidebar.slider(key="rings-epochs").set_value(6)
     app.sidebar.slider(key="pace").set_value(0)
+    app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
     wait_for(app, lambda at: not active_run(at).job.alive)
     run = active_run(app)
@@ -99,7 +116,41 @@ def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
     assert config.init == "random"
     assert run.snapshots[-1].components is None and run.snapshots[-1].dof > 0
     app.run()
-    assert [m.label for m in app.metric][1] == "Objective (−KL)"
+    assert [m.label for m in app.metric][1] == "−KL"
     assert any("Student-t degrees of freedom" in c.value and "learnt" in c.value for c in app.caption)
     assert any("no single matrix to draw" in i.value for i in app.info)
     assert not app.exception
+
+
+def test_results_name_the_run_and_say_the_right_colours(app):
+    import json
+
+    app.selectbox(key="dataset").set_value("digits").run()
+    finished_run(app, 2, "digits")
+    charts = {c.proto.id: json.loads(c.proto.spec) for c in app.get("plotly_chart")}
+    replay = next(fig for fig in charts.values() if fig.get("frames"))
+    assert replay["layout"]["title"]["text"].startswith("NCA on ")
+    assert replay["frames"][-1]["layout"]["title"]["text"].endswith(
+        f"epoch 2   objective {active_run(app).snapshots[-1].objective:.4f}"
+    )
+    images = next(
+        fig for fig in charts.values() if "yaxis2" in fig["layout"] and fig["data"][0]["type"] == "heatmap"
+    )
+    assert images["layout"]["yaxis2"]["scaleanchor"] == "x2"  # square pixels
+    caption = next(c.value for c in app.caption if "Each row of A as an image" in c.value)
+    assert "blue pixels push a coordinate up, red pull it down" in caption
+
+
+def test_a_start_that_already_separates_the_classes_says_what_to_do(app):
+    app.selectbox(key="dataset").set_value("wine").run()
+    finished_run(app, 2, "wine")
+    assert any("the LDA start already scores" in c.value and "random" in c.value for c in app.caption)
+
+
+def test_decision_regions_can_be_shaded_behind_the_final_embedding(app):
+    import json
+
+    finished_run(app, 3)
+    app.toggle(key="regions").set_value(True).run()
+    final = next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "final-embedding" in c.proto.id)
+    assert final["data"][0]["type"] == "heatmap"

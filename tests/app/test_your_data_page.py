@@ -43,3 +43,21 @@ def test_an_empty_upload_is_refused_without_spoiling_the_next_one(app):
     at.file_uploader(key="upload").set_value(("sample-iris.csv", SAMPLE.read_bytes(), "text/csv")).run()
     assert not at.error
     assert at.selectbox(key="upload-label").value == "species"
+
+
+def test_images_and_binary_files_get_a_plain_message(app):
+    at = open_upload(app)
+    icon = (SAMPLE.parent / "icon.png").read_bytes()
+    at.file_uploader(key="upload").set_value(("photo.csv", icon, "text/csv")).run()
+    assert [e.value for e in at.error] == [
+        "This file cannot be used: this is a PNG image, not a CSV text file."
+    ]
+    at.file_uploader(key="upload").set_value(("data.csv", bytes(range(256)) * 4, "text/csv")).run()
+    assert [e.value for e in at.error] == [
+        "This file cannot be used: this is a binary file, not a CSV text file."
+    ]
+    latin = "label,x,y\ncafé,1,2\n".encode("latin-1") * 3
+    at.file_uploader(key="upload").set_value(("latin.csv", latin, "text/csv")).run()
+    assert "not UTF-8 text" in at.error[0].value and "codec" not in at.error[0].value
+    at.file_uploader(key="upload").set_value(("sample-iris.csv", SAMPLE.read_bytes(), "text/csv")).run()
+    assert not at.error and at.selectbox(key="upload-label").value == "species"

@@ -15,10 +15,11 @@ PlaywrightTimeout = pytest.importorskip(
 ).TimeoutError
 
 
-def epoch_shown(page) -> int:
+def epoch_shown(page) -> float:
+    """Epochs done as the Epoch metric shows them ("12", or "12.25" part-way into the next)."""
     metric = page.locator("[data-testid='stMetric']").filter(has_text="Epoch").first
     text = metric.locator("[data-testid='stMetricValue']").inner_text()
-    return int(text)
+    return float(text)
 
 
 def test_train_watch_stop_replay_download(page, app_url, screenshot):

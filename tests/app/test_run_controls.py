@@ -1,0 +1,81 @@
+"""AppTests of the Train page's Pause / Resume / Step / Stop buttons and its status line."""
+
+import re
+import time
+
+from apptest_helpers import button, wait_for
+
+
+def start(app, epochs=300, pace=5, slow=False):
+    app.sidebar.slider(key="rings-epochs").set_value(epochs)
+    app.sidebar.slider(key="pace").set_value(pace)
+    app.sidebar.toggle(key="slow-start").set_value(slow)
+    button(app, "Train").click().run()
+    return app.session_state["train_run"]
+
+
+def labels(at):
+    return [b.label for b in at.button][:4]
+
+
+def whole_epochs(run):
+    return [s.epoch for s in run.snapshots if s.fraction >= 1.0]
+
+
+def test_pause_relabels_at_once_step_advances_one_epoch_resume_goes_on(app):
+    run = start(app)
+    wait_for(app, lambda at: len(run.snapshots) >= 3)
+    button(app, "Pause").click().run()
+    assert labels(app) == ["Train", "Resume", "Step", "Stop"]  # the first click already says Resume
+    assert not [m for m in app.markdown if m.value == "None"]  # no stray "None" on the page
+    assert not button(app, "Step").disabled
+    wait_for(app, lambda at: run.job.state == "paused")
+    held = whole_epochs(run)
+    time.sleep(0.5)
+    assert whole_epochs(run) == held  # paused means paused
+    button(app, "Step").click().run()
+    wait_for(app, lambda at: whole_epochs(run) == [*held, held[-1] + 1] and run.job.state == "paused")
+    time.sleep(0.6)
+    assert whole_epochs(run)[-1] == held[-1] + 1  # exactly one epoch, then paused again
+    assert labels(app) == ["Train", "Resume", "Step", "Stop"]
+    button(app, "Resume").click().run()
+    assert labels(app) == ["Train", "Pause", "Step", "Stop"]
+    assert button(app, "Step").disabled
+    wait_for(app, lambda at: whole_epochs(run)[-1] >= held[-1] + 3)
+    assert run.job.state == "running"
+    button(app, "Stop").click().run()
+    assert not run.job.alive and run.job.state == "stopped"
+
+
+def test_status_of_a_stopped_run_freezes_and_never_says_zero_speed(app):
+    run = start(app, pace=0)
+    wait_for(app, lambda at: len(run.snapshots) >= 1)
+    button(app, "Stop").click().run()
+    assert not run.job.alive
+    first = next(p.proto.text for p in app.get("progress"))
+    time.sleep(1.2)
+    app.run()
+    again = next(p.proto.text for p in app.get("progress"))
+    assert re.search(r"· stopped · ", again)
+    assert first == again  # the elapsed time stops with the run
+    assert "0.0 epochs/s" not in again
+
+
+def test_the_start_frame_is_on_screen_before_training_goes_on(app):
+    run = start(app, epochs=60, pace=10, slow=True)
+    wait_for(app, lambda at: any(m.label == "Epoch" for m in at.metric))
+    assert app.metric[0].value == "0"
+    assert [s.epoch for s in run.snapshots] == [0]  # held until the page has drawn it
+    wait_for(app, lambda at: len(run.snapshots) > 1, timeout=10)
+    # then the first epochs come in slow motion, several frames each
+    wait_for(app, lambda at: whole_epochs(run)[-1:] == [2] or whole_epochs(run)[-1] > 2, timeout=20)
+    assert any(s.fraction < 1.0 for s in run.snapshots)
+    button(app, "Stop").click().run()
+
+
+def test_a_run_that_blows_up_says_so(app):
+    app.sidebar.number_input(key="rings-lr-adam-linear").set_value(1000.0)
+    run = start(app, epochs=15, pace=0)
+    wait_for(app, lambda at: not run.job.alive)
+    app.run()
+    assert any("looks like it is diverging" in w.value for w in app.warning), [w.value for w in app.warning]

@@ -1,0 +1,75 @@
+"""What an audience sees in a real browser: the start frame first, a visible journey on the
+rings, frames within an epoch on MNIST, and Stop acting within a second."""
+
+import itertools
+import os
+import re
+import time
+
+import pytest
+
+from tests.conftest import real_data_dir
+
+pytestmark = pytest.mark.e2e
+
+STATUS = re.compile(r"^Epoch ([\d.]+) / (\d+) · ([a-z ]+)")
+
+
+def status(page) -> tuple[float, str] | None:
+    """(epochs done, state) from the progress line, read in one round trip."""
+    text = page.evaluate(
+        """() => { for (const n of document.querySelectorAll("[data-testid='stProgress'] p, p")) {
+                 if (/^Epoch [\\d.]+ \\/ \\d+/.test(n.innerText)) return n.innerText; } return null; }"""
+    )
+    match = STATUS.match(text or "")
+    return (float(match.group(1)), match.group(3).strip()) if match else None
+
+
+def watch(page, seconds: float, until=lambda seen: False) -> list[tuple[float, float]]:
+    """(time, epochs done) each time the page shows a new frame, for ``seconds``."""
+    start, seen = time.monotonic(), []
+    while time.monotonic() - start < seconds:
+        now = status(page)
+        if now is not None and (not seen or now[0] != seen[-1][1]):
+            seen.append((time.monotonic(), now[0]))
+            if until(seen):
+                break
+        page.wait_for_timeout(50)
+    return seen
+
+
+def press(page, name: str) -> None:
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name=name).click()
+
+
+def test_rings_show_the_start_then_a_journey_of_seconds(page, app_url, screenshot):
+    page.goto(f"{app_url}/?dataset=rings")
+    press(page, "Train")
+    seen = watch(page, 30, until=lambda s: s[-1][1] >= 6)
+    assert seen and seen[0][1] == 0, f"first frame on screen: {seen[:3]}"
+    assert any(0 < epochs < 1 for _, epochs in seen)  # frames within the first epochs
+    journey = next(t for t, epochs in seen if epochs >= 6) - seen[0][0]
+    assert journey >= 4.0, f"epoch 0 to 6 took only {journey:.1f} s on screen"
+    screenshot(page, "train-journey")
+    press(page, "Stop")
+
+
+@pytest.mark.skipif(
+    real_data_dir() is None or "NCA_DATA_DIR" not in os.environ,
+    reason="needs the MNIST files, with NCA_DATA_DIR set for the server",
+)
+def test_mnist_draws_a_frame_every_two_seconds_and_stops_within_one(page, app_url, screenshot):
+    page.goto(f"{app_url}/?dataset=mnist")
+    page.get_by_text("About this dataset").wait_for(timeout=180_000)
+    press(page, "Train")
+    page.get_by_text(STATUS).wait_for(timeout=120_000)
+    seen = watch(page, 20)
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(seen)]
+    assert len(seen) >= 8 and max(gaps) <= 2.0, f"frames at {[round(e, 2) for _, e in seen]}, gaps {gaps}"
+    assert any(epochs % 1 for _, epochs in seen)  # the frames come within an epoch
+    screenshot(page, "train-mnist-live")
+    clicked = time.monotonic()
+    press(page, "Stop")
+    page.get_by_text(re.compile(r"^Epoch [\d.]+ / \d+ · stopped")).wait_for(timeout=30_000)
+    latency = time.monotonic() - clicked
+    assert latency <= 1.0, f"Stop took {latency:.1f} s to act"
