@@ -39,7 +39,11 @@ PER_ANCHOR_OBJECTIVES = ("f", "g")
 def _squared_distances(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Tensor:
     """Squared Euclidean distances, shape (n_anchor, n_ref), clamped at zero (centred first,
     see ``_centred``)."""
-    Z_anchor, Z_ref = _centred(Z_anchor, Z_ref)
+    return _squared_distances_of_centred(*_centred(Z_anchor, Z_ref))
+
+
+def _squared_distances_of_centred(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Tensor:
+    """|a|^2 + |b|^2 - 2ab for inputs already centred on the references' mean."""
     sq = (Z_anchor * Z_anchor).sum(1, keepdim=True) + (Z_ref * Z_ref).sum(1) - 2.0 * Z_anchor @ Z_ref.T
     return sq.clamp_min(0.0)
 
@@ -370,8 +374,8 @@ def kernel_block_gradients(
     grad_ref : Tensor of shape (n, d), or None when not ``ref_grad``
     grad_dof : float or None, d(value)/d(dof) for a kernel with a learnable dof
     """
-    Z_anchor, Z_ref = _centred(Z_anchor, Z_ref)
-    sq = _squared_distances(Z_anchor, Z_ref)
+    Z_anchor, Z_ref = _centred(Z_anchor, Z_ref)  # the gradients below use the centred rows too
+    sq = _squared_distances_of_centred(Z_anchor, Z_ref)
     pairs = _KernelPairs(sq, kernel, anchor_index, _same_class_blocks(y_anchor, ref_bounds))
     if objective == "mcml":
         value, c, grad_dof = _mcml_slopes(pairs, log_norm, n_same)

@@ -171,7 +171,7 @@ def test_colour_words_match_the_figures():
     assert lines == [figures.SAME_CLASS_LINE[0], figures.OTHER_CLASS_LINE[0]]
 
 
-# --- search_cost_chart (issue 16; append-only block beside figures.py's) --------------------
+# --- search_cost_chart ------------------------------------------------------------------------
 
 
 def test_search_cost_chart_groups_index_kinds_and_labels_ratios_to_the_first():
