@@ -11,7 +11,7 @@ from nca_core.runs import Run, resolve_config
 st.title("Train NCA and watch it learn")
 st.caption(
     "Neighbourhood Components Analysis learns a linear map under which each point's nearest "
-    "neighbours share its class. Press **Train** and watch the embedding move, one frame per epoch."
+    "neighbours share its class. Press **Train** and watch the embedding move as it learns."
 )
 
 

@@ -150,7 +150,8 @@ def show_summary(costs: list[SearchCost]) -> None:
     cols[1].metric(
         "Index size reduction", f"{smaller:.1f}x", help="Smallest raw index against the smallest NCA index"
     )
+    change = round((nca.error - raw.error) * 100, 2)
     cols[2].metric(
-        "Test error, exact (raw → NCA)", f"{nca.error:.2%}", f"{(nca.error - raw.error) * 100:+.2f} points",
-        delta_color="inverse",
+        "Test error, exact (raw → NCA)", f"{nca.error:.2%}", f"{change:+.2f} points" if change else "same as raw",
+        delta_color="inverse" if change else "off",  # no change is neither better nor worse
     )  # fmt: skip
