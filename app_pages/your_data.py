@@ -34,8 +34,6 @@ upload = st.file_uploader("CSV file", type=["csv"], key="upload")
 if upload is None:
     st.stop()
 raw = upload.getvalue()
-if (problem := app_data.not_text(raw)) is not None:
-    refuse(problem)
 try:
     columns, guess = guess_label_column(raw)
 except DatasetError as exc:

@@ -21,37 +21,6 @@ def _load_registered(name: str) -> Dataset:
     return data
 
 
-# File signatures of what people upload by mistake, in words.
-_SIGNATURES = {
-    b"\x89PNG": "a PNG image",
-    b"\xff\xd8\xff": "a JPEG image",
-    b"GIF8": "a GIF image",
-    b"%PDF": "a PDF document",
-    b"PK\x03\x04": "a ZIP archive (an .xlsx spreadsheet is one: save it as CSV first)",
-    b"\xd0\xcf\x11\xe0": "an old Office document (save it as CSV first)",
-    b"\x1f\x8b": "a gzip archive (unpack it first)",
-}
-
-
-def not_text(raw: bytes) -> str | None:
-    """Why ``raw`` cannot be a CSV file, in words, when it is plainly binary; else None."""
-    for signature, what in _SIGNATURES.items():
-        if raw.startswith(signature):
-            return f"this is {what}, not a CSV text file"
-    head = raw[:65536]
-    if b"\x00" in head:
-        return "this is a binary file, not a CSV text file"
-    try:
-        head.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 4:  # not merely a character cut at the 64 KiB boundary
-            return (
-                f"this file is not UTF-8 text (byte {exc.start + 1} cannot be read); save it "
-                "as CSV UTF-8 from your spreadsheet"
-            )
-    return None
-
-
 def dataset_names() -> list[str]:
     """Registered names, plus the session's uploaded set when there is one."""
     names = list(datasets.REGISTRY)

@@ -50,7 +50,41 @@ def _read_bytes(file_or_bytes, max_bytes: int) -> bytes:
         raise DatasetError(f"the file is larger than the limit of {_size(max_bytes)}")
     if not raw.strip():
         raise DatasetError("the file is empty")
+    if (problem := _not_text(raw)) is not None:
+        raise DatasetError(problem)
     return raw
+
+
+# File signatures of what people upload by mistake, in words.
+_SIGNATURES = {
+    b"\x89PNG": "a PNG image",
+    b"\xff\xd8\xff": "a JPEG image",
+    b"GIF8": "a GIF image",
+    b"%PDF": "a PDF document",
+    b"PK\x03\x04": "a ZIP archive (an .xlsx spreadsheet is one: save it as CSV first)",
+    b"\xd0\xcf\x11\xe0": "an old Office document (save it as CSV first)",
+    b"\x1f\x8b": "a gzip archive (unpack it first)",
+}
+
+
+def _not_text(raw: bytes, sniff: int = 65536) -> str | None:
+    """Why ``raw`` cannot be a CSV file, in words, when it is plainly not UTF-8 text (judged
+    on its first ``sniff`` bytes); else None."""
+    for signature, what in _SIGNATURES.items():
+        if raw.startswith(signature):
+            return f"this is {what}, not a CSV text file"
+    head = raw[:sniff]
+    if b"\x00" in head:
+        return "this is a binary file, not a CSV text file"
+    try:
+        head.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not merely a character cut at the end of the head
+            return (
+                f"this file is not UTF-8 text (byte {exc.start + 1} cannot be read); save it "
+                "as CSV UTF-8 from your spreadsheet"
+            )
+    return None
 
 
 def guess_label_column(raw: bytes) -> tuple[list[str], int]:
@@ -58,7 +92,8 @@ def guess_label_column(raw: bytes) -> tuple[list[str], int]:
 
     A column named label, class, target, y or species (any case) wins, else the last one:
     a form can offer the guess before the whole file is parsed. Raises DatasetError for an
-    empty file or a first line that names no columns, so no form is built without choices.
+    empty file, a binary or non-UTF-8 one, or a first line that names no columns, so no form
+    is built without choices.
     """
     raw = _read_bytes(raw, MAX_BYTES)
     # utf-8-sig: spreadsheet exports start with a byte-order mark, which pandas drops too

@@ -1,6 +1,7 @@
 """Every validation case of from_csv, with its exact message."""
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -133,3 +134,33 @@ def test_no_header_means_no_guess(raw, message):
     with pytest.raises(DatasetError) as info:
         guess_label_column(raw)
     assert str(info.value) == message
+
+
+ICON = (Path(__file__).resolve().parents[2] / "assets" / "icon.png").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (ICON, "this is a PNG image, not a CSV text file"),
+        (b"%PDF-1.7\n" + bytes(200), "this is a PDF document, not a CSV text file"),
+        (bytes(range(256)) * 4, "this is a binary file, not a CSV text file"),
+    ],
+    ids=["png", "pdf", "binary"],
+)
+@pytest.mark.parametrize(
+    "reader", [guess_label_column, lambda raw: from_csv(raw, "label")], ids=["guess", "read"]
+)
+def test_binary_content_is_refused_in_words(reader, content, message):
+    with pytest.raises(DatasetError) as info:
+        reader(content)
+    assert str(info.value) == message
+
+
+def test_text_that_is_not_utf8_is_refused_with_how_to_fix_it():
+    latin = "label,x,y\ncafé,1,2\n".encode("latin-1") * 3
+    for reader in (guess_label_column, lambda raw: from_csv(raw, "label")):
+        with pytest.raises(
+            DatasetError, match=r"not UTF-8 text \(byte 14 cannot be read\); save it as CSV UTF-8"
+        ):
+            reader(latin)
