@@ -20,7 +20,6 @@ from .figures import PALETTE, class_colors
 __all__ = [
     "accuracy_rows",
     "accuracy_spec",
-    "blow_up_note",
     "embedding_rows",
     "embedding_spec",
     "objective_rows",
@@ -153,32 +152,3 @@ def accuracy_rows(
         if value is not None
     ]
     return pd.DataFrame(rows, columns=["epoch", "value", "series"])
-
-
-def _reach(snapshot) -> float:
-    """The largest finite |coordinate| in a snapshot's embedding."""
-    Z = np.asarray(snapshot.embedding, dtype=np.float64)
-    finite = np.abs(Z[np.isfinite(Z)])
-    return float(finite.max()) if finite.size else 0.0
-
-
-def blow_up_note(snapshots: Sequence, growth: float = 1000.0) -> str | None:
-    """Words for a run that stays finite but blows up (a learning rate far too large): the
-    embedding grew more than ``growth`` times past where it started, or accuracy fell far
-    below its best. None for a healthy run."""
-    whole = [s for s in snapshots if s.fraction >= 1.0]
-    if len(whole) < 2:
-        return None
-    start, now = _reach(whole[0]), _reach(whole[-1])
-    scored = [s.train_accuracy for s in whole if s.train_accuracy is not None]
-    fell = len(scored) > 1 and scored[-1] < max(scored) - 0.2
-    if now <= growth * max(start, 1e-12) and not fell:
-        return None
-    what = f"the embedding grew from ±{start:.3g} to ±{now:.3g}" if now > growth * start else ""
-    if fell:
-        drop = f"accuracy fell from {max(scored):.0%} to {scored[-1]:.0%}"
-        what = f"{what} and {drop}" if what else drop
-    return (
-        f"This run looks like it is diverging: {what}. Steps this large overshoot; "
-        "lower the learning rate (or standardise the inputs)."
-    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -25,7 +25,15 @@ from .sampling import stratified_subsample
 from .settings import RunConfig
 from .training import Snapshot
 
-__all__ = ["EVAL_POINTS", "Run", "RunConfig", "estimator_params", "recommended_config", "resolve_config"]
+__all__ = [
+    "EVAL_POINTS",
+    "Run",
+    "RunConfig",
+    "blow_up_note",
+    "estimator_params",
+    "recommended_config",
+    "resolve_config",
+]
 
 EVAL_POINTS = 2000
 
@@ -227,6 +235,35 @@ class Run:
         distances = ((Z - Z[row]) ** 2).sum(1)
         distances[row] = np.inf
         return np.argsort(distances, kind="stable")[:k]
+
+
+def _reach(snapshot: Snapshot) -> float:
+    """The largest finite |coordinate| in a snapshot's embedding."""
+    Z = np.asarray(snapshot.embedding, dtype=np.float64)
+    finite = np.abs(Z[np.isfinite(Z)])
+    return float(finite.max()) if finite.size else 0.0
+
+
+def blow_up_note(snapshots: Sequence[Snapshot], growth: float = 1000.0) -> str | None:
+    """Words for a run that stays finite but blows up (a learning rate far too large): the
+    embedding grew more than ``growth`` times past where it started, or accuracy fell far
+    below its best. None for a healthy run."""
+    whole = [s for s in snapshots if s.fraction >= 1.0]
+    if len(whole) < 2:
+        return None
+    start, now = _reach(whole[0]), _reach(whole[-1])
+    scored = [s.train_accuracy for s in whole if s.train_accuracy is not None]
+    fell = len(scored) > 1 and scored[-1] < max(scored) - 0.2
+    if now <= growth * max(start, 1e-12) and not fell:
+        return None
+    what = f"the embedding grew from ±{start:.3g} to ±{now:.3g}" if now > growth * start else ""
+    if fell:
+        drop = f"accuracy fell from {max(scored):.0%} to {scored[-1]:.0%}"
+        what = f"{what} and {drop}" if what else drop
+    return (
+        f"This run looks like it is diverging: {what}. Steps this large overshoot; "
+        "lower the learning rate (or standardise the inputs)."
+    )
 
 
 def _csv_text(value: str) -> str:

@@ -97,17 +97,3 @@ def test_no_legend_sits_on_top_of_the_data():
     for spec in (live_charts.accuracy_spec(5), live_charts.embedding_spec(CLASSES, [[0, 1], [0, 1]])):
         legend = spec["encoding"]["color"]["legend"]
         assert legend["orient"] == "top" and legend["direction"] == "horizontal"
-
-
-def test_blow_up_is_put_in_words_and_a_healthy_run_is_not():
-    from nca_core.training import Snapshot
-
-    def snap(epoch, scale, accuracy):
-        return Snapshot(epoch, 0.5, 0.0, None, np.ones((4, 2), np.float32) * scale, accuracy, accuracy)
-
-    healthy = [snap(0, 3, 0.4), snap(1, 5, 0.9), snap(2, 6, 0.99)]
-    assert live_charts.blow_up_note(healthy) is None
-    blown = [snap(0, 3, 0.4), snap(1, 3e3, 0.9), snap(2, 3e5, 0.44)]
-    note = live_charts.blow_up_note(blown)
-    assert "grew from ±3 to ±3e+05" in note and "accuracy fell from 90% to 44%" in note
-    assert "lower the learning rate" in note

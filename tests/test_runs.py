@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from nca_core import datasets, load_model
-from nca_core.runs import Run, RunConfig, recommended_config, resolve_config
+from nca_core.runs import Run, RunConfig, blow_up_note, recommended_config, resolve_config
 
 
 @pytest.mark.parametrize("name", ["rings", "wine", "digits"])
@@ -91,3 +91,17 @@ def test_resolve_config_explains_deep_adjustments():
         "A neural network starts from random weights (PCA, LDA and identity starts are for linear maps).",
         "L-BFGS takes every step on all points, so neighbours come from all points.",
     ]
+
+
+def test_blow_up_is_put_in_words_and_a_healthy_run_is_not():
+    from nca_core.training import Snapshot
+
+    def snap(epoch, scale, accuracy):
+        return Snapshot(epoch, 0.5, 0.0, None, np.ones((4, 2), np.float32) * scale, accuracy, accuracy)
+
+    healthy = [snap(0, 3, 0.4), snap(1, 5, 0.9), snap(2, 6, 0.99)]
+    assert blow_up_note(healthy) is None
+    blown = [snap(0, 3, 0.4), snap(1, 3e3, 0.9), snap(2, 3e5, 0.44)]
+    note = blow_up_note(blown)
+    assert "grew from ±3 to ±3e+05" in note and "accuracy fell from 90% to 44%" in note
+    assert "lower the learning rate" in note

@@ -7,8 +7,7 @@ import streamlit as st
 
 from nca_core import figures, live_charts
 from nca_core.datasets import Dataset
-from nca_core.live_charts import blow_up_note
-from nca_core.runs import EVAL_POINTS
+from nca_core.runs import EVAL_POINTS, blow_up_note
 
 from .data import dataset_title
 from .jobs import progress as progress_of
