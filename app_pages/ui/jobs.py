@@ -21,10 +21,6 @@ from nca_core import Snapshot, TrainingDiverged
 
 __all__ = ["JobSlots", "TrainingJob"]
 
-# The first torch optimiser a process builds imports torch._dynamo (a second or more);
-# pay that when the app starts, not between a click on Train and the first frame.
-torch.optim.Adam([torch.zeros(1, requires_grad=True)])
-
 
 class JobSlots:
     """A fair (first come, first served) cap on concurrently training jobs."""

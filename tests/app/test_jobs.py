@@ -180,3 +180,19 @@ def test_a_queued_job_knows_roughly_how_long_it_waits():
     first.stop()
     second.join(30)
     assert second.queue_wait is None
+
+
+def test_the_app_imports_no_compiler_stack():
+    """A warm-up torch.optim.Adam here imported torch._dynamo and sympy (1.4 s of every
+    first page visit) for fits that no longer need them."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys\nimport app_pages.ui.jobs, app_pages.ui.state\n"
+        "print(sorted(m for m in ('torch._dynamo', 'sympy', 'torch._inductor') if m in sys.modules))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    assert out.stdout.strip() == "[]"
