@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from . import knn
+from .dense import DenseObjective
 from .distributed import LOCAL, DataParallelGroup, active_world_size
 from .gradients import (
     DEFAULT_BLOCK_ELEMENTS,
@@ -111,18 +112,24 @@ class LBFGSEpochs:
 
     For f and g it minimises n * (-objective + penalty), the scale of scikit-learn's NCA,
     so ``tol`` means what it means there (L-BFGS-B's ftol and gtol); MCML's -KL is not a
-    mean over points and is taken as it is.
+    mean over points and is taken as it is. Small linear problems are evaluated by the
+    whole-matrix float64 engine (``dense``), the others by the blockwise one.
     """
 
     def __init__(self, problem: Problem, tol: float = 1e-5):
         self.problem = problem
         self.scale = float(len(problem.X)) if problem.objective in PER_ANCHOR_OBJECTIVES else 1.0
         x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
-        self.lbfgs = LBFGS(self._loss, x0 * 1.0, ftol=tol, gtol=tol)
+        loss = DenseObjective(problem) if DenseObjective.applies(problem) else self._loss
+        self.lbfgs = LBFGS(loss, x0, ftol=tol, gtol=tol)
         self._set(self.lbfgs.x)
 
     def describe(self) -> str:
         return "L-BFGS"
+
+    def start_value(self, generator=None) -> float:
+        """The objective before the first step (L-BFGS measured it when it started)."""
+        return self.problem.penalty() - self.lbfgs.f / self.scale
 
     @property
     def converged(self) -> bool:
@@ -182,6 +189,10 @@ class MinibatchEpochs:
         self.optimizer = make_optimizer(optimizer, problem.parameters, learning_rate)
         self.batch_size = batch_size
         self.generator = generator
+
+    def start_value(self, generator=None) -> float:
+        """The objective before the first step (sampled anchors on very large sets)."""
+        return self.problem.value(generator)
 
     def describe(self) -> str:
         return f"learning rate {self.optimizer.param_groups[0]['lr']:g}, optimizer {type(self.optimizer).__name__}"

@@ -98,7 +98,7 @@ def train(
             accuracies = evaluate(problem.encoder)
         return _snapshot(problem, X_display, epoch, value, clock, accuracies)
 
-    start_value = problem.value(generator)
+    start_value = epochs.start_value(generator)
     last_good = [p.detach().clone() for p in problem.parameters]
     previous = None
     clock = 0.0

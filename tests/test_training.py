@@ -30,6 +30,9 @@ class Doubling:
     def describe(self):
         return "a doubling stand-in"
 
+    def start_value(self, generator=None):
+        return self.problem.value(generator)
+
     def finished(self, value, previous, tol):
         return self.exact and value == previous
 

@@ -1,0 +1,107 @@
+"""The whole-matrix engine for small linear problems: f or g and its gradient in A, float64.
+
+For a few hundred points the blockwise engine (``gradients``) spends its time on the fixed
+cost of many small torch calls and an autograd pass through the encoder, not on
+arithmetic. Here one evaluation is about twenty calls on (n, n) float64 matrices, and the
+gradient comes straight in A (the paper's eqs. 5 and 7, written with a neighbour-weight
+matrix), so full-batch L-BFGS on iris or wine costs what scikit-learn's does. Float64
+throughout also makes the objective exact for anchors whose class mates are far away.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from .encoders import DiagonalEncoder, LinearEncoder
+from .kernels import GaussianKernel
+from .losses import PER_ANCHOR_OBJECTIVES
+
+__all__ = ["DENSE_MAX_SAMPLES", "DenseObjective"]
+
+# Up to this many points one (n, n) float64 matrix (8 MB at 1,000) and a handful of its
+# copies cost less than the blockwise engine's calls (benchmarks/sklearn_parity.py).
+DENSE_MAX_SAMPLES = 1000
+
+
+class DenseObjective:
+    """n * (-objective + weight_decay * penalty) and its gradient, for a flat vector of the
+    encoder's parameters (A raveled, or the diagonal's scales).
+
+    ``applies(problem)`` says whether a problem qualifies: a linear or diagonal map, the
+    Gaussian kernel, objective f or g, one process, at most ``DENSE_MAX_SAMPLES`` points.
+    """
+
+    def __init__(self, problem):
+        self.X = problem.X.double()
+        y = problem.y
+        self.same = y[:, None] == y[None, :]
+        self.same.fill_diagonal_(False)
+        self.has_mate = self.same.any(1)
+        self.objective, self.weight_decay = problem.objective, problem.weight_decay
+        self.diagonal = isinstance(problem.encoder, DiagonalEncoder)
+        self.shape = tuple(problem.parameters[0].shape)
+
+    @staticmethod
+    def applies(problem) -> bool:
+        return (
+            isinstance(problem.encoder, LinearEncoder | DiagonalEncoder)
+            and type(problem.kernel) is GaussianKernel
+            and problem.objective in PER_ANCHOR_OBJECTIVES
+            and problem.group.world_size == 1
+            and len(problem.X) <= DENSE_MAX_SAMPLES
+        )
+
+    @torch.no_grad()
+    def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """(loss, gradient) at the flat float64 vector ``x`` (``lbfgs.LBFGS``'s interface)."""
+        params = torch.as_tensor(x, device=self.X.device).view(self.shape)
+        Z = self.X * params if self.diagonal else self.X @ params.T
+        Z = Z - Z.mean(0)  # distances and gradients unchanged; no digits lost far from 0
+        terms, W = self._terms_and_weights(Z)
+        # d(sum of terms)/dZ = 2 ((W + W^T) Z - diag(colsum W) Z), rows of W summing to 0
+        grad_Z = 2.0 * ((W + W.T) @ Z - W.sum(0)[:, None] * Z)
+        grad = (grad_Z * self.X).sum(0) if self.diagonal else grad_Z.T @ self.X
+        loss = -float(terms.sum())
+        if self.weight_decay:
+            n = len(self.X)
+            loss += n * self.weight_decay * float((params * params).sum())
+            grad = grad - 2.0 * n * self.weight_decay * params
+        return loss, -grad.reshape(-1).cpu().numpy()
+
+    def _terms_and_weights(self, Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per anchor p_i (f) or log p_i (g), and W_ij = d(sum of terms)/d(logit_ij).
+
+        With Q_ij = k_ij / sum over i's class and P_ij = k_ij / sum over all,
+        W = c_i (S Q - P): c = p_i for f, 1 for g. Q is computed from its own shift, so
+        log p_i stays exact when every class mate is far away. Anchors without a class
+        mate add nothing.
+        """
+        sq = (Z * Z).sum(1)
+        logits = torch.addmm(sq[None, :], Z, Z.T, alpha=2.0, beta=-1.0).sub_(sq[:, None]).clamp_(max=0.0)
+        logits.fill_diagonal_(-math.inf)
+        same_logits = logits.masked_fill(~self.same, -math.inf)
+        P, log_total = _softmax(logits, torch.ones_like(self.has_mate))
+        Q, log_same = _softmax(same_logits, self.has_mate)
+        mate = self.has_mate[:, None]
+        log_p = torch.where(mate, log_same - log_total, -math.inf)
+        W = Q.sub_(P)
+        if self.objective == "f":
+            terms = log_p.exp()
+            W.mul_(terms)
+        else:
+            terms = torch.where(mate, log_p, 0.0)
+            W.masked_fill_(~mate, 0.0)
+        return terms, W
+
+
+def _softmax(logits: torch.Tensor, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each row's softmax and log of its normaliser (as columns); rows not in ``rows`` (no
+    finite logit) give zeros and 0."""
+    shift = torch.where(rows[:, None], logits.amax(1, keepdim=True), 0.0)
+    E = logits.sub(shift).exp_()
+    total = E.sum(1, keepdim=True)
+    total = torch.where(rows[:, None], total, 1.0)
+    return E.div_(total), total.log_().add_(shift)
