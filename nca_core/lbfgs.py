@@ -21,6 +21,8 @@ __all__ = ["LBFGS"]
 
 Loss = Callable[[np.ndarray], tuple[float, np.ndarray]]
 
+_C1, _C2 = 1e-4, 0.9  # sufficient decrease and curvature constants of the strong Wolfe test
+
 
 class LBFGS:
     """Minimise ``loss(x) -> (value, gradient)`` over a flat float64 vector, step by step."""
@@ -89,16 +91,26 @@ class LBFGS:
         return self._cache[1], self._cache[2]
 
     def _wolfe_step(self):
+        """A step meeting the strong Wolfe conditions: the full L-BFGS step when it does (as
+        it mostly does), else scipy's search, which starts from that same, cached, point."""
+        p = self._direction()
+        slope = p @ self.g
+        if slope >= 0:  # not a descent direction (rounding): let the fallback handle it
+            return None, None, None
+        x_new = self.x + p
+        f_new, g_new = self._evaluate(x_new)
+        if np.isfinite(f_new) and f_new <= self.f + _C1 * slope and abs(g_new @ p) <= -_C2 * slope:
+            return x_new, f_new, g_new
+        return self._searched_step(p)
+
+    def _searched_step(self, p: np.ndarray):
         from scipy.optimize import line_search
 
-        p = self._direction()
-        if p @ self.g >= 0:  # not a descent direction (rounding): let the fallback handle it
-            return None, None, None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # LineSearchWarning: a failed search returns None
             alpha, *_ = line_search(
                 lambda x: self._evaluate(x)[0], lambda x: self._evaluate(x)[1],
-                self.x, p, self.g, self.f, maxiter=20,
+                self.x, p, self.g, self.f, c1=_C1, c2=_C2, maxiter=20,
             )  # fmt: skip
         if alpha is None or alpha <= 0:
             return None, None, None
