@@ -36,12 +36,14 @@ __all__ = [
     "QuickModel",
     "SearchCost",
     "best_gains",
+    "class_mix",
     "cost_table",
     "evaluate",
     "fit_baseline",
     "knn_search_cost",
     "model_cache_dir",
     "quick_nca",
+    "training_subset",
 ]
 
 INDEX_LABELS = {"exact": "exact", "hnsw": "HNSW graph"}
@@ -106,6 +108,14 @@ def evaluate(
         test_accuracy = knn_accuracy(Z_train, data.y_train, Z_test, data.y_test, k, device="cpu")
     embedding = None if display_index is None else Z_train[display_index]
     return MethodResult(name, embedding, train_accuracy, test_accuracy, fit_seconds, note, Z_train.shape[1])
+
+
+def class_mix(y: np.ndarray, rows: np.ndarray, classes: Sequence[str]) -> list[tuple[str, int]]:
+    """How many of the points ``rows`` (indices into ``y``) each class has, most first;
+    classes with none are left out."""
+    counts = np.bincount(np.asarray(y)[np.asarray(rows, dtype=np.int64)], minlength=len(classes))
+    order = np.argsort(-counts, kind="stable")
+    return [(str(classes[c]), int(counts[c])) for c in order if counts[c]]
 
 
 @dataclass(frozen=True)
@@ -223,12 +233,14 @@ class QuickModel:
     n_train : int, training points it learnt from (a stratified subset)
     epochs : int
     from_cache : bool, whether it was read from a file an earlier call wrote
+    fit_seconds : float or None, training time (None for a cached model saved without it)
     """
 
     model: NCA
     n_train: int
     epochs: int
     from_cache: bool
+    fit_seconds: float | None = None
 
 
 def model_cache_dir() -> Path:
@@ -245,30 +257,42 @@ def _fingerprint(config, subset: Dataset) -> str:
     return digest.hexdigest()[:16]
 
 
+def training_subset(data: Dataset, max_train: int = QUICK_TRAIN_POINTS) -> Dataset:
+    """``data`` with at most ``max_train`` training points, a stratified sample (seed 0);
+    the test set is kept whole. ``data`` itself when it is no larger."""
+    if len(data.y_train) <= max_train:
+        return data
+    keep = stratified_subsample(data.y_train, max_train, seed=0)
+    return dataclasses.replace(data, X_train=data.X_train[keep], y_train=data.y_train[keep])
+
+
 def quick_nca(
     data: Dataset,
     n_components: int,
     standardize: bool,
     *,
+    encoder: str = "linear",
     max_train: int = QUICK_TRAIN_POINTS,
     cache_dir: str | os.PathLike | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> QuickModel:
     """NCA with the dataset's recommended settings, trained on a stratified subset.
 
-    At most ``max_train`` training points (seed 0) keep the fit to seconds on MNIST. With
-    ``cache_dir`` the model is saved there (``save_model``'s .npz, no pickle), named by the
-    settings and the subset's bytes, and later calls load it instead of training.
-    ``progress(epoch, epochs)`` is called after each epoch.
+    At most ``max_train`` training points (``training_subset``) keep the fit to seconds on
+    MNIST; ``encoder="mlp"`` fits deep NCA (``runs.recommended_config``). With
+    ``cache_dir`` the model is saved there (``save_model``'s .npz, no pickle, with its fit
+    time beside it in .json), named by the settings and the subset's bytes, and later calls
+    load it instead of training. ``progress(epoch, epochs)`` is called after each epoch.
     """
-    config = recommended_config(data, n_components=n_components).replace(standardize=standardize)
-    keep = stratified_subsample(data.y_train, max_train, seed=0)
-    subset = dataclasses.replace(data, X_train=data.X_train[keep], y_train=data.y_train[keep])
+    config = recommended_config(data, n_components=n_components, encoder=encoder)
+    config = config.replace(standardize=standardize)
+    subset = training_subset(data, max_train)
+    n_train = len(subset.y_train)
     path = None
     if cache_dir is not None:
         path = Path(cache_dir) / f"quick-{data.name}-{_fingerprint(config, subset)}.npz"
         try:
-            return QuickModel(load_model(path), len(keep), config.epochs, True)
+            return QuickModel(load_model(path), n_train, config.epochs, True, _saved_seconds(path))
         except (OSError, ModelFileError):
             pass  # absent or unreadable: train again
     run = Run(config, subset)
@@ -278,7 +302,17 @@ def quick_nca(
     model_bytes = run.model_file()
     if path is not None:
         _write_atomic(path, model_bytes)
-    return QuickModel(load_model(io.BytesIO(model_bytes)), len(keep), config.epochs, False)
+        _write_atomic(path.with_suffix(".json"), json.dumps({"fit_seconds": run.fit_seconds}).encode())
+    model = load_model(io.BytesIO(model_bytes))
+    return QuickModel(model, n_train, config.epochs, False, run.fit_seconds)
+
+
+def _saved_seconds(model_path: Path) -> float | None:
+    """The fit time written beside a cached model, if it is there and readable."""
+    try:
+        return float(json.loads(model_path.with_suffix(".json").read_text())["fit_seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _write_atomic(path: Path, content: bytes) -> None:

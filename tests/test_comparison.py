@@ -13,12 +13,14 @@ from nca_core.comparison import (
     MethodResult,
     SearchCost,
     best_gains,
+    class_mix,
     cost_table,
     evaluate,
     fit_baseline,
     knn_search_cost,
     model_cache_dir,
     quick_nca,
+    training_subset,
 )
 from nca_core.datasets import load
 from nca_core.runs import recommended_config
@@ -258,3 +260,37 @@ def test_models_are_cached_beside_the_decoded_data(monkeypatch, tmp_path):
     monkeypatch.delenv("NCA_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert model_cache_dir() == tmp_path / "xdg" / "nca-explorer" / "models"
+
+
+def test_class_mix_counts_the_chosen_points_per_class_most_first():
+    y = np.array([0, 1, 1, 2, 2, 2, 1, 0])
+    assert class_mix(y, [1, 2, 3, 6, 7], ["a", "b", "c"]) == [("b", 3), ("a", 1), ("c", 1)]
+    assert class_mix(y, np.array([], dtype=int), ["a", "b", "c"]) == []
+
+
+def test_training_subset_is_stratified_and_keeps_the_test_set(datasets):
+    data = datasets["digits"]
+    subset = training_subset(data, 300)
+    assert len(subset.y_train) == 300 and subset.X_train.shape == (300, data.n_features)
+    assert subset.X_test is data.X_test and subset.name == data.name
+    share = np.bincount(subset.y_train, minlength=10) / 300
+    assert np.abs(share - np.bincount(data.y_train) / len(data.y_train)).max() < 0.01
+    assert training_subset(data, len(data.y_train)) is data
+
+
+def test_quick_nca_keeps_its_fit_time_with_the_cached_model(datasets, tmp_path):
+    data = datasets["wine"]
+    first = quick_nca(data, 2, True, cache_dir=tmp_path)
+    assert first.fit_seconds > 0
+    again = quick_nca(data, 2, True, cache_dir=tmp_path)
+    assert again.from_cache and again.fit_seconds == first.fit_seconds
+
+
+def test_quick_nca_fits_deep_nca_on_request(datasets, tmp_path):
+    data = datasets["rings"]
+    deep = quick_nca(data, 2, False, encoder="mlp", cache_dir=tmp_path)
+    assert not hasattr(deep.model, "components_") and deep.model.kernel == "student-t"
+    assert deep.epochs == recommended_config(data, encoder="mlp").epochs
+    Z_train, Z_test = deep.model.transform(data.X_train), deep.model.transform(data.X_test)
+    assert knn_accuracy(Z_train, data.y_train, Z_test, data.y_test) > 0.9
+    assert len(list(tmp_path.glob("quick-rings-*.npz"))) == 1
