@@ -64,6 +64,7 @@ class Dataset:
     description : str, one paragraph
     citation : str
     notes : tuple of str, things the user should know (e.g. dropped columns)
+    feature_names : tuple of str or None, one name per column of X (None: unnamed)
     """
 
     name: str
@@ -76,10 +77,22 @@ class Dataset:
     description: str = ""
     citation: str = ""
     notes: tuple[str, ...] = ()
+    feature_names: tuple[str, ...] | None = None
 
     @property
     def n_features(self) -> int:
         return self.X_train.shape[1]
+
+    @property
+    def feature_labels(self) -> tuple[str, ...]:
+        """A name for every column: ``feature_names``, else the pixel's row and column for
+        an image, else x1, x2, ..."""
+        if self.feature_names is not None:
+            return self.feature_names
+        if self.image_shape is not None:
+            width = self.image_shape[1]
+            return tuple(f"pixel ({i // width + 1}, {i % width + 1})" for i in range(self.n_features))
+        return tuple(f"x{i + 1}" for i in range(self.n_features))
 
     @property
     def n_classes(self) -> int:
@@ -213,6 +226,7 @@ def _split(spec: DatasetSpec, X: np.ndarray, y: np.ndarray, seed: int) -> Datase
         spec.image_shape,
         spec.description,
         spec.citation,
+        feature_names=spec.feature_names,
     )
 
 

@@ -145,7 +145,7 @@ def from_csv(
     X = _numeric_features(frame)
     classes, y = _encode_classes(labels, label_column)
     notes = []
-    X, image_shape = _usable_features(X, list(frame.columns), image_shape, notes)
+    X, image_shape, names = _usable_features(X, list(frame.columns), image_shape, notes)
     is_test = _test_mask(y, test_fraction, seed, notes)
     return Dataset(
         name,
@@ -158,6 +158,7 @@ def from_csv(
         f"Uploaded CSV: {len(y):,} rows, {X.shape[1]} features, {len(classes)} classes.",
         "",
         tuple(notes),
+        feature_names=names,
     )
 
 
@@ -206,19 +207,21 @@ def _encode_classes(labels: np.ndarray, label_column: str) -> tuple[np.ndarray, 
     return classes, y
 
 
-def _usable_features(X, columns, image_shape, notes) -> tuple[np.ndarray, tuple[int, int] | None]:
+def _usable_features(X, columns, image_shape, notes) -> tuple[np.ndarray, tuple[int, int] | None, tuple]:
     """Pixels checked against ``image_shape``, or tabular features without constant
-    columns; either way at least two of them, as a map to 2-D needs."""
+    columns; either way at least two of them, as a map to 2-D needs. Also the names of the
+    columns kept."""
+    kept = columns
     if image_shape is not None:
         image_shape = _checked_image_shape(image_shape, X.shape[1])
     else:
-        X = _drop_constant_columns(X, columns, notes)
+        X, kept = _drop_constant_columns(X, columns, notes)
     if X.shape[1] < 2:
         left = "one feature column" if len(columns) == 1 else "one feature column that is not constant"
         raise DatasetError(
             f"the file has {left} besides the labels; NCA needs at least two to map to a picture"
         )
-    return X, image_shape
+    return X, image_shape, tuple(kept)
 
 
 def _checked_image_shape(image_shape: tuple[int, int], n_features: int) -> tuple[int, int]:
@@ -231,17 +234,22 @@ def _checked_image_shape(image_shape: tuple[int, int], n_features: int) -> tuple
     return h, w
 
 
-def _drop_constant_columns(X: np.ndarray, columns: list[str], notes: list[str]) -> np.ndarray:
-    """X without its constant columns, which carry nothing to learn; appends a note naming them."""
+def _drop_constant_columns(
+    X: np.ndarray, columns: list[str], notes: list[str]
+) -> tuple[np.ndarray, list[str]]:
+    """X without its constant columns, which carry nothing to learn, and the names of the
+    columns kept; appends a note naming the dropped ones."""
     constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
     if len(constant) == X.shape[1]:
         raise DatasetError("every feature column is constant: there is nothing to learn from")
     if len(constant):
+        dropped_at = set(constant.tolist())
         dropped = [columns[i] for i in constant]
         shown = ", ".join(repr(c) for c in dropped[:10]) + (" ..." if len(dropped) > 10 else "")
         notes.append(f"dropped {len(dropped)} constant column(s): {shown}")
         X = np.delete(X, constant, axis=1)
-    return X
+        columns = [c for i, c in enumerate(columns) if i not in dropped_at]
+    return X, columns
 
 
 def _test_mask(y: np.ndarray, test_fraction: float, seed: int, notes: list[str]) -> np.ndarray:

@@ -31,6 +31,7 @@ class DatasetSpec:
     citation: str
     classes: tuple[str, ...]
     image_shape: tuple[int, int] | None = None
+    feature_names: tuple[str, ...] | None = None
     files: tuple[RemoteFile, ...] = ()
     mirrors: tuple[str, ...] = ()
     sizes: tuple[int, int] | None = None
@@ -39,6 +40,13 @@ class DatasetSpec:
 
 
 _DIGITS = tuple(str(d) for d in range(10))
+
+# The UCI attribute names of the wine set, in scikit-learn's column order.
+_WINE_FEATURES = (
+    "alcohol", "malic acid", "ash", "alcalinity of ash", "magnesium", "total phenols",
+    "flavanoids", "nonflavanoid phenols", "proanthocyanins", "color intensity", "hue",
+    "OD280/OD315 of diluted wines", "proline",
+)  # fmt: skip
 
 _MNIST_CITATION = (
     "Y. LeCun, L. Bottou, Y. Bengio and P. Haffner. Gradient-based learning applied to "
@@ -67,12 +75,15 @@ REGISTRY: dict[str, DatasetSpec] = {
             name="wine",
             title="UCI wine (13 features, 3 cultivars)",
             description=(
-                "Chemical analysis of 178 wines from three cultivars in one region of Italy: "
-                "13 measurements on very different scales. Bundled with scikit-learn; split "
-                "70/30, stratified and seeded, as in the paper's experiments."
+                "Chemical analysis of 178 wines grown in one region of Italy from three "
+                "cultivars (Forina et al. studied Barolo, Grignolino and Barbera wines from "
+                "Piedmont; the UCI copy numbers the cultivars 1 to 3): 13 measurements on very "
+                "different scales, from hue (around 1) to proline (hundreds). Bundled with "
+                "scikit-learn; split 70/30, stratified and seeded, as in the paper's experiments."
             ),
             citation=("M. Forina et al. Wine data set, UCI Machine Learning Repository, 1991."),
-            classes=("class 0", "class 1", "class 2"),
+            classes=("cultivar 1", "cultivar 2", "cultivar 3"),
+            feature_names=_WINE_FEATURES,
         ),
         DatasetSpec(
             name="digits",

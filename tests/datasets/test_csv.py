@@ -164,3 +164,8 @@ def test_text_that_is_not_utf8_is_refused_with_how_to_fix_it():
             DatasetError, match=r"not UTF-8 text \(byte 14 cannot be read\); save it as CSV UTF-8"
         ):
             reader(latin)
+
+
+def test_feature_names_come_from_the_header_without_the_dropped_columns():
+    text = "a,k,b,label\n" + "".join(f"{i},5,{i % 3},{i % 2}\n" for i in range(10))
+    assert from_csv(text.encode(), "label").feature_names == ("a", "b")

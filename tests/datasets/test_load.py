@@ -37,6 +37,25 @@ def test_bundled_sets_split_70_30_stratified(name, n_train, n_test, n_features, 
     assert data.description and data.citation
 
 
+def test_wine_names_its_cultivars_and_its_13_measurements():
+    from sklearn.datasets import load_wine
+
+    data = datasets.load("wine")
+    assert data.classes == ("cultivar 1", "cultivar 2", "cultivar 3")
+    # scikit-learn's column names, written as words: the same measurements in the same order
+    sklearn_names = [n.replace("_", " ").lower() for n in load_wine().feature_names]
+    assert [n.lower() for n in data.feature_names] == sklearn_names
+    assert data.feature_labels == data.feature_names
+
+
+def test_unnamed_columns_get_pixel_or_numbered_labels():
+    digits = datasets.load("digits")
+    assert digits.classes == tuple("0123456789") and digits.feature_names is None
+    assert digits.feature_labels[:2] == ("pixel (1, 1)", "pixel (1, 2)")
+    assert digits.feature_labels[8] == "pixel (2, 1)" and len(digits.feature_labels) == 64
+    assert datasets.load("rings").feature_labels == ("x1", "x2", "x3")
+
+
 def test_unknown_name_lists_the_choices():
     with pytest.raises(DatasetError, match="unknown dataset 'cifar'; choose one of rings, wine"):
         datasets.load("cifar")
