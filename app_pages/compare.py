@@ -38,25 +38,27 @@ deep = toggles.toggle(
 share.show_notices()
 st.query_params.from_dict({"dataset": name, "d": str(d), "k": str(k), "std": str(standardize).lower()})
 d = min(d, data.n_features)
-display_index = stratified_subsample(data.y_train, min(2000, len(data.y_train)), seed=0)
-labels = data.y_train[display_index]
+scored = compare.scored_data(data)  # a stratified subset of a large set, said below
+display_index = stratified_subsample(scored.y_train, min(2000, len(scored.y_train)), seed=0)
+labels = scored.y_train[display_index]
 same_scale = toggles.toggle(
     "One scale for every panel", value=False, key="compare-same-scale",
     help="Each panel always draws a unit across as long as a unit up. The methods' scales differ "
     "(PCA keeps the inputs' units, LDA whitens the spread within classes, NCA learns its scale, "
     "which sets how many neighbours count): on one scale, compare sizes too.",
 )  # fmt: skip
+if (note := compare.subset_note(data, scored)) is not None:
+    st.caption(note)
+compare.brush_summary(name, labels, data.classes, three_d=d == 3)
 
 # Each panel is drawn as soon as its result is ready (the baselines take moments), so the
 # page has pictures while NCA trains or loads; on one shared scale, all at the end.
 grid = compare.panel_grid(3 + deep)
-results = [
-    compare.baseline("pca", name, data, d, k, standardize, display_index),
-    compare.baseline("lda", name, data, d, k, standardize, display_index),
-]
-if not same_scale:
-    for cell, result in zip(grid, results):
-        compare.panel(cell, result, labels, data.classes, k)
+results = []
+for method in ("pca", "lda"):
+    results.append(compare.baseline(method, name, scored, d, k, standardize, display_index))
+    if not same_scale:
+        compare.panel(grid[len(results) - 1], results[-1], labels, data.classes, k, dataset=name)
 sources = []
 for deep_one in (False, True)[: 1 + deep]:
     cell = grid[len(results)]
@@ -65,12 +67,12 @@ for deep_one in (False, True)[: 1 + deep]:
     results.append(result)
     sources.append(f"{'Deep NCA' if deep_one else 'NCA here'} is {source}.")
     if not same_scale:
-        compare.panel(cell, result, labels, data.classes, k)
+        compare.panel(cell, result, labels, data.classes, k, dataset=name)
 if same_scale:
     ranges = compare.shared_ranges(results)
     for cell, result in zip(grid, results):
-        compare.panel(cell, result, labels, data.classes, k, ranges)
-raw = compare.raw_inputs(name, data, k)
+        compare.panel(cell, result, labels, data.classes, k, ranges, dataset=name)
+raw = compare.raw_inputs(name, scored, k)
 st.caption(" ".join(sources))
 
 table = pd.DataFrame(

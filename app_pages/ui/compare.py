@@ -1,35 +1,53 @@
-"""Glue for the Compare page: cached baselines, reused or fresh NCA fits."""
+"""Glue for the Compare page: cached baselines, NCA reused or fitted on a subset, linked
+brushing between the panels.
+
+Large sets are compared on ``comparison.training_subset`` (a stratified 5,000 training
+points, every test point): PCA and LDA are fitted and every method scored on it, so a first
+visit to MNIST takes seconds. NCA is the Train page's run when it matches, else
+``comparison.quick_nca`` on the same subset, kept per session and, for registered datasets,
+saved under the cache directory (the kNN page shares those files).
+"""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import streamlit as st
 
 from nca_core import figures
-from nca_core.comparison import MethodResult, evaluate, fit_baseline
+from nca_core.comparison import (
+    MethodResult,
+    class_mix,
+    evaluate,
+    fit_baseline,
+    model_cache_dir,
+    quick_nca,
+    training_subset,
+)
 from nca_core.datasets import Dataset
-from nca_core.model_io import ModelFileError, load_model
-from nca_core.runs import Run, recommended_config
+from nca_core.runs import recommended_config
 
 from . import state
 from .data import UPLOAD_NAME
 
+BRUSH = "compare-brush"  # session key: {"dataset", "panel", "rows"}, rows of the display subset
+SELECTION_MODES = ("points", "box", "lasso")
+
 
 @dataclass(frozen=True)
 class Fitted:
-    """An NCA fit as Compare uses it: a map from raw inputs, its fit time, its model file."""
+    """An NCA fit as Compare and the kNN page use it: a map from raw inputs and its fit time."""
 
     transform: Callable[[np.ndarray], np.ndarray]
     fit_seconds: float
-    model_bytes: bytes | None
-    from_disk: bool = False
+
+
+def scored_data(data: Dataset) -> Dataset:
+    """What Compare fits baselines on and scores every method with (see the module docstring)."""
+    return training_subset(data)
 
 
 def _baseline(method: str, data: Dataset, d: int, k: int, standardize: bool, display_index) -> MethodResult:
@@ -48,6 +66,7 @@ def _shared_baseline(
 def baseline(
     method: str, name: str, data: Dataset, d: int, k: int, standardize: bool, display_index
 ) -> MethodResult:
+    """PCA or LDA fitted on ``data`` (the scored subset) and scored with k-NN."""
     if name == UPLOAD_NAME:  # a user's own data never goes into a cache shared between sessions
         key = ("compare-baseline", method, d, k, standardize)
         if key not in st.session_state:
@@ -56,8 +75,16 @@ def baseline(
     return _shared_baseline(method, name, d, k, standardize, data, display_index)
 
 
+@st.cache_resource(max_entries=16, show_spinner="Scoring k-NN on the raw inputs…")
+def _shared_raw(name: str, k: int, _data: Dataset) -> MethodResult:
+    return evaluate("raw inputs", lambda X: X, _data, k, None, 0.0)
+
+
 def raw_inputs(name: str, data: Dataset, k: int) -> MethodResult:
-    key = ("compare-raw", name, k)
+    """k-NN on the raw inputs of ``data`` (the scored subset): shared for registered sets."""
+    if name != UPLOAD_NAME:
+        return _shared_raw(name, k, data)
+    key = ("compare-raw", k)
     if key not in st.session_state:
         st.session_state[key] = evaluate("raw inputs", lambda X: X, data, k, None, 0.0)
     return st.session_state[key]
@@ -65,49 +92,6 @@ def raw_inputs(name: str, data: Dataset, k: int) -> MethodResult:
 
 def recommended_standardize(data: Dataset) -> bool:
     return recommended_config(data).standardize
-
-
-def _model_file(name: str, config) -> Path:
-    """Where a fresh Compare fit of a registered dataset is kept between server runs, named
-    by its settings: $NCA_CACHE_DIR/models (beside the decoded datasets), else the user
-    cache."""
-    digest = hashlib.sha256(json.dumps(config.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
-    cache = os.environ.get("NCA_CACHE_DIR")
-    root = Path(cache) if cache else Path.home() / ".cache" / "nca-explorer"
-    return root / "models" / f"compare-{name}-{digest}.npz"
-
-
-def _train_here(config, data: Dataset, label: str) -> Fitted:
-    run = Run(config, data)
-    bar = st.progress(0.0, text=f"Training {label} with the default settings…")
-    for snap in run.stream(eval_every=None):
-        bar.progress(
-            snap.epoch / config.epochs, text=f"Training {label}: epoch {snap.epoch} / {config.epochs}"
-        )
-    bar.empty()
-    return Fitted(run.transform, run.fit_seconds, run.model_file())
-
-
-def _fresh_fit(name: str, data: Dataset, config, label: str) -> Fitted:
-    """Train (or, for a registered dataset, load the model a previous visit saved)."""
-    if name == UPLOAD_NAME:  # a user's own data is never written to disk
-        return _train_here(config, data, label)
-    path = _model_file(name, config)
-    seconds_file = path.with_suffix(".json")
-    if path.exists() and seconds_file.exists():
-        try:
-            model = load_model(path)
-            seconds = float(json.loads(seconds_file.read_text())["fit_seconds"])
-            return Fitted(model.transform, seconds, None, from_disk=True)
-        except (ModelFileError, OSError, ValueError, KeyError):
-            pass  # an unreadable file is simply trained again
-    fitted = _train_here(config, data, label)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(fitted.model_bytes)
-    tmp.replace(path)
-    seconds_file.write_text(json.dumps({"fit_seconds": fitted.fit_seconds}))
-    return fitted
 
 
 def train_page_fit(name: str, d: int, standardize: bool, deep: bool = False) -> tuple[Fitted, str] | None:
@@ -126,38 +110,68 @@ def train_page_fit(name: str, d: int, standardize: bool, deep: bool = False) -> 
         return None
     run = active.run
     epochs = max(s.epoch for s in active.snapshots if s.fraction >= 1)
-    return Fitted(run.transform, run.fit_seconds, None), f"the run from the Train page ({epochs} epochs)"
+    return Fitted(run.transform, run.fit_seconds), f"the run from the Train page ({epochs} epochs)"
+
+
+def _quick_fit(name: str, data: Dataset, d: int, standardize: bool, deep: bool):
+    """``quick_nca`` with a progress bar; saved under the cache directory unless uploaded."""
+    label = "deep NCA" if deep else "NCA"
+    bar = st.progress(0.0, text=f"Training {label} with the recommended settings…")
+
+    def progress(epoch: int, epochs: int) -> None:
+        bar.progress(epoch / epochs, text=f"Training {label}: epoch {epoch} / {epochs}")
+
+    cache = None if name == UPLOAD_NAME else model_cache_dir()  # an upload never goes to disk
+    encoder = "mlp" if deep else "linear"
+    quick = quick_nca(data, d, standardize, encoder=encoder, cache_dir=cache, progress=progress)
+    bar.empty()
+    return quick
+
+
+def _quick_source(quick, n: int, deep: bool) -> str:
+    what = "of an MLP with the Student-t kernel and a memory bank " if deep else ""
+    points = f"a stratified subset of {quick.n_train:,} of the {n:,}" if quick.n_train < n else f"all {n:,}"
+    source = f"a fit {what}on {points} training points ({quick.epochs} epochs, recommended settings)"
+    if quick.from_cache:
+        return source + ", saved by an earlier visit and loaded from the cache"
+    return source + ", trained on this visit"
 
 
 def nca_run(name: str, data: Dataset, d: int, standardize: bool, deep: bool = False) -> tuple[Fitted, str]:
-    """The Train page's run when it matches (same data, d, standardisation, linear or deep),
-    else a fit with the default settings: trained here with a progress bar the first time,
-    kept per session, and for registered datasets saved under the cache directory so later
-    visits (any session, after a restart too) load it in a moment."""
+    """(NCA acting on raw inputs, where it came from in words): the Train page's matching
+    run, else ``quick_nca``'s fit on a stratified subset, kept for the session."""
     from_train_page = train_page_fit(name, d, standardize, deep)
     if from_train_page is not None:
         return from_train_page
-    encoder = "mlp" if deep else "linear"
-    config = recommended_config(data, n_components=d, encoder=encoder).replace(standardize=standardize)
-    label = "deep NCA" if deep else "NCA"
-    key = ("compare-nca", name, d, standardize, deep)
+    key = ("quick-nca", name, d, standardize, deep)
     if key not in st.session_state:
-        st.session_state[key] = _fresh_fit(name, data, config, label)
-    what = "an MLP with the Student-t kernel and a memory bank, " if deep else ""
-    fitted = st.session_state[key]
-    source = f"a fresh fit with the default settings ({what}{config.epochs} epochs of {config.optimizer})"
-    if fitted.from_disk:
-        source += ", saved by an earlier visit and loaded from the cache"
-    return fitted, source
+        st.session_state[key] = _quick_fit(name, data, d, standardize, deep)
+    quick = st.session_state[key]
+    seconds = quick.fit_seconds if quick.fit_seconds is not None else float("nan")
+    return Fitted(quick.model.transform, seconds), _quick_source(quick, len(data.y_train), deep)
 
 
 def nca(
     name: str, data: Dataset, d: int, k: int, standardize: bool, display_index, deep: bool = False
 ) -> tuple[MethodResult, str]:
-    """NCA (linear, or deep) from the Train page when its run matches, else a fresh fit."""
+    """NCA (linear, or deep) from the Train page when its run matches, else a quick fit;
+    scored on ``scored_data(data)`` like the baselines."""
     fitted, source = nca_run(name, data, d, standardize, deep)
     label = "deep NCA" if deep else "NCA"
-    return evaluate(label, fitted.transform, data, k, display_index, fitted.fit_seconds), source
+    scored = scored_data(data)
+    return evaluate(label, fitted.transform, scored, k, display_index, fitted.fit_seconds), source
+
+
+def subset_note(data: Dataset, scored: Dataset) -> str | None:
+    """Says in words when Compare works on a subset of the training set."""
+    n, m = len(data.y_train), len(scored.y_train)
+    if m == n:
+        return None
+    return (
+        f"{n:,} training points: PCA, LDA and a fresh NCA are fitted, and every method scored, on a "
+        f"stratified subset of {m:,} (and all {len(data.y_test):,} test points), so the page is ready "
+        "in seconds. The kNN speed page searches them all."
+    )
 
 
 def panel_grid(n: int) -> list:
@@ -177,27 +191,92 @@ def shared_ranges(results: list[MethodResult]) -> list[list[float]] | None:
     return figures.padded_ranges(drawn) if len(dims) == 1 else None
 
 
-def panel(cell, result: MethodResult, labels, classes, k: int, ranges=None) -> None:
+# --- linked brushing -------------------------------------------------------------------------
+def brushed_rows(name: str) -> np.ndarray | None:
+    """Rows of the display subset chosen in any panel for dataset ``name``, else None."""
+    brush = st.session_state.get(BRUSH)
+    return brush["rows"] if brush is not None and brush["dataset"] == name else None
+
+
+def _selected_rows(event) -> np.ndarray:
+    """Display rows picked in a panel: each class point carries its row as customdata."""
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return np.empty(0, dtype=np.int64)
+    return np.unique([int(p["customdata"]) for p in points if "customdata" in p]).astype(np.int64)
+
+
+def _take_selection(chart_key: str, panel: str, name: str) -> None:
+    """A panel's selection changed: it becomes the brush every panel shows (none: cleared)."""
+    rows = _selected_rows(st.session_state.get(chart_key))
+    if len(rows):
+        st.session_state[BRUSH] = {"dataset": name, "panel": panel, "rows": rows}
+    else:
+        st.session_state.pop(BRUSH, None)
+
+
+def _clear_brush() -> None:
+    st.session_state.pop(BRUSH, None)
+
+
+def brush_summary(name: str, labels: np.ndarray, classes, three_d: bool) -> None:
+    """How many points are chosen, in which panel, their class mix, and a way to clear them;
+    without a selection, how to make one."""
+    rows = brushed_rows(name)
+    if three_d:
+        st.caption("Pick 2-D to select points in one panel and see the same points in the others.")
+        return
+    if rows is None:
+        st.caption(
+            "Drag a box (or, from the toolbar, a lasso) over points in any panel: the same points "
+            "stand out in every panel, the others fade. A click picks one point."
+        )
+        return
+    mix = class_mix(labels, rows, classes)
+    shown = " · ".join(f"{count / len(rows):.0%} {cls}" for cls, count in mix[:6])
+    if len(mix) > 6:
+        shown += f" · {len(mix) - 6} more classes"
+    line = st.container(horizontal=True, vertical_alignment="center")
+    line.markdown(
+        f"**{len(rows):,} of {len(labels):,} points** selected in {st.session_state[BRUSH]['panel']}: {shown}"
+    )
+    line.button("Clear selection", key="compare-clear", icon=":material/deselect:", on_click=_clear_brush)
+
+
+def panel(cell, result: MethodResult, labels, classes, k: int, ranges=None, *, dataset: str = "") -> None:
     """One method in ``cell`` (an ``st.empty``, replacing what it held): its picture, one
-    scale on both axes, its kNN accuracies and fit time."""
+    scale on both axes, the brushed points standing out, its kNN accuracies and fit time."""
     with cell.container():
-        _panel(result, labels, classes, k, ranges)
+        _panel(result, labels, classes, k, ranges, dataset)
 
 
-def _panel(result: MethodResult, labels, classes, k: int, ranges) -> None:
+def _panel(result: MethodResult, labels, classes, k: int, ranges, dataset: str) -> None:
     st.subheader(result.name)
     dims = min(result.embedding.shape[1], 3)
     if dims == 1:
         st.info("LDA found a single direction (two classes): nothing to draw in 2-D.")
     else:
-        fig = figures.embedding_scatter(
-            result.embedding[:, :dims], labels, classes, height=460, ranges=ranges,
-            uirevision=f"compare-{result.name}", legend_above=True,
-        )  # fmt: skip
-        st.plotly_chart(fig, key=f"compare-{result.name}")
+        _picture(result, labels, classes, ranges, dataset, dims)
     line = f"{k}-NN leave-one-out: **{result.train_accuracy:.1%}**"
     if result.test_accuracy is not None:
         line += f" · test: **{result.test_accuracy:.1%}**"
-    st.markdown(line + f" · fit {result.fit_seconds:.2f} s")
+    if np.isfinite(result.fit_seconds):
+        line += f" · fit {result.fit_seconds:.2f} s"
+    st.markdown(line)
     if result.note:
         st.warning(result.note, icon=":material/info:")
+
+
+def _picture(result: MethodResult, labels, classes, ranges, dataset: str, dims: int) -> None:
+    key = f"compare-{result.name}"
+    fig = figures.embedding_scatter(
+        result.embedding[:, :dims], labels, classes, height=460, ranges=ranges,
+        uirevision=key, legend_above=True, highlight=brushed_rows(dataset),
+        dragmode="select" if dims == 2 else "zoom",
+    )  # fmt: skip
+    if dims == 3:  # Plotly selects in 2-D only
+        st.plotly_chart(fig, key=key)
+        return
+    on_select = partial(_take_selection, key, result.name, dataset)
+    st.plotly_chart(fig, key=key, on_select=on_select, selection_mode=SELECTION_MODES)

@@ -1,10 +1,10 @@
 """Glue for the kNN speed page: search costs measured once, an NCA model found in seconds.
 
 Raw-input costs of a registered dataset depend only on the data and this machine, so they
-are measured once per server process and shared (read-only results). The NCA side is the
-Train page's run when it matches, else ``comparison.quick_nca``: the recommended settings
-on a stratified subset, saved under the cache directory for registered datasets so a later
-visit loads it; a user's upload is never written to disk.
+are measured once per server process and shared (read-only results). The NCA side is
+``compare.nca_run``: the Train page's run when it matches, else ``comparison.quick_nca`` (the
+recommended settings on a stratified subset, saved under the cache directory for registered
+datasets so a later visit, here or on Compare, loads it; an upload is never written to disk).
 """
 
 from __future__ import annotations
@@ -14,15 +14,7 @@ from collections.abc import Callable, Iterator
 import pandas as pd
 import streamlit as st
 
-from nca_core.comparison import (
-    INDEX_LABELS,
-    SearchCost,
-    best_gains,
-    cost_table,
-    knn_search_cost,
-    model_cache_dir,
-    quick_nca,
-)
+from nca_core.comparison import INDEX_LABELS, SearchCost, best_gains, cost_table, knn_search_cost
 from nca_core.datasets import Dataset
 
 from . import compare
@@ -79,31 +71,9 @@ def raw_cost(name: str, data: Dataset, index: str) -> SearchCost:
 
 def nca_model(name: str, data: Dataset, d: int, standardize: bool) -> tuple[Callable, str]:
     """(map from raw inputs, where it came from in words): the Train page's matching run,
-    else NCA trained here on a stratified subset (or loaded from the disk cache)."""
-    from_train_page = compare.train_page_fit(name, d, standardize)
-    if from_train_page is not None:
-        fitted, source = from_train_page
-        return fitted.transform, source
-    key = ("knn-speed-nca", name, d, standardize)
-    if key not in st.session_state:
-        bar = st.progress(0.0, text="Training NCA on a subset…")
-
-        def progress(epoch: int, epochs: int) -> None:
-            bar.progress(epoch / epochs, text=f"Training NCA on a subset: epoch {epoch} / {epochs}")
-
-        cache = None if name == UPLOAD_NAME else model_cache_dir()
-        st.session_state[key] = quick_nca(data, d, standardize, cache_dir=cache, progress=progress)
-        bar.empty()
-    quick = st.session_state[key]
-    n = len(data.y_train)
-    subset = f"a stratified subset of {quick.n_train:,} of the {n:,}" if quick.n_train < n else f"all {n:,}"
-    source = f"a fit on {subset} training points ({quick.epochs} epochs, recommended settings)"
-    source += (
-        ", saved by an earlier visit and loaded from the cache"
-        if quick.from_cache
-        else ", trained on this visit"
-    )
-    return quick.model.transform, source
+    else NCA trained on a stratified subset (or loaded from the disk cache), as Compare's."""
+    fitted, source = compare.nca_run(name, data, d, standardize)
+    return fitted.transform, source
 
 
 def nca_costs(name: str, data: Dataset, d: int, transform: Callable) -> Iterator[SearchCost]:

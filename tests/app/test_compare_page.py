@@ -1,9 +1,15 @@
 """AppTests of the Compare page."""
 
+import base64
+import json
 from pathlib import Path
 
+import numpy as np
 from apptest_helpers import button, wait_for
 from streamlit.testing.v1 import AppTest
+
+from app_pages.ui.compare import BRUSH, _selected_rows
+from nca_core.datasets import Dataset
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -24,7 +30,10 @@ def test_compare_renders_three_methods_and_the_raw_row(app):
     # the paper's point: on the rings NCA beats both linear baselines by far
     assert rows.loc["NCA", "5-NN test"] > rows.loc["PCA", "5-NN test"] + 0.3
     assert rows.loc["NCA", "5-NN test"] > rows.loc["LDA", "5-NN test"] + 0.3
-    assert any("a fresh fit with the default settings" in c.value for c in at.caption)
+    assert any(
+        "a fit on all 700 training points" in c.value and "trained on this visit" in c.value
+        for c in at.caption
+    )
 
 
 def test_compare_reuses_the_train_run_when_it_matches(app):
@@ -51,12 +60,10 @@ def test_deep_nca_joins_the_comparison_on_request(app):
     assert [h.value for h in at.subheader] == ["PCA", "LDA", "NCA", "deep NCA"]
     rows = at.dataframe[0].value.set_index("method")
     assert rows.loc["deep NCA", "5-NN test"] > rows.loc["PCA", "5-NN test"] + 0.3
-    assert any("Deep NCA is a fresh fit" in c.value and "Student-t" in c.value for c in at.caption)
+    assert any("Deep NCA is a fit of an MLP with the Student-t kernel" in c.value for c in at.caption)
 
 
 def plotly_layouts(at):
-    import json
-
     return [json.loads(chart.proto.spec)["layout"] for chart in at.get("plotly_chart")]
 
 
@@ -74,10 +81,82 @@ def test_a_fresh_fit_is_saved_under_the_cache_directory_and_loaded_next_time(app
     monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
     first = open_compare(app)
     before = first.dataframe[0].value.set_index("method").loc["NCA"]
-    saved = list((tmp_path / "models").glob("compare-rings-*.npz"))
+    saved = list((tmp_path / "models").glob("quick-rings-*.npz"))  # shared with the kNN page
     assert len(saved) == 1
     again = AppTest.from_file(APP, default_timeout=60)  # another session, same server cache
     again.switch_page("app_pages/compare.py").run()
     assert any("loaded from the cache" in c.value for c in again.caption)
     after = again.dataframe[0].value.set_index("method").loc["NCA"]
     assert after["5-NN test"] == before["5-NN test"]
+
+
+def _array(value):
+    """A trace array from the figure's JSON: a list, or Plotly's base64 typed array."""
+    if isinstance(value, dict) and "bdata" in value:
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    return np.asarray(value)
+
+
+def plotly_traces(at):
+    traces = [json.loads(chart.proto.spec)["data"] for chart in at.get("plotly_chart")]
+    return [
+        [{k: _array(v) if k in ("x", "customdata") else v for k, v in t.items()} for t in ts] for ts in traces
+    ]
+
+
+def test_points_selected_in_one_panel_stand_out_in_every_panel_until_cleared(app):
+    at = open_compare(app)
+    assert any("Drag a box" in c.value for c in at.caption)  # says how to select
+    rows = np.arange(0, 700, 7)  # 100 display rows, as a box over one panel would give
+    at.session_state[BRUSH] = {"dataset": "rings", "panel": "PCA", "rows": rows}
+    at.run()
+    assert not at.exception, at.exception
+    panels = plotly_traces(at)
+    assert len(panels) == 3
+    for traces in panels:  # the same rows in PCA, LDA and NCA, whatever their positions
+        chosen = [t["customdata"][i] for t in traces for i in t["selectedpoints"]]
+        assert sorted(chosen) == rows.tolist()
+        assert all(t["unselected"]["marker"]["opacity"] < 0.5 for t in traces)
+    summary = next(m.value for m in at.markdown if "selected in PCA" in m.value)
+    assert summary.startswith("**100 of 700 points** selected in PCA: ")
+    assert "ring" in summary and "%" in summary  # the class mix
+    button(at, "Clear selection").click().run()
+    assert BRUSH not in at.session_state
+    assert all("selectedpoints" not in t for traces in plotly_traces(at) for t in traces)
+
+
+def test_a_selection_belongs_to_its_dataset(app):
+    at = open_compare(app)
+    at.session_state[BRUSH] = {"dataset": "wine", "panel": "LDA", "rows": np.arange(5)}
+    at.run()
+    assert all("selectedpoints" not in t for traces in plotly_traces(at) for t in traces)
+    assert not any("selected in LDA" in m.value for m in at.markdown)
+
+
+def test_a_panel_selection_event_gives_display_rows():
+    event = {
+        "selection": {"points": [{"customdata": 4, "x": 0.1}, {"customdata": 2}, {"x": 3}, {"customdata": 4}]}
+    }
+    assert _selected_rows(event).tolist() == [2, 4]  # neighbour lines etc. carry no row
+    assert _selected_rows({"selection": {"points": []}}).tolist() == []
+    assert _selected_rows(None).tolist() == []
+
+
+def test_a_large_set_is_compared_on_a_stated_stratified_subset(app):
+    rng = np.random.default_rng(0)
+    y = np.arange(7000) % 3
+    X = (rng.normal(size=(7000, 4)) + y[:, None] * [2.0, 0, 0, 0]).astype(np.float32)
+    app.session_state["uploaded_dataset"] = Dataset(
+        "uploaded", X[:6000], y[:6000], X[6000:], y[6000:], ("a", "b", "c")
+    )
+    app.session_state["dataset_choice"] = "uploaded"
+    at = open_compare(app)
+    assert not at.exception, at.exception
+    assert any(
+        "6,000 training points" in c.value and "stratified subset of 5,000" in c.value for c in at.caption
+    )
+    assert any(
+        "NCA here is a fit on a stratified subset of 5,000 of the 6,000 training points" in c.value
+        for c in at.caption
+    )
+    assert all(len(np.concatenate([t["x"] for t in traces])) == 2000 for traces in plotly_traces(at))
