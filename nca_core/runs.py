@@ -197,6 +197,13 @@ class Run:
         A = self.model.components_
         return A if self.scaler is None else A / self.scaler.scale_
 
+    def feature_influence(self) -> np.ndarray:
+        """How far each input feature moves the embedding, shape (n_features,): the length
+        of its column of A times its spread over the training set, both as trained (a
+        standardised feature has spread 1), so features in different units compare."""
+        spread = self._prepare(self.data.X_train).std(0)
+        return np.linalg.norm(self.model.components_, axis=0) * spread
+
     def model_file(self) -> bytes:
         """The fitted model as .npz bytes (see ``nca_core.model_io``) acting on raw inputs:
         standardisation is folded into A, or into the network's first layer."""

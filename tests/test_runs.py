@@ -105,3 +105,18 @@ def test_blow_up_is_put_in_words_and_a_healthy_run_is_not():
     note = blow_up_note(blown)
     assert "grew from ±3 to ±3e+05" in note and "accuracy fell from 90% to 44%" in note
     assert "lower the learning rate" in note
+
+
+def test_feature_influence_weighs_each_column_of_a_by_the_features_spread():
+    data = datasets.load("wine")
+    run = Run(recommended_config(data).replace(epochs=1, device="cpu"), data)
+    list(run.stream())
+    A = run.model.components_
+    influence = run.feature_influence()
+    assert influence.shape == (13,)
+    # standardised inputs have spread 1: the influence is the column length of A
+    np.testing.assert_allclose(influence, np.linalg.norm(A, axis=0), rtol=1e-3)
+    raw = Run(recommended_config(data).replace(epochs=1, standardize=False, device="cpu"), data)
+    list(raw.stream())
+    expected = np.linalg.norm(raw.model.components_, axis=0) * data.X_train.std(0)
+    np.testing.assert_allclose(raw.feature_influence(), expected, rtol=1e-4)
