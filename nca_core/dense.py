@@ -40,6 +40,7 @@ class DenseObjective:
         self.same = y[:, None] == y[None, :]
         self.same.fill_diagonal_(False)
         self.has_mate = self.same.any(1)
+        self.same_weights = self.same.to(self.X.dtype)
         self.objective, self.weight_decay = problem.objective, problem.weight_decay
         self.diagonal = isinstance(problem.encoder, DiagonalEncoder)
         self.shape = tuple(problem.parameters[0].shape)
@@ -74,27 +75,31 @@ class DenseObjective:
     def _terms_and_weights(self, Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Per anchor p_i (f) or log p_i (g), and W_ij = d(sum of terms)/d(logit_ij).
 
-        With Q_ij = k_ij / sum over i's class and P_ij = k_ij / sum over all,
-        W = c_i (S Q - P): c = p_i for f, 1 for g. Q is computed from its own shift, so
-        log p_i stays exact when every class mate is far away. Anchors without a class
-        mate add nothing.
+        With S the same-class mask and P the neighbour probabilities, W = P S - p_i P for f
+        and W = P S / p_i - P for g (eqs. 5 and 7). For g, an anchor whose class mates are
+        all so far away that p_i underflows has P S / p_i taken from its class's own
+        softmax instead, so log p_i stays exact. Anchors without a class mate add nothing.
         """
         sq = (Z * Z).sum(1)
         logits = torch.addmm(sq[None, :], Z, Z.T, alpha=2.0, beta=-1.0).sub_(sq[:, None]).clamp_(max=0.0)
         logits.fill_diagonal_(-math.inf)
-        same_logits = logits.masked_fill(~self.same, -math.inf)
         P, log_total = _softmax(logits, torch.ones_like(self.has_mate))
-        Q, log_same = _softmax(same_logits, self.has_mate)
-        mate = self.has_mate[:, None]
-        log_p = torch.where(mate, log_same - log_total, -math.inf)
-        W = Q.sub_(P)
+        same = P * self.same_weights
+        p = same.sum(1, keepdim=True)
         if self.objective == "f":
-            terms = log_p.exp()
-            W.mul_(terms)
+            return p, same.sub_(p * P)
+        mate = self.has_mate[:, None]
+        if bool((p[mate] < _SMALLEST_P).any()):  # class mates far away: their own softmax
+            same, log_same = _softmax(logits.masked_fill(~self.same, -math.inf), self.has_mate)
+            log_p = log_same - log_total
         else:
-            terms = torch.where(mate, log_p, 0.0)
-            W.masked_fill_(~mate, 0.0)
-        return terms, W
+            log_p = p.log()
+            same.div_(torch.where(mate, p, 1.0))
+        return torch.where(mate, log_p, 0.0), same.sub_(P).mul_(mate)
+
+
+# Below this p_i, P S / p_i would have lost digits to underflow in float64.
+_SMALLEST_P = 1e-250
 
 
 def _softmax(logits: torch.Tensor, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -50,17 +50,25 @@ def test_float32_problem_matches_the_float64_autograd_reference(objective, diago
     np.testing.assert_allclose(grad, ref_grad, rtol=1e-9, atol=1e-12)
 
 
-def test_objective_g_is_exact_when_every_class_mate_is_far_away():
-    """Point 0's class mates lie 12 units off while a point of another class sits next to
-    it: log p_0 is about -144, far below float32's range relative to the row's largest term."""
-    X = torch.tensor([[0.0], [0.1], [12.0], [12.1], [0.2], [12.2]], dtype=torch.float32)
+@pytest.mark.parametrize("far", [12.0, 30.0])
+def test_objective_g_is_exact_when_every_class_mate_is_far_away(far):
+    """Point 0's class mates lie ``far`` units off while a point of another class sits next
+    to it: log p_0 is about -far^2 (-144: below float32's range relative to the row's
+    largest term; -900: p_0 itself underflows in float64)."""
+    X = torch.tensor([[0.0], [0.1], [far], [far + 0.1], [0.2], [far + 0.2]], dtype=torch.float32)
     y = torch.tensor([0, 1, 0, 0, 1, 1])
     problem = _problem(X, y, LinearEncoder(torch.ones(1, 1)), objective="g")
     loss, grad = DenseObjective(problem)(np.ones(1))
-    ref_loss, ref_grad = _reference(problem, torch.ones(1, 1), diagonal=False)
-    assert ref_loss > 140  # the case the float32 floor used to clip
-    assert loss == pytest.approx(ref_loss, rel=1e-12)
-    np.testing.assert_allclose(grad, ref_grad, rtol=1e-9)
+    a = torch.ones(1, 1, dtype=torch.float64, requires_grad=True)
+    Z = problem.X.double() @ a.T
+    logits = -(torch.cdist(Z, Z) ** 2)
+    logits = logits.masked_fill(torch.eye(6, dtype=torch.bool), -math.inf)
+    same = problem.y[:, None] == problem.y[None, :]
+    log_p = torch.logsumexp(logits.masked_fill(~same, -math.inf), 1) - torch.logsumexp(logits, 1)
+    (-log_p.sum()).backward()
+    assert -float(log_p.detach().sum()) > 0.9 * far**2
+    assert loss == pytest.approx(-float(log_p.detach().sum()), rel=1e-12)
+    np.testing.assert_allclose(grad, a.grad.reshape(-1).numpy(), rtol=1e-9)
 
 
 @pytest.mark.parametrize("objective", ["f", "g"])
