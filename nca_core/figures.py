@@ -119,8 +119,10 @@ def _class_traces(Z, y, classes, three_d: bool, marker_size: float, hover_text=N
         )
         if three_d:
             trace["z"] = Z[idx, 2]
-        if hover_text is not None:
+        if hover_text is not None:  # the class in bold over the given text, short coordinates
             trace["text"] = [hover_text[i] for i in idx]
+            where = "(%{x:.3g}, %{y:.3g}, %{z:.3g})" if three_d else "(%{x:.3g}, %{y:.3g})"
+            trace["hovertemplate"] = f"<b>{name}</b><br>%{{text}}<br>{where}<extra></extra>"
         traces.append(trace)
     return traces
 

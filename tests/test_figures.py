@@ -237,3 +237,12 @@ def test_highlighted_rows_stand_out_in_every_class_and_the_rest_are_dimmed():
     assert all(list(t.selectedpoints) == [] for t in nothing.data)  # an empty selection dims all
     plain = figures.embedding_scatter(Z, y, ["a", "b", "c"])
     assert all(t.selectedpoints is None for t in plain.data) and plain.layout.dragmode == "zoom"
+
+
+def test_hover_text_names_the_class_over_the_text_with_short_coordinates():
+    Z = np.array([[0.123456789, 1.0], [2.0, 3.0]])
+    fig = figures.embedding_scatter(
+        Z, np.array([0, 1]), ["cultivar 1", "cultivar 2"], hover_text=["#7", "#9"]
+    )
+    assert list(fig.data[1].text) == ["#9"]
+    assert fig.data[0].hovertemplate == "<b>cultivar 1</b><br>%{text}<br>(%{x:.3g}, %{y:.3g})<extra></extra>"
