@@ -20,17 +20,28 @@ from .figures import PALETTE, class_colors
 __all__ = [
     "accuracy_rows",
     "accuracy_spec",
+    "chart_data",
     "embedding_rows",
     "embedding_spec",
     "objective_rows",
     "objective_spec",
+    "thumbnail_rows",
 ]
 
 OBJECTIVE_LABELS = {"f": "mean p_i (f / n)", "g": "mean log p_i (g / n)", "mcml": "-KL(P || Q)"}
 
 
+# Names of the tables an embedding spec with pictures carries (see ``chart_data``).
+POINTS, THUMBNAILS = "points", "thumbnails"
+
+
 def embedding_spec(
-    classes: Sequence[str], ranges: list[list[float]], *, axis_label: str = "z", height: int = 520
+    classes: Sequence[str],
+    ranges: list[list[float]],
+    *,
+    axis_label: str = "z",
+    height: int = 520,
+    thumbnails: pd.DataFrame | None = None,
 ) -> dict:
     """A 2-D scatter coloured by class on fixed axes at one scale; drag to pan, scroll to zoom.
 
@@ -39,6 +50,13 @@ def embedding_spec(
     (a distance-based picture must not be stretched): the chart is as wide as its container,
     so the domains are Vega expressions of the ``width`` and ``height`` signals, widened
     around the ranges' centres until each range fits.
+
+    ``thumbnails`` (``thumbnail_rows``) puts a picture of each point in its tooltip: the
+    rows then need a "point" column (``embedding_rows(..., points=...)``) to look it up by,
+    and go into the spec with ``chart_data``. The pictures are a named table of the spec
+    that stays the same from frame to frame, so the browser keeps the one it has (Streamlit
+    compares its bytes) and only the positions change. vega-tooltip (in Streamlit's
+    vega-embed) shows a field named "image" holding a URL as a picture.
     """
     if len(ranges) < 2:
         raise ValueError("embedding_spec needs ranges for two axes")
@@ -56,7 +74,7 @@ def embedding_spec(
             "scale": {"domain": domain, "nice": False, "zero": False},
         }
 
-    return {
+    spec = {
         "width": "container",
         "height": height,
         # Canvas paints hundreds of points in one pass where SVG updates an element per point.
@@ -76,15 +94,54 @@ def embedding_spec(
             },
         },
     }
+    if thumbnails is not None:
+        _with_thumbnails(spec, thumbnails)
+    return spec
+
+
+def _with_thumbnails(spec: dict, thumbnails: pd.DataFrame) -> None:
+    """Join each point to its picture by "point" and show picture, class and index on hover."""
+    spec["data"] = {"name": POINTS}
+    spec["datasets"] = {THUMBNAILS: thumbnails}
+    lookup = {"data": {"name": THUMBNAILS}, "key": "point", "fields": ["image"]}
+    spec["transform"] = [{"lookup": "point", "from": lookup}]
+    spec["encoding"]["tooltip"] = [
+        {"field": "image", "type": "nominal"},
+        {"field": "class", "type": "nominal"},
+        {"field": "point", "type": "quantitative", "title": "training point"},
+    ]
+
+
+def chart_data(rows: pd.DataFrame, spec: dict) -> tuple[pd.DataFrame | None, dict]:
+    """(data, spec) to draw ``rows`` with ``spec``: a spec with pictures gets the rows as its
+    named table "points" and no separate data (Streamlit takes a spec's only named table for
+    the chart's data, which would put the points in place of the pictures)."""
+    if "datasets" not in spec:
+        return rows, spec
+    return None, {**spec, "datasets": {**spec["datasets"], POINTS: rows}}
+
+
+def thumbnail_rows(points: np.ndarray, urls: Sequence[str]) -> pd.DataFrame:
+    """The table of pictures for ``embedding_spec``: each point's index and image URL."""
+    return pd.DataFrame({"point": np.asarray(points, dtype=np.int64), "image": list(urls)})
 
 
 def embedding_rows(
-    Z: np.ndarray, y: np.ndarray, classes: Sequence[str], *, axis_label: str = "z"
+    Z: np.ndarray,
+    y: np.ndarray,
+    classes: Sequence[str],
+    *,
+    axis_label: str = "z",
+    points: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """The first two columns of ``Z`` with each row's class name, for ``embedding_spec``."""
+    """The first two columns of ``Z`` with each row's class name, for ``embedding_spec``;
+    with ``points`` (each row's index in the training set), a "point" column too."""
     Z = np.asarray(Z)
     names = np.asarray([str(c) for c in classes], dtype=object)
-    return pd.DataFrame({f"{axis_label}1": Z[:, 0], f"{axis_label}2": Z[:, 1], "class": names[np.asarray(y)]})
+    rows = pd.DataFrame({f"{axis_label}1": Z[:, 0], f"{axis_label}2": Z[:, 1], "class": names[np.asarray(y)]})
+    if points is not None:
+        rows["point"] = np.asarray(points, dtype=np.int64)
+    return rows
 
 
 def _curve_spec(

@@ -97,3 +97,32 @@ def test_no_legend_sits_on_top_of_the_data():
     for spec in (live_charts.accuracy_spec(5), live_charts.embedding_spec(CLASSES, [[0, 1], [0, 1]])):
         legend = spec["encoding"]["color"]["legend"]
         assert legend["orient"] == "top" and legend["direction"] == "horizontal"
+
+
+def test_thumbnails_go_in_the_tooltip_through_a_named_table_looked_up_by_point(rng):
+    Z, y = rng.normal(size=(4, 2)), np.array([0, 1, 2, 0])
+    points = np.array([11, 5, 7, 30])
+    pictures = live_charts.thumbnail_rows(points, [f"data:image/png;base64,{i}" for i in range(4)])
+    spec = live_charts.embedding_spec(CLASSES, [[-3, 3], [-3, 3]], thumbnails=pictures)
+    rows = live_charts.embedding_rows(Z, y, CLASSES, points=points)
+    assert rows["point"].tolist() == [11, 5, 7, 30]
+    assert spec["transform"] == [
+        {"lookup": "point", "from": {"data": {"name": "thumbnails"}, "key": "point", "fields": ["image"]}}
+    ]
+    # vega-tooltip draws a field named "image" holding a URL as a picture, above the others
+    assert [t["field"] for t in spec["encoding"]["tooltip"]] == ["image", "class", "point"]
+    data, drawn = live_charts.chart_data(rows, spec)
+    # Streamlit takes a spec's only named table for the chart's data: the points are a second one
+    assert data is None and drawn["data"] == {"name": "points"}
+    assert set(drawn["datasets"]) == {"points", "thumbnails"} and drawn["datasets"]["points"] is rows
+    assert drawn["datasets"]["thumbnails"] is pictures and "points" not in spec["datasets"]
+    inline = {**drawn, "datasets": {k: v.to_dict("records") for k, v in drawn["datasets"].items()}}
+    alt.Chart.from_dict(inline).to_dict(validate=True)
+
+
+def test_without_thumbnails_the_points_are_the_charts_own_data(rng):
+    rows = live_charts.embedding_rows(rng.normal(size=(3, 2)), np.array([0, 1, 2]), CLASSES)
+    spec = live_charts.embedding_spec(CLASSES, [[-3, 3], [-3, 3]])
+    data, drawn = live_charts.chart_data(rows, spec)
+    assert data is rows and drawn is spec
+    assert "datasets" not in spec and "tooltip" not in spec["encoding"] and "point" not in rows

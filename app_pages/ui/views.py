@@ -9,6 +9,7 @@ from nca_core import figures, live_charts
 from nca_core.datasets import Dataset
 from nca_core.runs import EVAL_POINTS, blow_up_note
 
+from . import thumbnails
 from .data import dataset_title
 from .jobs import progress as progress_of
 from .state import ActiveRun
@@ -160,11 +161,7 @@ def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapsho
     if snap.embedding.shape[1] > 3:
         st.caption(f"d = {snap.embedding.shape[1]}: showing the first two coordinates of the embedding.")
     if dims == 2 and not select:
-        st.vega_lite_chart(
-            live_charts.embedding_rows(snap.embedding, active.run.display_labels, data.classes),
-            live_charts.embedding_spec(data.classes, ranges),
-            key="live-embedding",
-        )
+        _live_embedding(active, data, snap, ranges)
         return None
     fig = figures.embedding_scatter(
         snap.embedding[:, :dims],
@@ -197,6 +194,18 @@ def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapsho
     )
     st.plotly_chart(fig, key="live-embedding")
     return None
+
+
+def _live_embedding(active: ActiveRun, data: Dataset, snap, ranges) -> None:
+    """The 2-D Vega-Lite view; an image dataset's points show their picture on hover."""
+    points = active.run.display_index
+    pictures = thumbnails.for_points(active.dataset, data, points)
+    rows = live_charts.embedding_rows(
+        snap.embedding, active.run.display_labels, data.classes,
+        points=points if pictures is not None else None,
+    )  # fmt: skip
+    spec = live_charts.embedding_spec(data.classes, ranges, thumbnails=pictures)
+    st.vega_lite_chart(*live_charts.chart_data(rows, spec), key="live-embedding")
 
 
 def _selected_row(event) -> int | None:

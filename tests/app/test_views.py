@@ -11,3 +11,23 @@ def test_small_sets_redraw_ten_times_a_second_and_large_ones_once():
 
 def test_a_live_3d_view_polls_slower_whatever_the_size():
     assert redraw_seconds(700, 3)[0] == THREE_D_REDRAW_SECONDS > redraw_seconds(60000, 2)[0]
+
+
+def test_a_paused_image_run_carries_each_points_picture_for_its_tooltip(app):
+    """digits: the live chart joins each point to a PNG of its digit, by training index."""
+    import json
+
+    from apptest_helpers import button, wait_for
+
+    app.selectbox(key="dataset").set_value("digits").run()
+    app.sidebar.slider(key="pace").set_value(5)
+    button(app, "Train").click().run()
+    run = app.session_state["train_run"]
+    wait_for(app, lambda at: len(run.snapshots) >= 2)
+    button(app, "Pause").click().run()
+    wait_for(app, lambda at: run.job.state == "paused")
+    (chart,) = [c for c in app.get("vega_lite_chart") if "lookup" in c.proto.spec]
+    spec = json.loads(chart.proto.spec)
+    assert spec["data"] == {"name": "points"} and spec["encoding"]["tooltip"][0]["field"] == "image"
+    assert sorted(d.name for d in chart.proto.datasets) == ["points", "thumbnails"]
+    button(app, "Stop").click().run()
