@@ -3,46 +3,62 @@
 import streamlit as st
 
 from app_pages.ui import data as app_data
+from app_pages.ui import notices, presentation, share, state, views
 from app_pages.ui import run_controls as controls
-from app_pages.ui import share, state, views
-from app_pages.ui.controls import run_settings
+from app_pages.ui.controls import demo_for, run_settings
 from nca_core.runs import Run, resolve_config
 
-st.title("Train NCA and watch it learn")
-st.caption(
-    "Neighbourhood Components Analysis learns a linear map under which each point's nearest "
-    "neighbours share its class. Press **Train** and watch the embedding move as it learns."
-)
+share.read_once(app_data.dataset_names())  # a link's settings, ?present=1 among them, come first
+presenting = presentation.active()  # large type, no sidebar, one big chart
+if presenting:
+    presentation.style()
+    top = st.container(horizontal=True, vertical_alignment="bottom")
+else:
+    st.title("Train NCA and watch it learn")
+    st.caption(
+        "Neighbourhood Components Analysis learns a linear map under which each point's nearest "
+        "neighbours share its class. Press **Train** and watch the embedding move as it learns."
+    )
+    top = st.container()
 
-
-name = app_data.pick_dataset()
+with top, st.container(width=320 if presenting else "stretch"):
+    name = app_data.pick_dataset()
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
-with st.expander(
-    f"About this dataset: {len(data.y_train):,} training and {len(data.y_test):,} test points, {data.n_features} features, {data.n_classes} classes"
-):
-    st.write(data.description)
-    if data.citation:
-        st.caption(data.citation)
+if not presenting:
+    with st.expander(
+        f"About this dataset: {len(data.y_train):,} training and {len(data.y_test):,} test points, {data.n_features} features, {data.n_classes} classes"
+    ):
+        st.write(data.description)
+        if data.citation:
+            st.caption(data.citation)
 
 active = state.current()
 if active is not None and active.dataset != name:
     state.reset()
     active = None
 
-chosen = run_settings(data, key=name, overrides=share.take(*share.RUN_FIELDS))
+demo = demo_for(name, data)  # a start that leaves the classes mixed, where the usual one does not
+chosen = run_settings(
+    data, key=name, overrides=share.take(*share.RUN_FIELDS), start=demo.init if demo else None
+)
 share.show_notices()
-st.query_params.from_dict(share.to_params(name, chosen))  # a link to this page opens these settings
+st.query_params.from_dict(share.to_params(name, chosen, presenting))  # a link opens these settings
 config, notes = resolve_config(chosen, data)
-for note in notes:
-    st.info(note, icon=":material/info:")
+if not presenting:
+    for note in notes:
+        st.info(note, icon=":material/info:")
+    if demo is not None and config.init == demo.init:
+        st.caption(notices.demo_start(demo, config, data))
 
 pace = controls.pace_controls()
 if controls.train_requested() and not (active is not None and active.job.alive):
     active = state.start(name, Run(config, data), pace)
 running = active is not None and active.job.alive
-controls.run_buttons(running, running and active.job.pause_requested)
+with top if presenting else st.container():
+    with controls.run_buttons(running, running and active.job.pause_requested, step=not presenting):
+        presentation.toggle()
 
 
 def status_and_picture() -> None:
@@ -59,13 +75,30 @@ def status_and_picture() -> None:
             "Press **Train** to start. The picture appears with the first epoch.", icon=":material/touch_app:"
         )
     else:
-        views.metrics(shown)
-        st.session_state["selection"] = views.embedding(shown, data, select=not running)
+        picture(shown)
         shown.job.drawn()
     if current is not None and not current.job.alive and st.session_state.get("was_running"):
         st.session_state["was_running"] = False
         st.rerun(scope="app")  # the run ended: draw the results below
     st.session_state["was_running"] = current is not None and current.job.alive
+
+
+def picture(shown) -> None:
+    """Metrics, the embedding and what to notice in it; when presenting, the embedding
+    fills most of the width with the accuracy and the notice beside it."""
+    three_d = shown.snapshots[-1].embedding.shape[1] == 3
+    notice = notices.LIVE if running else notices.final(shown, three_d)
+    if not presenting:
+        views.metrics(shown, demo)
+        st.session_state["selection"] = views.embedding(shown, data, select=not running)
+        st.caption(notice)
+        return
+    chart, side = st.columns([3, 1], vertical_alignment="center")
+    with side:
+        views.accuracy_metric(shown)
+        st.caption(notice)
+    with chart:
+        st.session_state["selection"] = views.embedding(shown, data, select=not running, big=True)
 
 
 def curves() -> None:
@@ -75,18 +108,25 @@ def curves() -> None:
         views.curves(shown)
 
 
-left, right = st.columns([3, 2])
 if running:
     picture_every, curves_every = views.redraw_seconds(len(data.y_train), active.run.config.n_components)
-    with left:
+if presenting:  # the one big chart, full width
+    if running:
         st.fragment(status_and_picture, run_every=picture_every)()
-    with right:
-        st.fragment(curves, run_every=curves_every)()
-else:
-    with left:
+    else:
         status_and_picture()
-    with right:
-        curves()
-    done = state.current()
-    if done is not None and done.snapshots:
-        views.results(done, data, st.session_state.get("selection"))
+else:
+    left, right = st.columns([3, 2])
+    if running:
+        with left:
+            st.fragment(status_and_picture, run_every=picture_every)()
+        with right:
+            st.fragment(curves, run_every=curves_every)()
+    else:
+        with left:
+            status_and_picture()
+        with right:
+            curves()
+        done = state.current()
+        if done is not None and done.snapshots:
+            views.results(done, data, st.session_state.get("selection"))

@@ -197,12 +197,17 @@ class Run:
         A = self.model.components_
         return A if self.scaler is None else A / self.scaler.scale_
 
+    def map_weights(self) -> np.ndarray:
+        """The length of each column of A, shape (n_features,): how strongly the map weighs
+        each input as trained (what the learned-map heatmap's colours show)."""
+        return np.linalg.norm(self.model.components_, axis=0)
+
     def feature_influence(self) -> np.ndarray:
-        """How far each input feature moves the embedding, shape (n_features,): the length
-        of its column of A times its spread over the training set, both as trained (a
-        standardised feature has spread 1), so features in different units compare."""
-        spread = self._prepare(self.data.X_train).std(0)
-        return np.linalg.norm(self.model.components_, axis=0) * spread
+        """How far each input feature moves the embedding, shape (n_features,): its weight
+        (``map_weights``) times its spread over the training set as trained (a standardised
+        feature has spread 1), so features in different units compare, and a large weight
+        on an input that hardly varies counts for little."""
+        return self.map_weights() * self._prepare(self.data.X_train).std(0)
 
     def model_file(self) -> bytes:
         """The fitted model as .npz bytes (see ``nca_core.model_io``) acting on raw inputs:

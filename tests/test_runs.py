@@ -114,6 +114,7 @@ def test_feature_influence_weighs_each_column_of_a_by_the_features_spread():
     A = run.model.components_
     influence = run.feature_influence()
     assert influence.shape == (13,)
+    np.testing.assert_allclose(run.map_weights(), np.linalg.norm(A, axis=0))
     # standardised inputs have spread 1: the influence is the column length of A
     np.testing.assert_allclose(influence, np.linalg.norm(A, axis=0), rtol=1e-3)
     raw = Run(recommended_config(data).replace(epochs=1, standardize=False, device="cpu"), data)

@@ -14,7 +14,8 @@ from typing import Any
 import streamlit as st
 
 from nca_core import available_devices
-from nca_core.datasets import Dataset
+from nca_core.datasets import REGISTRY, Dataset
+from nca_core.demo import DemoStart, demo_start
 from nca_core.rules import locked_values
 from nca_core.runs import RunConfig, recommended_config
 from nca_core.settings import SETTINGS, Setting
@@ -22,11 +23,28 @@ from nca_core.settings import SETTINGS, Setting
 from . import share
 
 
-def run_settings(data: Dataset, key: str, overrides: dict | None = None) -> RunConfig:
+@st.cache_resource(show_spinner="Choosing a start that shows the learning…", max_entries=8)
+def _demo_start(name: str, _data: Dataset) -> DemoStart | None:
+    return demo_start(_data)
+
+
+def demo_for(name: str, data: Dataset) -> DemoStart | None:
+    """The Train page's demonstration start for a registered set (``nca_core.demo``),
+    measured once per process: it depends on the data alone, the same for every session.
+    An uploaded set keeps the library's start."""
+    return _demo_start(name, data) if name in REGISTRY else None
+
+
+def run_settings(
+    data: Dataset, key: str, overrides: dict | None = None, start: str | None = None
+) -> RunConfig:
     """Sidebar controls, defaulting to what converges on ``data`` (changed by ``overrides``,
     e.g. from a shared link); ``key`` scopes widgets to the dataset so that switching
-    datasets restores that dataset's defaults."""
+    datasets restores that dataset's defaults. ``start``, if given, is a linear map's
+    default start (the demonstration start) in place of the recommended one."""
     overrides = _usable(dict(overrides or {}), data)
+    if start is not None:
+        overrides = {"init": start, **overrides}
     values: dict[str, Any] = {}
     section = None
     with st.sidebar:

@@ -71,10 +71,10 @@ def _stop() -> None:
     job.join(timeout=STOP_WAIT_SECONDS)
 
 
-def run_buttons(running: bool, paused: bool) -> None:
-    """Train, Pause/Resume, Step and Stop in one row sized to their labels (see
-    ``train_requested`` for Train)."""
-    row = st.container(horizontal=True)
+def run_buttons(running: bool, paused: bool, *, step: bool = True):
+    """Train, Pause/Resume, Step (unless ``step`` is false) and Stop in one row sized to
+    their labels (see ``train_requested`` for Train); returns the row, for more controls."""
+    row = st.container(horizontal=True, vertical_alignment="center")
     row.button(
         "Train",
         type="primary",
@@ -90,12 +90,14 @@ def run_buttons(running: bool, paused: bool) -> None:
         on_click=_pause_or_resume,
         key="pause-resume",
     )
-    row.button(
-        "Step",
-        icon=":material/skip_next:",
-        disabled=not paused,
-        help="Train one more epoch, then pause again.",
-        on_click=_step,
-        key="step",
-    )
+    if step:
+        row.button(
+            "Step",
+            icon=":material/skip_next:",
+            disabled=not paused,
+            help="Train one more epoch, then pause again.",
+            on_click=_step,
+            key="step",
+        )
     row.button("Stop", icon=":material/stop:", disabled=not running, on_click=_stop, key="stop")
+    return row

@@ -11,6 +11,8 @@ import streamlit as st
 
 from nca_core.settings import SETTINGS, RunConfig
 
+from . import presentation
+
 APPLIED = "_query_applied"
 NOTICES = "_query_notices"
 VALUES = "_query_values"
@@ -39,9 +41,10 @@ def parse(params: dict[str, str], dataset_names: list[str]) -> tuple[str | None,
     return dataset, values, notices
 
 
-def to_params(dataset: str, config: RunConfig) -> dict[str, str]:
-    """The query string that opens ``config`` on ``dataset``."""
-    out = {"dataset": dataset}
+def to_params(dataset: str, config: RunConfig, present: bool = False) -> dict[str, str]:
+    """The query string that opens ``config`` on ``dataset`` (in presentation mode if
+    ``present``)."""
+    out = {"dataset": dataset, **({presentation.KEY: "1"} if present else {})}
     values = config.as_dict()
     for key, setting in FIELDS.items():
         value = values[setting.name]
@@ -54,11 +57,28 @@ def read_once(dataset_names: list[str]) -> None:
     if st.session_state.get(APPLIED):
         return
     st.session_state[APPLIED] = True
-    dataset, values, notices = parse(st.query_params.to_dict(), dataset_names)
+    params = st.query_params.to_dict()
+    present = params.pop(presentation.KEY, None)
+    dataset, values, notices = parse(params, dataset_names)
+    _read_present(present, notices)
     if dataset is not None:
         st.session_state["dataset_choice"] = dataset
     st.session_state[VALUES] = values
     st.session_state[NOTICES] = notices
+
+
+_FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
+def _read_present(text: str | None, notices: list[str]) -> None:
+    """``present=1`` (or 0) in a link opens the Train page in presentation mode (or not)."""
+    if text is None:
+        return
+    flag = _FLAGS.get(text.lower())
+    if flag is None:
+        notices.append(f"{presentation.KEY}={text[:40]!r} ignored: must be 1 or 0")
+    else:
+        st.session_state[presentation.KEY] = flag
 
 
 def take(*fields: str) -> dict:

@@ -7,9 +7,11 @@ import streamlit as st
 
 from nca_core import figures, live_charts
 from nca_core.datasets import Dataset
+from nca_core.demo import SEPARATED, DemoStart
+from nca_core.gif import replay_gif
 from nca_core.runs import EVAL_POINTS, blow_up_note
 
-from . import thumbnails
+from . import notices, presentation, thumbnails
 from .data import dataset_title
 from .jobs import progress as progress_of
 from .state import ActiveRun
@@ -32,9 +34,6 @@ def redraw_seconds(n_train: int, n_components: int) -> tuple[float, float]:
     return (THREE_D_REDRAW_SECONDS if n_components == 3 else picture), curves
 
 
-# A start at least this accurate leaves little for NCA to show (wine from LDA: 99%).
-SEPARATED = 0.9
-
 STATE_TEXT = {
     "queued": "waiting for a free training slot",
     "running": "training",
@@ -48,6 +47,21 @@ STATE_TEXT = {
 def _fmt_seconds(seconds: float) -> str:
     seconds = max(0.0, seconds)
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+
+
+def accuracy_metric(active: ActiveRun) -> None:
+    """Presentation mode's one number: the latest k-NN accuracy and its change since the
+    start (test set when there is one, else leave-one-out)."""
+    scored = [s for s in active.snapshots if s.train_accuracy is not None]
+    if not scored:
+        return
+    test = scored[0].test_accuracy is not None
+    first, last = ((s.test_accuracy if test else s.train_accuracy) for s in (scored[0], scored[-1]))
+    st.metric(
+        f"{'Test' if test else 'Leave-one-out'} {active.run.config.k}-NN accuracy (start {first:.0%})",
+        f"{last:.0%}",
+        f"{100 * (last - first):+.0f} points" if len(scored) > 1 else None,
+    )
 
 
 def status_text(active: ActiveRun) -> str:
@@ -84,9 +98,11 @@ def progress(active: ActiveRun) -> None:
         st.warning(note, icon=":material/warning:")
 
 
-def metrics(active: ActiveRun) -> None:
+def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
     """Epoch, objective and accuracy of the latest frame (drawn with the picture, so they
-    never lag it); accuracies from the latest whole epoch that has them."""
+    never lag it); accuracies from the latest whole epoch that has them. A start that
+    already separates the classes gets a word on where to start instead (``demo``'s start
+    when the dataset has one)."""
     snaps = active.snapshots
     latest = snaps[-1]
     config = active.run.config
@@ -118,10 +134,11 @@ def metrics(active: ActiveRun) -> None:
         )
     start = snaps[0]
     if start.test_accuracy is not None and start.test_accuracy >= SEPARATED and config.init != "random":
+        instead = demo.init if demo is not None and demo.init != config.init else "random"
         st.caption(
             f"What to notice: the {config.init.upper()} start already scores {start.test_accuracy:.0%}, "
             "so NCA has little to move. To watch it separate the classes by itself, choose "
-            "**Start from: random**."
+            f"**Start from: {instead}**."
         )
     if latest.dof is not None:
         what = "learnt" if config.learn_dof else "fixed"
@@ -147,12 +164,15 @@ def curves(active: ActiveRun) -> None:
     )
 
 
-def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapshot_index: int = -1):
+def embedding(
+    active: ActiveRun, data: Dataset, *, select: bool = False, snapshot_index: int = -1, big: bool = False
+):
     """The embedding with axis ranges fixed by the run so far (no jumping).
 
     While training (``select`` false) a 2-D embedding is a Vega-Lite chart whose spec stays
     the same between frames, so the browser only moves the points; afterwards it is a Plotly
-    figure whose points can be clicked.
+    figure whose points can be clicked, named by their class, training row and (for
+    tabular data) the two inputs the map leans on most. ``big``: presentation mode's size.
     """
     snaps = active.snapshots
     snap = snaps[snapshot_index]
@@ -161,7 +181,7 @@ def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapsho
     if snap.embedding.shape[1] > 3:
         st.caption(f"d = {snap.embedding.shape[1]}: showing the first two coordinates of the embedding.")
     if dims == 2 and not select:
-        _live_embedding(active, data, snap, ranges)
+        _live_embedding(active, data, snap, ranges, big)
         return None
     fig = figures.embedding_scatter(
         snap.embedding[:, :dims],
@@ -170,7 +190,12 @@ def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapsho
         ranges=ranges,
         uirevision=f"run-{active.job.ticket}",
         title=f"epoch {snap.epoch}",
+        hover_text=_hover_text(active, data) if select else None,
+        height=presentation.CHART_HEIGHT if big else 520,
     )
+    if big:
+        fig.update_layout(font=presentation.PLOTLY_FONT)
+        fig.update_traces(marker_size=presentation.PLOTLY_MARKER)
     if select:
         if dims == 2 and st.toggle(
             "Shade k-NN decision regions",
@@ -196,7 +221,7 @@ def embedding(active: ActiveRun, data: Dataset, *, select: bool = False, snapsho
     return None
 
 
-def _live_embedding(active: ActiveRun, data: Dataset, snap, ranges) -> None:
+def _live_embedding(active: ActiveRun, data: Dataset, snap, ranges, big: bool = False) -> None:
     """The 2-D Vega-Lite view; an image dataset's points show their picture on hover."""
     points = active.run.display_index
     pictures = thumbnails.for_points(active.dataset, data, points)
@@ -204,8 +229,27 @@ def _live_embedding(active: ActiveRun, data: Dataset, snap, ranges) -> None:
         snap.embedding, active.run.display_labels, data.classes,
         points=points if pictures is not None else None,
     )  # fmt: skip
-    spec = live_charts.embedding_spec(data.classes, ranges, thumbnails=pictures)
+    spec = _sized(live_charts.embedding_spec(data.classes, ranges, thumbnails=pictures), big)
     st.vega_lite_chart(*live_charts.chart_data(rows, spec), key="live-embedding")
+
+
+def _sized(spec: dict, big: bool) -> dict:
+    """The spec, with presentation mode's height and type when ``big``."""
+    return presentation.big_spec(spec) if big else spec
+
+
+def _hover_text(active: ActiveRun, data: Dataset) -> list[str]:
+    """Per drawn point: its training row, and for tabular data the raw values of the two
+    inputs the map leans on most (so a hover says why the point sits where it does)."""
+    run = active.run
+    rows = [f"training point #{i}" for i in run.display_index]
+    if data.image_shape is not None or not run.is_linear:
+        return rows
+    influence = run.feature_influence()
+    top = sorted(range(data.n_features), key=lambda j: -influence[j])[:2]
+    values = data.X_train[run.display_index][:, top]
+    names = [data.feature_labels[j] for j in top]
+    return [f"{r}<br>{names[0]} {a:.4g}<br>{names[1]} {b:.4g}" for r, (a, b) in zip(rows, values)]
 
 
 def _selected_row(event) -> int | None:
@@ -233,6 +277,9 @@ def results(active: ActiveRun, data: Dataset, selection=None) -> None:
         st.caption(
             "Every epoch of the run (at most 100 frames). Press play, drag the slider, or pick a speed."
         )
+        notice = notices.replay(snaps)
+        if notice:
+            st.caption(notice)
         st.plotly_chart(
             figures.animation(snaps, run.display_labels, data.classes, title=replay_title(active, data)),
             key="replay",
@@ -272,7 +319,7 @@ def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
     else:
         import pandas as pd
 
-        table = pd.DataFrame(data.X_train[index[rows]], index=titles)
+        table = pd.DataFrame(data.X_train[index[rows]], index=titles, columns=list(data.feature_labels))
         st.dataframe(table, use_container_width=True)
 
 
@@ -289,8 +336,9 @@ def learned_map(active: ActiveRun, data: Dataset) -> None:
     A = run.model.components_
     where = "standardised inputs" if run.scaler is not None else "the inputs as given"
     st.caption(f"Rows are output coordinates, columns input features; the map acts on {where}.")
-    names = None if data.image_shape is not None else [f"x{i + 1}" for i in range(A.shape[1])]
+    names = None if data.image_shape is not None else list(data.feature_labels)
     st.plotly_chart(figures.map_heatmap(A, names), key="map-heatmap")
+    st.caption(notices.learned_map(active, data))
     if data.image_shape is not None:
         words = figures.DIVERGING_WORDS
         st.caption(
@@ -311,8 +359,18 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
         fig = figures.animation(snaps, run.display_labels, classes, title=replay_title(active, data))
         return fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False).encode()
 
-    cols = st.columns(3)
-    cols[0].download_button(
+    row = st.container(horizontal=True)  # wraps onto a second line on a narrow screen
+    row.download_button(
+        "Replay (GIF, for slides)",
+        lambda: gif_file(active, data, snaps),
+        file_name=f"{stem}-replay.gif",
+        mime="image/gif",
+        icon=":material/animated_images:",
+        key="download-gif",
+        help="An animated GIF (at most 60 frames, 800 x 600) that plays in any slide deck.",
+        on_click="ignore",  # downloading changes nothing on the page
+    )
+    row.download_button(
         "Animation (HTML, plays offline)",
         animation_html,
         file_name=f"{stem}-replay.html",
@@ -321,7 +379,7 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
         key="download-html",
         on_click="ignore",  # downloading changes nothing on the page
     )
-    cols[1].download_button(
+    row.download_button(
         "Final embedding (CSV)",
         lambda: run.embedding_csv(snaps[-1]),
         file_name=f"{stem}-embedding.csv",
@@ -330,7 +388,7 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
         key="download-csv",
         on_click="ignore",  # downloading changes nothing on the page
     )
-    cols[2].download_button(
+    row.download_button(
         "Fitted model (.npz)",
         run.model_file,
         file_name=f"{stem}-model.npz",
@@ -342,4 +400,18 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
     st.caption(
         "The model file holds plain arrays and JSON (no pickle); load it with "
         "`nca_core.load_model(path)`. Standardisation, if used, is folded into the map."
+    )
+
+
+def gif_file(active: ActiveRun, data: Dataset, snapshots=None) -> bytes:
+    """The replay as an animated GIF for slides (``nca_core.gif``); ``snapshots`` defaults
+    to the run's."""
+    run = active.run
+    return replay_gif(
+        list(active.snapshots if snapshots is None else snapshots),
+        run.display_labels,
+        data.classes,
+        title=replay_title(active, data),
+        total_epochs=run.config.epochs,
+        k=run.config.k,
     )

@@ -1,5 +1,8 @@
 """AppTests of the Train page: render, train, stop, reset on dataset change, divergence."""
 
+import io
+import json
+
 from apptest_helpers import button, wait_for
 
 from nca_core import figures
@@ -143,8 +146,54 @@ def test_results_name_the_run_and_say_the_right_colours(app):
 
 def test_a_start_that_already_separates_the_classes_says_what_to_do(app):
     app.selectbox(key="dataset").set_value("wine").run()
+    app.sidebar.selectbox(key="wine-init-linear").set_value("lda")
     finished_run(app, 2, "wine")
-    assert any("the LDA start already scores" in c.value and "random" in c.value for c in app.caption)
+    assert any(
+        "the LDA start already scores" in c.value and "Start from: identity" in c.value for c in app.caption
+    )
+
+
+def test_wine_opens_on_a_demo_start_that_leaves_something_to_watch_and_says_why(app):
+    assert app.sidebar.selectbox(key="rings-init-linear").value == "pca"  # rings' own start stays
+    assert not any("Demo start" in c.value for c in app.caption)
+    app.selectbox(key="dataset").set_value("wine").run()
+    assert app.sidebar.selectbox(key="wine-init-linear").value == "identity"
+    line = next(c.value for c in app.caption if "Demo start" in c.value)
+    assert "standardised alcohol and malic acid as the axes" in line
+    assert "the usual LDA start already scores 100%" in line
+    run = finished_run(app, 40, "wine")
+    start, end = run.snapshots[0].test_accuracy, run.snapshots[-1].test_accuracy
+    assert start < 0.9 and end >= 0.95
+
+
+def test_each_figure_says_what_to_notice_in_the_datasets_own_names(app):
+    app.selectbox(key="dataset").set_value("wine").run()
+    finished_run(app, 6, "wine")
+    captions = [c.value for c in app.caption if "What to notice" in c.value]
+    assert any("Click one to draw its 8 nearest neighbours" in c for c in captions)  # final embedding
+    assert any("accuracy rose from" in c and "by epoch" in c for c in captions)  # replay
+    names = app.session_state["train_run"].run.data.feature_names
+    mapped = next(c for c in captions if "this map relies most on" in c)
+    listed = mapped.split("relies most on ")[1].split(".")[0]
+    assert sum(name in listed for name in names) == 3
+    final = next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "final-embedding" in c.proto.id)
+    assert [t["name"] for t in final["data"]] == ["cultivar 1", "cultivar 2", "cultivar 3"]
+    assert "training point #" in final["data"][0]["text"][0]
+    assert sum(name in final["data"][0]["text"][0] for name in names) == 2
+    heatmap = next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "map-heatmap" in c.proto.id)
+    assert heatmap["data"][0]["x"] == list(names)
+
+
+def test_the_replay_downloads_as_a_gif_for_slides(app):
+    from PIL import Image
+
+    from app_pages.ui import views
+
+    run = finished_run(app, 4)
+    labels = [b.proto.label for b in app.get("download_button")]
+    assert labels[0] == "Replay (GIF, for slides)"
+    image = Image.open(io.BytesIO(views.gif_file(run, run.run.data)))
+    assert image.format == "GIF" and image.size == (800, 600) and image.n_frames == len(run.snapshots)
 
 
 def test_decision_regions_can_be_shaded_behind_the_final_embedding(app):

@@ -1,0 +1,94 @@
+"""The Train page's one-line explanations: a "what to notice" beside each main figure and
+the word on the demonstration start.
+
+Each sentence is about the run on screen: its numbers come from its snapshots and its
+names from the dataset, so a line never describes something the figure does not show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nca_core import Snapshot
+from nca_core.datasets import Dataset
+from nca_core.demo import DemoStart
+from nca_core.runs import RunConfig
+from nca_core.settings import BY_NAME
+
+from .state import ActiveRun
+
+LIVE = (
+    "**What to notice:** points of one colour pull together while the classes move apart; "
+    "the picture also grows, because a larger map makes each point rely on fewer, closer "
+    "neighbours."
+)
+
+
+def _listed(names: Sequence[str]) -> str:
+    names = [str(n) for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def final(active: ActiveRun, three_d: bool) -> str:
+    """Beside the embedding after training: what the k-NN accuracy counts, and the click."""
+    k = active.run.config.k
+    text = (
+        "**What to notice:** most points now sit among their own colour, which is what the "
+        f"{k}-NN accuracy counts; a point inside another colour is one it gets wrong."
+    )
+    return text + (" Drag to turn the view." if three_d else " Click one to draw its 8 nearest neighbours.")
+
+
+def _accuracy(snap: Snapshot) -> float | None:
+    return snap.test_accuracy if snap.test_accuracy is not None else snap.train_accuracy
+
+
+def replay(snapshots: Sequence[Snapshot]) -> str | None:
+    """When the run did its learning: the epoch by which accuracy made 90% of its gain."""
+    scored = [s for s in snapshots if _accuracy(s) is not None]
+    if len(scored) < 2:
+        return None
+    start, end, last = _accuracy(scored[0]), _accuracy(scored[-1]), scored[-1].epoch
+    if end - start < 0.01:
+        return (
+            f"**What to notice:** accuracy hardly changed ({start:.0%} to {end:.0%}): the start "
+            "already separated the classes as well as this map can, and the points mostly spread out."
+        )
+    by = next(s for s in scored if _accuracy(s) >= start + 0.9 * (end - start))
+    rise = f"accuracy rose from {start:.0%} to {_accuracy(by):.0%} by epoch {by.epoch} of {last}"
+    if by.epoch > last / 2:
+        return f"**What to notice:** the learning goes on through the run: {rise} and ended at {end:.0%}."
+    return (
+        f"**What to notice:** most of the learning comes early: {rise} and ended at {end:.0%}; "
+        "after that the groups mostly tighten and drift apart."
+    )
+
+
+def learned_map(active: ActiveRun, data: Dataset, count: int = 3) -> str:
+    """Which inputs the map leans on most (``Run.feature_influence``), by name, and a word
+    when the strongest colour sits on an input that hardly varies."""
+    run, names = active.run, data.feature_labels
+    influence, weights = run.feature_influence(), run.map_weights()
+    top = sorted(range(len(influence)), key=lambda i: -influence[i])[:count]
+    strongest = max(range(len(weights)), key=lambda i: weights[i])
+    text = (
+        "**What to notice:** a colour is a weight, and a weight counts as far as its input "
+        f"varies; allowing for that, this map relies most on {_listed([names[i] for i in top])}."
+    )
+    if strongest not in top:
+        text += f" The strongest colour, on {names[strongest]}, weighs an input that hardly varies."
+    return text
+
+
+def demo_start(demo: DemoStart, config: RunConfig, data: Dataset) -> str:
+    """Why the page starts where it does, and how to get the library's start back."""
+    label, usual = (BY_NAME["init"].label_of(v) for v in (demo.init, demo.replaced))
+    axes = ""
+    if demo.init == "identity":
+        scale = "standardised " if config.standardize else ""
+        axes = f", with {scale}{_listed(data.feature_labels[: config.n_components])} as the axes"
+    return (
+        f"Demo start: **{label}**{axes}, {demo.accuracy:.0%} {config.k}-NN before training: the "
+        f"usual {usual} start already scores {demo.replaced_accuracy:.0%} and would leave nothing "
+        f"to watch. Start from {usual} for the quickest result."
+    )

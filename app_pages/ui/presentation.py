@@ -1,0 +1,63 @@
+"""Presentation mode for the Train page: what a lecture hall can read from the back row.
+
+The sidebar and Streamlit's header are hidden, type is larger and the page shows one big
+embedding with Train, Pause and Stop. It is a toggle beside the run buttons, and
+``?present=1`` in the link opens the page in it (``share.read_once`` reads it), so a
+lecturer can bookmark it. The sidebar is hidden with CSS rather than left out: its widgets
+must still be drawn, or Streamlit would forget the run settings chosen in it.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+KEY = "present"
+
+# Scoped to this mode: the style element is drawn only while presenting, and Streamlit
+# removes it on the first run that does not draw it. Selectors are Streamlit's test ids.
+_STYLE = """
+<style>
+  section[data-testid="stSidebar"], header[data-testid="stHeader"],
+  [data-testid="stExpandSidebarButton"] { display: none; }
+  html { font-size: 20px; }
+  [data-testid="stMainBlockContainer"] { padding: 1rem 2rem 1rem; max-width: 100%; }
+  [data-testid="stCaptionContainer"] p { font-size: 1.05rem; }
+</style>
+"""
+
+# Chart text sized for a projector: Vega-Lite config and Plotly font.
+VEGA_CONFIG = {
+    "axis": {"labelFontSize": 16, "titleFontSize": 18},
+    "legend": {"labelFontSize": 18, "symbolSize": 160},
+}
+PLOTLY_FONT = {"size": 18}
+# Fits a 1024 x 768 projector below the controls, beside the accuracy and the notice.
+CHART_HEIGHT = 440
+POINT_AREA = 70  # Vega-Lite mark size (square pixels); the page's own is 36
+PLOTLY_MARKER = 9  # Plotly marker diameter; the page's own is 6
+
+
+def active() -> bool:
+    """Whether the page is presenting (the toggle's state, drawn later in the run)."""
+    return bool(st.session_state.get(KEY, False))
+
+
+def style() -> None:
+    st.html(_STYLE)
+
+
+def toggle() -> bool:
+    return st.toggle(
+        "Presentation mode",
+        key=KEY,
+        help="Large type, no sidebar, one big chart with Train, Pause and Stop: for a "
+        "projector. Add ?present=1 to the page's address to open it this way.",
+    )
+
+
+def big_spec(spec: dict) -> dict:
+    """A Vega-Lite spec with projector-sized text, points and height."""
+    config = {**spec.get("config", {}), **VEGA_CONFIG}
+    mark = spec.get("mark", {})
+    mark = {**mark, "size": POINT_AREA} if isinstance(mark, dict) else {"type": mark, "size": POINT_AREA}
+    return {**spec, "config": config, "mark": mark, "height": CHART_HEIGHT}

@@ -1,0 +1,69 @@
+"""Presentation mode of the Train page: one big chart, Train/Pause/Stop, large type."""
+
+import json
+from pathlib import Path
+
+from apptest_helpers import wait_for
+from streamlit.testing.v1 import AppTest
+
+from app_pages.ui import presentation
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def styles(at) -> list[str]:
+    return [e.proto.body for e in at.get("html") if "<style>" in e.proto.body]
+
+
+def presenting(at) -> bool:
+    return any('data-testid="stSidebar"' in body for body in styles(at))
+
+
+def test_the_toggle_hides_the_sidebar_enlarges_type_and_keeps_train_pause_stop(app):
+    assert not presenting(app)
+    assert [b.label for b in app.button][:4] == ["Train", "Pause", "Step", "Stop"]
+    app.toggle(key="present").set_value(True).run()
+    assert presenting(app) and "font-size: 20px" in styles(app)[0]
+    assert [b.label for b in app.button] == ["Train", "Pause", "Stop"]
+    assert not app.title and not app.expander and not app.tabs
+    assert app.query_params["present"] == "1"  # bookmarkable
+    assert app.sidebar.selectbox(key="rings-init-linear").value == "pca"  # settings survive
+    app.toggle(key="present").set_value(False).run()
+    assert not presenting(app) and "present" not in app.query_params
+    assert [b.label for b in app.button][:4] == ["Train", "Pause", "Step", "Stop"]
+
+
+def test_a_link_with_present_opens_the_page_presenting():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(present="1", dataset="wine")
+    at.run()
+    assert not at.exception, at.exception
+    assert presenting(at) and at.toggle(key="present").value is True
+    assert not any("were not used" in i.value for i in at.info)
+
+
+def test_a_run_in_presentation_draws_one_big_chart_with_large_labels(app):
+    app.sidebar.slider(key="rings-epochs").set_value(3)
+    app.sidebar.slider(key="pace").set_value(0)
+    app.sidebar.toggle(key="slow-start").set_value(False)
+    app.toggle(key="present").set_value(True).run()
+    app.button(key="train").click().run()
+    run = app.session_state["train_run"]
+    wait_for(app, lambda at: not run.job.alive)
+    app.run()
+    charts = [json.loads(c.proto.spec) for c in app.get("plotly_chart")]
+    assert len(charts) == 1 and not app.get("vega_lite_chart")  # the embedding alone, no curves
+    assert charts[0]["layout"]["height"] == presentation.CHART_HEIGHT
+    assert charts[0]["layout"]["font"]["size"] == presentation.PLOTLY_FONT["size"]
+    first, last = (s.test_accuracy for s in (run.snapshots[0], run.snapshots[-1]))
+    assert [m.label for m in app.metric] == [f"Test 5-NN accuracy (start {first:.0%})"] and not app.tabs
+    assert app.metric[0].value == f"{last:.0%}" and app.metric[0].delta.endswith(" points")
+
+
+def test_the_live_spec_gets_projector_sized_text():
+    spec = {"height": 520, "config": {"aria": False}, "mark": {"type": "circle", "size": 36}}
+    big = presentation.big_spec(spec)
+    assert big["height"] == presentation.CHART_HEIGHT and big["config"]["aria"] is False
+    assert big["mark"] == {"type": "circle", "size": presentation.POINT_AREA} and presentation.POINT_AREA > 36
+    assert big["config"]["axis"]["labelFontSize"] >= 16 and big["config"]["legend"]["labelFontSize"] >= 16
+    assert spec["height"] == 520  # the original is left alone
