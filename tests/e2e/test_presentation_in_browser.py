@@ -1,0 +1,35 @@
+"""Presentation mode in real Chromium at projector size: the CSS takes the sidebar and
+header away and enlarges the type, the chart and its notice fit on a 1024 x 768 screen,
+and switching it off brings everything back (AppTest cannot see CSS)."""
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_bookmarked_presentation_fits_a_1024_by_768_projector(browser, app_url):
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{app_url}/?dataset=wine&present=1&epochs=300")
+        train = page.get_by_role("button", name="Train", exact=True)
+        train.wait_for()
+        assert not page.get_by_test_id("stSidebar").is_visible()
+        assert not page.get_by_test_id("stHeader").is_visible()
+        assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "20px"
+        assert page.get_by_role("button", name="Step").count() == 0
+        train.click()
+        chart = page.get_by_test_id("stVegaLiteChart")
+        chart.wait_for()
+        page.get_by_text("What to notice").wait_for()
+        for element in (chart, page.get_by_text("What to notice"), page.get_by_role("button", name="Stop")):
+            box = element.bounding_box()
+            assert box["y"] + box["height"] <= 768, "not on the first screen"
+        page.get_by_role("button", name="Stop").click()
+        page.get_by_text("Presentation mode").click()  # the toggle's label
+        page.get_by_role("button", name="Step").wait_for()
+        assert page.get_by_test_id("stSidebar").is_visible()
+        assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "16px"
+    finally:
+        context.close()
