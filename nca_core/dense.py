@@ -37,7 +37,10 @@ class DenseObjective:
     """
 
     def __init__(self, problem):
-        self.X = problem.X.double()
+        X = problem.X.double()
+        # centred once: every embedding is then centred too, so |a|^2 + |b|^2 - 2ab keeps
+        # its digits for data far from the origin (distances and gradients are unchanged)
+        self.X = X - X.mean(0)
         y = problem.y
         self.same = y[:, None] == y[None, :]
         self.same.fill_diagonal_(False)
@@ -62,7 +65,6 @@ class DenseObjective:
         """(loss, gradient) at the flat float64 vector ``x`` (``lbfgs.LBFGS``'s interface)."""
         params = torch.as_tensor(x, device=self.X.device).view(self.shape)
         Z = self.X * params if self.diagonal else self.X @ params.T
-        Z = Z - Z.mean(0)  # distances and gradients unchanged; no digits lost far from 0
         terms, W = self._terms_and_weights(Z)
         # d(sum of terms)/dZ = 2 ((W + W^T) Z - diag(colsum W) Z), rows of W summing to 0
         grad_Z = 2.0 * ((W + W.T) @ Z - W.sum(0)[:, None] * Z)
@@ -85,7 +87,8 @@ class DenseObjective:
         sq = (Z * Z).sum(1)
         logits = torch.addmm(sq[None, :], Z, Z.T, alpha=2.0, beta=-1.0).sub_(sq[:, None]).clamp_(max=0.0)
         logits.fill_diagonal_(-math.inf)
-        P, log_total = _softmax(logits, torch.ones_like(self.has_mate))
+        P = logits.sub(logits.amax(1, keepdim=True)).exp_()
+        P.div_(P.sum(1, keepdim=True))
         same = P * self.same_weights
         p = same.sum(1, keepdim=True)
         if self.objective == "f":
@@ -93,7 +96,7 @@ class DenseObjective:
         mate = self.has_mate[:, None]
         if bool((p[mate] < _SMALLEST_P).any()):  # class mates far away: their own softmax
             same, log_same = _softmax(logits.masked_fill(~self.same, -math.inf), self.has_mate)
-            log_p = log_same - log_total
+            log_p = log_same - torch.logsumexp(logits, 1, keepdim=True)
         else:
             log_p = p.log()
             same.div_(torch.where(mate, p, 1.0))
