@@ -222,9 +222,12 @@ def embedding(
 
 
 def _live_embedding(active: ActiveRun, data: Dataset, snap, ranges, big: bool = False) -> None:
-    """The 2-D Vega-Lite view; an image dataset's points show their picture on hover."""
+    """The 2-D Vega-Lite view; an image dataset's points show their picture on hover once
+    the picture holds still (paused or ended): the pictures of MNIST's 3,000 drawn points
+    are about 0.9 MB, too much to send with every frame of a live run."""
     points = active.run.display_index
-    pictures = thumbnails.for_points(active.dataset, data, points)
+    still = not active.job.alive or active.job.state == "paused"
+    pictures = thumbnails.for_points(active.dataset, data, points) if still else None
     rows = live_charts.embedding_rows(
         snap.embedding, active.run.display_labels, data.classes,
         points=points if pictures is not None else None,

@@ -24,6 +24,9 @@ def test_a_paused_image_run_carries_each_points_picture_for_its_tooltip(app):
     button(app, "Train").click().run()
     run = app.session_state["train_run"]
     wait_for(app, lambda at: len(run.snapshots) >= 2)
+    live = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")]
+    assert run.job.state == "running"  # at pace 5 a digits run takes many seconds
+    assert not any("lookup" in json.dumps(spec) for spec in live)  # no pictures: 0.9 MB a frame on MNIST
     button(app, "Pause").click().run()
     wait_for(app, lambda at: run.job.state == "paused")
     (chart,) = [c for c in app.get("vega_lite_chart") if "lookup" in c.proto.spec]
