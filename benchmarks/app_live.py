@@ -88,6 +88,8 @@ def live_run(url: str, dataset: str, watch: float, full_speed: bool) -> dict:
         "frames drawn": len(seen),
         "frames per second": (len(seen) - 1) / span if len(seen) > 1 else float("nan"),
         "longest gap (s)": max(gaps) if gaps else float("nan"),
+        # the start frame is held on purpose (pacing.HOLD_START_SECONDS); what follows is training's pace
+        "longest gap after the start frame (s)": max(gaps[1:]) if len(gaps) > 1 else float("nan"),
         "epochs done when watched": seen[-1][1] if seen else None,
         "Stop to stopped (s)": stopped if stopped is not None else float("nan"),
     }

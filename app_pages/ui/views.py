@@ -29,7 +29,7 @@ def redraw_seconds(n_train: int, n_components: int) -> tuple[float, float]:
     CPU. Metrics and curves change slowly, so they are redrawn less often, which halves the
     browser's work.
     """
-    picture = 0.1 if n_train <= 2000 else 0.2 if n_train <= 20000 else 1.0
+    picture = 0.1 if n_train <= 2000 else 0.2 if n_train <= 20000 else 0.5
     curves = max(1.0, 5 * picture)
     return (THREE_D_REDRAW_SECONDS if n_components == 3 else picture), curves
 
