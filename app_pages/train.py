@@ -90,7 +90,7 @@ def picture(shown) -> None:
     notice = notices.LIVE if running else notices.final(shown, three_d)
     if not presenting:
         views.metrics(shown, demo)
-        st.session_state["selection"] = views.embedding(shown, data, select=not running)
+        views.embedding(shown, data, select=not running)
         st.caption(notice)
         return
     chart, side = st.columns([3, 1], vertical_alignment="center")
@@ -98,7 +98,7 @@ def picture(shown) -> None:
         views.accuracy_metric(shown)
         st.caption(notice)
     with chart:
-        st.session_state["selection"] = views.embedding(shown, data, select=not running, big=True)
+        views.embedding(shown, data, select=not running, big=True)
 
 
 def curves() -> None:
@@ -129,4 +129,4 @@ else:
             curves()
         done = state.current()
         if done is not None and done.snapshots:
-            views.results(done, data, st.session_state.get("selection"))
+            views.results(done, data)

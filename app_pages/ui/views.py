@@ -166,13 +166,14 @@ def curves(active: ActiveRun) -> None:
 
 def embedding(
     active: ActiveRun, data: Dataset, *, select: bool = False, snapshot_index: int = -1, big: bool = False
-):
+) -> None:
     """The embedding with axis ranges fixed by the run so far (no jumping).
 
     While training (``select`` false) a 2-D embedding is a Vega-Lite chart whose spec stays
     the same between frames, so the browser only moves the points; afterwards it is a Plotly
-    figure whose points can be clicked, named by their class, training row and (for
-    tabular data) the two inputs the map leans on most. ``big``: presentation mode's size.
+    figure whose points can be clicked (``inspected_row`` says which), named by their
+    class, training row and (for tabular data) the two inputs the map leans on most.
+    ``big``: presentation mode's size.
     """
     snaps = active.snapshots
     snap = snaps[snapshot_index]
@@ -182,7 +183,7 @@ def embedding(
         st.caption(f"d = {snap.embedding.shape[1]}: showing the first two coordinates of the embedding.")
     if dims == 2 and not select:
         _live_embedding(active, data, snap, ranges, big)
-        return None
+        return
     fig = figures.embedding_scatter(
         snap.embedding[:, :dims],
         active.run.display_labels,
@@ -207,18 +208,20 @@ def embedding(
             fig = figures.with_decision_regions(
                 fig, snap.embedding, labels, len(data.classes), k=active.run.config.k
             )
-        row = _selected_row(st.session_state.get("final-embedding"))
+        row = inspected_row(active)
         if row is not None and dims == 2 and row < len(snap.embedding):
             fig = figures.with_neighbour_lines(
                 fig, snap.embedding, row, active.run.neighbours(snap, row, k=8)
             )
-        return st.plotly_chart(fig, key="final-embedding", on_select="rerun", selection_mode=("points",))
+        st.plotly_chart(
+            fig, key="final-embedding", on_select=lambda: _remember_click(active), selection_mode=("points",)
+        )
+        return
     st.caption(
         f"While training, the 3-D view is redrawn every {THREE_D_REDRAW_SECONDS:g} s (a 3-D chart takes "
         "longer to build than a 2-D one); the replay afterwards has every epoch."
     )
     st.plotly_chart(fig, key="live-embedding")
-    return None
 
 
 def _live_embedding(active: ActiveRun, data: Dataset, snap, ranges, big: bool = False) -> None:
@@ -255,13 +258,41 @@ def _hover_text(active: ActiveRun, data: Dataset) -> list[str]:
     return [f"{r}<br>{names[0]} {a:.4g}<br>{names[1]} {b:.4g}" for r, (a, b) in zip(rows, values)]
 
 
+INSPECTED_KEY = "inspected-point"
+
+
+def inspected_row(active: ActiveRun) -> int | None:
+    """The display row last clicked in ``active``'s final embedding, if any.
+
+    Kept in session state by the chart's callback, not read from the chart's return value:
+    the neighbour lines change the figure, and Streamlit derives the chart's identity from
+    the figure, so the redrawn chart starts with an empty selection.
+    """
+    ticket, row = st.session_state.get(INSPECTED_KEY, (None, None))
+    return row if ticket == active.job.ticket else None
+
+
+def _remember_click(active: ActiveRun) -> None:
+    """on_select of the final embedding: keep the clicked point for the lines and the
+    Inspect tab; a click that selects nothing (a double click) forgets it."""
+    event = st.session_state.get("final-embedding")
+    row = _selected_row(event)
+    if row is not None:
+        st.session_state[INSPECTED_KEY] = (active.job.ticket, row)
+    elif not _points(event):
+        st.session_state.pop(INSPECTED_KEY, None)
+
+
+def _points(event) -> list:
+    try:
+        return list(event["selection"]["points"])
+    except (KeyError, TypeError):
+        return []
+
+
 def _selected_row(event) -> int | None:
     """Row of the display subset picked in the scatter (its customdata), if any."""
-    try:
-        points = event["selection"]["points"]
-    except (KeyError, TypeError):
-        return None
-    picked = [p for p in points if "customdata" in p]  # class points, not the neighbour lines
+    picked = [p for p in _points(event) if "customdata" in p]  # class points, not the neighbour lines
     return int(picked[0]["customdata"]) if picked else None
 
 
@@ -272,7 +303,7 @@ def replay_title(active: ActiveRun, data: Dataset) -> str:
     return f"{kind} on {dataset_title(active.dataset)}, d = {config.n_components}"
 
 
-def results(active: ActiveRun, data: Dataset, selection=None) -> None:
+def results(active: ActiveRun, data: Dataset) -> None:
     """After a run: replay, point inspection, the learned map and downloads."""
     run, snaps = active.run, active.snapshots
     tabs = st.tabs(["Replay", "Inspect a point", "Learned map", "Downloads"])
@@ -288,7 +319,7 @@ def results(active: ActiveRun, data: Dataset, selection=None) -> None:
             key="replay",
         )
     with tabs[1]:
-        inspect(active, data, _selected_row(selection))
+        inspect(active, data, inspected_row(active))
     with tabs[2]:
         learned_map(active, data)
     with tabs[3]:

@@ -203,3 +203,22 @@ def test_decision_regions_can_be_shaded_behind_the_final_embedding(app):
     app.toggle(key="regions").set_value(True).run()
     final = next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "final-embedding" in c.proto.id)
     assert final["data"][0]["type"] == "heatmap"
+
+
+def _final_embedding(app):
+    return next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "final-embedding" in c.proto.id)
+
+
+def test_clicking_a_point_inspects_it_and_draws_its_neighbours_on_every_rerun(app):
+    from apptest_helpers import click_points
+
+    run = finished_run(app, 3)
+    row = 17
+    chosen = f"Training point **#{run.run.display_index[row]}**"
+    click_points(app, "final-embedding", [{"curve_number": 0, "point_index": 2, "customdata": row}])
+    for _ in range(2):  # the click's rerun, then any later one (the lines change the figure)
+        assert any(chosen in m.value for m in app.markdown), [m.value for m in app.markdown]
+        assert not any("Click a point in the embedding above" in i.value for i in app.info)
+        lines = [t for t in _final_embedding(app)["data"] if t.get("mode") == "lines"]
+        assert len(lines) == 1
+        app.run()
