@@ -1,6 +1,5 @@
 """Compare: the same data projected by PCA, LDA and NCA, with what kNN makes of each."""
 
-import pandas as pd
 import streamlit as st
 
 from app_pages.ui import compare, share
@@ -75,25 +74,5 @@ if same_scale:
 raw = compare.raw_inputs(name, scored, k)
 st.caption(" ".join(sources))
 
-table = pd.DataFrame(
-    [
-        {
-            "method": r.name,
-            "dimensions": r.dimensions,
-            f"{k}-NN train (leave-one-out)": r.train_accuracy,
-            f"{k}-NN test": r.test_accuracy,
-            "fit time (s)": r.fit_seconds,
-        }
-        for r in [*results, raw]
-    ]
-)
-st.dataframe(
-    table,
-    hide_index=True,
-    column_config={
-        f"{k}-NN train (leave-one-out)": st.column_config.NumberColumn(format="percent"),
-        f"{k}-NN test": st.column_config.NumberColumn(format="percent"),
-        "fit time (s)": st.column_config.NumberColumn(format="%.2f"),
-    },
-)
+compare.results_table([*results, raw], k)
 st.caption("The last row is kNN on the raw inputs: the reference every projection tries to keep up with.")

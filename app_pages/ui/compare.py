@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from nca_core import figures
@@ -132,6 +133,8 @@ def _quick_source(quick, n: int, deep: bool) -> str:
     what = "of an MLP with the Student-t kernel and a memory bank " if deep else ""
     points = f"a stratified subset of {quick.n_train:,} of the {n:,}" if quick.n_train < n else f"all {n:,}"
     source = f"a fit {what}on {points} training points ({quick.epochs} epochs, recommended settings)"
+    if quick.from_cache and quick.fit_seconds is None:
+        return source + ", saved by an earlier visit and loaded from the cache (its fit time was not saved)"
     if quick.from_cache:
         return source + ", saved by an earlier visit and loaded from the cache"
     return source + ", trained on this visit"
@@ -160,6 +163,31 @@ def nca(
     label = "deep NCA" if deep else "NCA"
     scored = scored_data(data)
     return evaluate(label, fitted.transform, scored, k, display_index, fitted.fit_seconds), source
+
+
+ACCURACY_FORMAT = "{:.1%}"  # accuracies and errors, in the table and the panels alike
+MISSING = "—"  # a fit time not known (a cached model saved without it), a missing test set
+
+
+def results_table(results: list[MethodResult], k: int) -> None:
+    """Every method's dimensions, k-NN accuracies and fit time, numbers kept for sorting but
+    shown one way: accuracies as in the panels, an unknown value as a dash."""
+    table = pd.DataFrame(
+        [
+            {
+                "method": r.name,
+                "dimensions": r.dimensions,
+                f"{k}-NN train (leave-one-out)": r.train_accuracy,
+                f"{k}-NN test": r.test_accuracy,
+                "fit time (s)": r.fit_seconds,
+            }
+            for r in results
+        ]
+    )
+    accuracy = {f"{k}-NN train (leave-one-out)": ACCURACY_FORMAT, f"{k}-NN test": ACCURACY_FORMAT}
+    shown = table.style.format({**accuracy, "fit time (s)": "{:.2f}"}, na_rep=MISSING)
+    # the browser draws a missing number from ``placeholder``, not from the Styler
+    st.dataframe(shown, hide_index=True, placeholder=MISSING)
 
 
 def subset_note(data: Dataset, scored: Dataset) -> str | None:
@@ -258,9 +286,9 @@ def _panel(result: MethodResult, labels, classes, k: int, ranges, dataset: str) 
         st.info("LDA found a single direction (two classes): nothing to draw in 2-D.")
     else:
         _picture(result, labels, classes, ranges, dataset, dims)
-    line = f"{k}-NN leave-one-out: **{result.train_accuracy:.1%}**"
+    line = f"{k}-NN leave-one-out: **{ACCURACY_FORMAT.format(result.train_accuracy)}**"
     if result.test_accuracy is not None:
-        line += f" · test: **{result.test_accuracy:.1%}**"
+        line += f" · test: **{ACCURACY_FORMAT.format(result.test_accuracy)}**"
     if np.isfinite(result.fit_seconds):
         line += f" · fit {result.fit_seconds:.2f} s"
     st.markdown(line)

@@ -2,9 +2,12 @@
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 from apptest_helpers import button, wait_for
 from streamlit.testing.v1 import AppTest
 
@@ -160,3 +163,29 @@ def test_a_large_set_is_compared_on_a_stated_stratified_subset(app):
         for c in at.caption
     )
     assert all(len(np.concatenate([t["x"] for t in traces])) == 2000 for traces in plotly_traces(at))
+
+
+def shown_table(at) -> pd.DataFrame:
+    """The results table as the reader sees it: the Styler's display strings."""
+    styler = at.dataframe[0].proto.arrow_data.styler
+    assert styler.display_values, "the table carries no display format"
+    return pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
+
+
+def test_the_table_shows_accuracies_one_way_and_no_stray_none(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
+    open_compare(app)  # fits NCA and saves it with its fit time
+    for times in (tmp_path / "models").glob("quick-rings-*.json"):
+        times.unlink()  # a model saved by an older version, without its fit time
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("app_pages/compare.py").run()
+    shown = shown_table(at).set_index("method")
+    for column in ("5-NN train (leave-one-out)", "5-NN test"):
+        assert all(re.fullmatch(r"\d{1,3}\.\d%", v) for v in shown[column]), list(shown[column])
+    panel_lines = [m.value for m in at.markdown if "leave-one-out:" in m.value]
+    nca_line = panel_lines[2]
+    assert f"**{shown.loc['NCA', '5-NN test']}**" in nca_line  # the panel and table agree
+    assert shown.loc["NCA", "fit time (s)"] == "—"
+    assert at.dataframe[0].proto.placeholder == "—"  # what the browser draws for a missing number
+    assert re.fullmatch(r"\d+\.\d\d", shown.loc["PCA", "fit time (s)"])
+    assert any("fit time was not saved" in c.value for c in at.caption)
