@@ -65,6 +65,8 @@ for deep_one in (False, True)[: 1 + deep]:
         result, source = compare.nca(name, data, d, k, standardize, display_index, deep=deep_one)
     results.append(result)
     sources.append(f"{'Deep NCA' if deep_one else 'NCA here'} is {source}.")
+    if (note := compare.train_page_note(name, d, standardize, deep=deep_one)) is not None:
+        sources.append(note)
     if not same_scale:
         compare.panel(cell, result, labels, data.classes, k, dataset=name)
 if same_scale:

@@ -49,4 +49,5 @@ with st.spinner("Searching the NCA projection…"):
 with summary:
     speed.show_summary(costs)
 st.plotly_chart(figures.search_cost_chart(costs), key="speed-chart")
-st.caption(f"NCA here is {source}.")
+note = compare.train_page_note(name, d, compare.recommended_standardize(data))
+st.caption(f"NCA here is {source}." + (f" {note}" if note else ""))

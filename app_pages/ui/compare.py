@@ -95,9 +95,9 @@ def recommended_standardize(data: Dataset) -> bool:
     return recommended_config(data).standardize
 
 
-def train_page_fit(name: str, d: int, standardize: bool, deep: bool = False) -> tuple[Fitted, str] | None:
-    """The Train page's finished run when it matches (same data, d, standardisation, linear
-    or deep), with where it came from in words; else None."""
+def _matching_train_run(name: str, d: int, standardize: bool, deep: bool):
+    """The Train page's run if it has ended and has the same data, d, standardisation and
+    kind (linear or deep), else None."""
     active = state.current()
     if (
         active is None
@@ -109,9 +109,35 @@ def train_page_fit(name: str, d: int, standardize: bool, deep: bool = False) -> 
         or (active.run.config.encoder == "mlp") != deep
     ):
         return None
-    run = active.run
-    epochs = max(s.epoch for s in active.snapshots if s.fraction >= 1)
-    return Fitted(run.transform, run.fit_seconds), f"the run from the Train page ({epochs} epochs)"
+    return active
+
+
+def _full_epochs(active) -> int:
+    return max((s.epoch for s in active.snapshots if s.fraction >= 1), default=0)
+
+
+def train_page_fit(name: str, d: int, standardize: bool, deep: bool = False) -> tuple[Fitted, str] | None:
+    """The Train page's run when it matches and finished (a stopped run is part-trained, so
+    it would understate NCA), with where it came from in words; else None."""
+    active = _matching_train_run(name, d, standardize, deep)
+    if active is None or active.job.state != "finished":
+        return None
+    source = (
+        f"the run from the Train page ({_full_epochs(active)} epochs), whose fit time counts training "
+        "only, not the Train page's slow motion or scoring"
+    )
+    return Fitted(active.run.transform, active.run.fit_seconds), source
+
+
+def train_page_note(name: str, d: int, standardize: bool, deep: bool = False) -> str | None:
+    """Why a Train page run with these settings is not the one shown (it was stopped), if so."""
+    active = _matching_train_run(name, d, standardize, deep)
+    if active is None or active.job.state == "finished":
+        return None
+    return (
+        f"The Train page's run was stopped after {_full_epochs(active)} of {active.run.config.epochs} "
+        "epochs, so it is not used here: a part-trained map would understate NCA."
+    )
 
 
 def _quick_fit(name: str, data: Dataset, d: int, standardize: bool, deep: bool):

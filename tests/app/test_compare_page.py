@@ -49,6 +49,26 @@ def test_compare_reuses_the_train_run_when_it_matches(app):
     assert any("the run from the Train page (5 epochs)" in c.value for c in at.caption)
 
 
+def test_a_stopped_train_run_is_not_passed_off_as_the_nca_fit(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
+    app.sidebar.slider(key="rings-epochs").set_value(300)
+    app.sidebar.slider(key="pace").set_value(5)
+    button(app, "Train").click().run()
+    wait_for(app, lambda at: len(at.session_state["train_run"].snapshots) >= 3)
+    button(app, "Stop").click().run()
+    stopped = app.session_state["train_run"]
+    assert stopped.job.state == "stopped"
+    epoch = max(s.epoch for s in stopped.snapshots if s.fraction >= 1)
+    at = open_compare(app)
+    captions = [c.value for c in at.caption]
+    assert not any("the run from the Train page" in c for c in captions)
+    assert any(
+        f"The Train page's run was stopped after {epoch} of 300 epochs" in c
+        and "NCA here is a fit on all 700" in c
+        for c in captions
+    ), captions
+
+
 def test_lda_limit_is_said_plainly(app):
     app.selectbox(key="dataset").set_value("wine").run()
     at = open_compare(app)
