@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from .figures import _evenly_spaced, _grid_step, class_colors, epoch_label, steady_ranges
+from .figures import _evenly_spaced, _grid_step, class_colors, epoch_label, percent, steady_ranges
 from .training import Snapshot
 
 __all__ = ["replay_gif"]
@@ -218,9 +218,9 @@ def _captions(chosen: Sequence[Snapshot], total_epochs: int | None, k: int | Non
     neighbours = f"{k}-NN" if k else "k-NN"
     for snap in chosen:
         if snap.test_accuracy is not None:
-            accuracy = f"test {neighbours} accuracy {snap.test_accuracy:.0%}"
+            accuracy = f"test {neighbours} accuracy {percent(snap.test_accuracy)}"
         elif snap.train_accuracy is not None:
-            accuracy = f"leave-one-out {neighbours} accuracy {snap.train_accuracy:.0%}"
+            accuracy = f"leave-one-out {neighbours} accuracy {percent(snap.train_accuracy)}"
         epoch = f"epoch {epoch_label(snap)}" + (f" of {total_epochs}" if total_epochs else "")
         captions.append(f"{epoch}   ·   {accuracy}" if accuracy else epoch)
     return captions

@@ -19,6 +19,7 @@ from sklearn.preprocessing import StandardScaler
 
 from .datasets import Dataset
 from .estimator import NCA
+from .figures import percent
 from .model_io import save_model
 from .rules import DataShape, auto_init, default_learning_rate, locked_values, minibatch_defaults, resolve
 from .sampling import stratified_subsample
@@ -270,7 +271,7 @@ def blow_up_note(snapshots: Sequence[Snapshot], growth: float = 1000.0) -> str |
         return None
     what = f"the embedding grew from ±{start:.3g} to ±{now:.3g}" if now > growth * start else ""
     if fell:
-        drop = f"accuracy fell from {max(scored):.0%} to {scored[-1]:.0%}"
+        drop = f"accuracy fell from {percent(max(scored))} to {percent(scored[-1])}"
         what = f"{what} and {drop}" if what else drop
     return (
         f"This run looks like it is diverging: {what}. Steps this large overshoot; "

@@ -135,3 +135,8 @@ def test_the_caption_gives_the_epoch_and_the_latest_accuracy():
 def test_no_snapshots_is_an_error():
     with pytest.raises(ValueError, match="at least one snapshot"):
         gif.replay_gif([], np.zeros(0, int), ["a"])
+
+
+def test_the_caption_does_not_round_an_almost_perfect_score_up_to_100():
+    snaps = [snap(0, np.zeros((2, 2)), 0.5), snap(1, np.zeros((2, 2)), 0.997)]
+    assert gif._captions(snaps, 1, 5)[-1] == "epoch 1 of 1   ·   test 5-NN accuracy 99.7%"

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from nca_core import Snapshot
 from nca_core.datasets import Dataset
 from nca_core.demo import DemoStart
+from nca_core.figures import percent
 from nca_core.runs import RunConfig
 from nca_core.settings import BY_NAME
 
@@ -51,15 +52,17 @@ def replay(snapshots: Sequence[Snapshot]) -> str | None:
     start, end, last = _accuracy(scored[0]), _accuracy(scored[-1]), scored[-1].epoch
     if end - start < 0.01:
         return (
-            f"**What to notice:** accuracy hardly changed ({start:.0%} to {end:.0%}): the start "
+            f"**What to notice:** accuracy hardly changed ({percent(start)} to {percent(end)}): the start "
             "already separated the classes as well as this map can, and the points mostly spread out."
         )
     by = next(s for s in scored if _accuracy(s) >= start + 0.9 * (end - start))
-    rise = f"accuracy rose from {start:.0%} to {_accuracy(by):.0%} by epoch {by.epoch} of {last}"
+    rise = f"accuracy rose from {percent(start)} to {percent(_accuracy(by))} by epoch {by.epoch} of {last}"
     if by.epoch > last / 2:
-        return f"**What to notice:** the learning goes on through the run: {rise} and ended at {end:.0%}."
+        return (
+            f"**What to notice:** the learning goes on through the run: {rise} and ended at {percent(end)}."
+        )
     return (
-        f"**What to notice:** most of the learning comes early: {rise} and ended at {end:.0%}; "
+        f"**What to notice:** most of the learning comes early: {rise} and ended at {percent(end)}; "
         "after that the groups mostly tighten and drift apart."
     )
 
@@ -88,7 +91,7 @@ def demo_start(demo: DemoStart, config: RunConfig, data: Dataset) -> str:
         scale = "standardised " if config.standardize else ""
         axes = f", with {scale}{_listed(data.feature_labels[: config.n_components])} as the axes"
     return (
-        f"Demo start: **{label}**{axes}, {demo.accuracy:.0%} {config.k}-NN before training: the "
-        f"usual {usual} start already scores {demo.replaced_accuracy:.0%} and would leave nothing "
+        f"Demo start: **{label}**{axes}, {percent(demo.accuracy)} {config.k}-NN before training: the "
+        f"usual {usual} start already scores {percent(demo.replaced_accuracy)} and would leave nothing "
         f"to watch. Start from {usual} for the quickest result."
     )

@@ -58,8 +58,8 @@ def accuracy_metric(active: ActiveRun) -> None:
     test = scored[0].test_accuracy is not None
     first, last = ((s.test_accuracy if test else s.train_accuracy) for s in (scored[0], scored[-1]))
     st.metric(
-        f"{'Test' if test else 'Leave-one-out'} {active.run.config.k}-NN accuracy (start {first:.0%})",
-        f"{last:.0%}",
+        f"{'Test' if test else 'Leave-one-out'} {active.run.config.k}-NN accuracy (start {figures.percent(first)})",
+        figures.percent(last),
         f"{100 * (last - first):+.0f} points" if len(scored) > 1 else None,
     )
 
@@ -123,20 +123,20 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
         where = f"a stratified sample of {EVAL_POINTS:,} test points" if sampled else "the test set"
         cols[2].metric(
             f"Test {config.k}-NN",
-            f"{scored.test_accuracy:.1%}",
+            figures.percent(scored.test_accuracy, 1),
             help=f"{config.k}-NN accuracy on {where} (epoch {scored.epoch}).",
         )
     elif scored is not None:
         cols[2].metric(
             f"LOO {config.k}-NN",
-            f"{scored.train_accuracy:.1%}",
+            figures.percent(scored.train_accuracy, 1),
             help=f"Leave-one-out {config.k}-NN accuracy on training points (epoch {scored.epoch}).",
         )
     start = snaps[0]
     if start.test_accuracy is not None and start.test_accuracy >= SEPARATED and config.init != "random":
         instead = demo.init if demo is not None and demo.init != config.init else "random"
         st.caption(
-            f"What to notice: the {config.init.upper()} start already scores {start.test_accuracy:.0%}, "
+            f"What to notice: the {config.init.upper()} start already scores {figures.percent(start.test_accuracy)}, "
             "so NCA has little to move. To watch it separate the classes by itself, choose "
             f"**Start from: {instead}**."
         )

@@ -56,3 +56,9 @@ def test_the_demo_line_names_the_axes_of_an_identity_start_and_the_way_back():
         "Demo start: **identity**, with standardised alcohol and malic acid as the axes, 89% 5-NN"
     )
     assert "the usual LDA start already scores 100%" in text and "Start from LDA" in text
+
+
+def test_the_replay_does_not_round_an_almost_perfect_score_up_to_100():
+    text = notices.replay([snap(0, 0.40), snap(1, 0.997), snap(2, 0.997)])
+    assert "accuracy rose from 40% to 99.7% by epoch 1 of 2 and ended at 99.7%" in text
+    assert "100%" not in text

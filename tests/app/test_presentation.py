@@ -67,3 +67,20 @@ def test_the_live_spec_gets_projector_sized_text():
     assert big["mark"] == {"type": "circle", "size": presentation.POINT_AREA} and presentation.POINT_AREA > 36
     assert big["config"]["axis"]["labelFontSize"] >= 16 and big["config"]["legend"]["labelFontSize"] >= 16
     assert spec["height"] == 520  # the original is left alone
+
+
+def test_presentation_does_not_round_an_almost_perfect_score_up_to_100(app):
+    from dataclasses import replace
+
+    app.sidebar.slider(key="rings-epochs").set_value(2)
+    app.sidebar.slider(key="pace").set_value(0)
+    app.sidebar.toggle(key="slow-start").set_value(False)
+    app.toggle(key="present").set_value(True).run()
+    app.button(key="train").click().run()
+    run = app.session_state["train_run"]
+    wait_for(app, lambda at: not run.job.alive)
+    run.job.snapshots[0] = replace(run.snapshots[0], test_accuracy=0.4)
+    run.job.snapshots[-1] = replace(run.snapshots[-1], test_accuracy=0.997)
+    app.run()
+    assert app.metric[0].label == "Test 5-NN accuracy (start 40%)"
+    assert app.metric[0].value == "99.7%"
