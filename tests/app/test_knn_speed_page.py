@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pyarrow as pa
 from apptest_helpers import button, wait_for
 from streamlit.testing.v1 import AppTest
 
@@ -20,7 +21,7 @@ def test_table_has_raw_and_nca_each_exact_and_hnsw_with_ratios(app):
     table = at.dataframe[0].value
     assert list(table["space"]) == ["raw 64-D", "raw 64-D", "NCA 32-D", "NCA 32-D"]
     assert list(table["index"]) == ["exact", "HNSW graph", "exact", "HNSW graph"]
-    sizes = table["index (MB)"]
+    sizes = table["index size"]  # bytes
     assert sizes[0] == 2 * sizes[2]  # float32 vectors, same rows, half the columns
     assert sizes[1] > sizes[0] and sizes[3] > sizes[2]  # a graph stores links beside the vectors
     assert (table["query time (s)"] > 0).all() and (table["build time (s)"] > 0).all()
@@ -67,3 +68,56 @@ def test_reuses_the_train_run_when_it_matches(app):
     at = app.switch_page("app_pages/knn_speed.py").run()
     assert not at.exception, at.exception
     assert any("the run from the Train page (3 epochs)" in c.value for c in at.caption)
+
+
+def _summary_script(raw_seconds, nca_seconds, raw_error, nca_error):
+    """A script drawing the page's summary for given costs (raw and NCA, exact and HNSW)."""
+    from app_pages.ui import speed
+    from nca_core.comparison import SearchCost
+
+    costs = [
+        SearchCost("raw 64-D", 64, raw_error, raw_seconds, 4000, "exact"),
+        SearchCost("raw 64-D", 64, raw_error, 2 * raw_seconds, 9000, "hnsw"),
+        SearchCost("NCA 32-D", 32, nca_error, nca_seconds, 2000, "exact"),
+        SearchCost("NCA 32-D", 32, nca_error, 2 * nca_seconds, 7000, "hnsw"),
+    ]
+    speed.show_summary(costs)
+
+
+def summary(*args):
+    at = AppTest.from_function(_summary_script, args=args, default_timeout=30).run()
+    assert not at.exception, at.exception
+    return {m.label: m for m in at.metric}
+
+
+def test_the_headline_says_when_the_projection_is_not_faster():
+    metrics = summary(0.2, 0.3, 0.02, 0.02)
+    assert metrics["Query speed-up"].value == "not faster (0.7x)"
+    assert "slower" in metrics["Query speed-up"].help
+    assert summary(0.3, 0.1, 0.02, 0.02)["Query speed-up"].value == "3.0x"
+
+
+def test_the_headline_says_when_times_are_too_small_to_compare():
+    metrics = summary(0.007, 0.015, 0.02, 0.02)
+    assert metrics["Query speed-up"].value == "too quick to tell"
+    assert "7 ms" in metrics["Query speed-up"].help and "15 ms" in metrics["Query speed-up"].help
+
+
+def test_an_unchanged_test_error_shows_no_arrow():
+    error = summary(0.2, 0.1, 0.02, 0.02)["Test error, exact (raw → NCA)"]
+    assert error.proto.delta == "same as raw"
+    assert error.proto.direction == error.proto.MetricDirection.NONE
+    worse = summary(0.2, 0.1, 0.02, 0.09)["Test error, exact (raw → NCA)"]
+    assert worse.proto.delta == "+7.00 points" and worse.proto.direction == worse.proto.MetricDirection.UP
+
+
+def test_small_index_sizes_are_shown_in_kilobytes(app):
+    at = open_speed(app)
+    at.select_slider(key="speed-d").set_value(4).run()
+    assert not at.exception, at.exception
+    styler = at.dataframe[0].proto.arrow_data.styler
+    assert styler.display_values, "the table carries no display format"
+    shown = pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
+    nca_exact = shown[(shown["space"] == "NCA 4-D") & (shown["index"] == "exact")]
+    assert nca_exact["index size"].item() == "20.1 kB"  # 1,258 rows x 4 float32 values
+    assert shown["index size"][0] == "322 kB"
