@@ -110,6 +110,8 @@ class TrainingJob:
     it (``drawn()``, at most 5 s) and then that many seconds, so the start is seen.
     ``threads``, if given, is torch's intra-op thread count for this job's thread only
     (OpenMP keeps the setting per thread), leaving other jobs and the server alone.
+    ``steady_from``: epochs before which the pace is a slow-motion start, left out of the
+    time left (no estimate until then). Paused time counts in neither time nor speed.
     """
 
     make_stream: Callable[[], Iterator[Snapshot]]
@@ -122,6 +124,7 @@ class TrainingJob:
     heartbeat_timeout: float = 600.0
     max_snapshots: int = 600
     threads: int | None = None
+    steady_from: float = 0.0
     snapshots: list[Snapshot] = field(default_factory=list)
     state: str = "queued"
     error: str | None = None
@@ -138,9 +141,9 @@ class TrainingJob:
         self._steps_allowed = 0
         self._drawn = threading.Event()
         self._heartbeat = time.monotonic()
-        self._first_arrival: tuple[int, float] | None = None  # (epoch, time) of the first snapshot
-        self._last_arrival: tuple[int, float] | None = None
-        self._arrivals: list[tuple[float, float]] = []  # (epochs done, time) of every frame kept
+        self._arrivals: list[tuple[float, float]] = []  # (epochs done, _clock()) of every frame kept
+        self._paused = 0.0  # seconds spent paused, finished pauses
+        self._paused_since: float | None = None
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
         self._thread.start()
 
@@ -262,36 +265,50 @@ class TrainingJob:
             self.slots.release(self.ticket)
             _return_free_heap()
 
+    def _clock(self) -> float:
+        """Seconds of the run so far, pauses left out."""
+        paused = self._paused + (time.monotonic() - self._paused_since if self._paused_since else 0.0)
+        return time.monotonic() - paused
+
     @property
     def elapsed(self) -> float:
-        """Wall-clock seconds since the job was created, frozen when it ends."""
-        return (self.ended or time.monotonic()) - self.started
+        """Seconds since the job was created, pauses left out, frozen when it ends."""
+        return (self.ended - self._paused if self.ended else self._clock()) - self.started
+
+    # Speed is measured over the latest this-many seconds: it follows a change of pace.
+    SPEED_WINDOW = 10.0
+
+    def _speed(self, since: float = 0.0) -> float | None:
+        """Epochs per second between frames at or past ``since`` epochs in the latest
+        SPEED_WINDOW seconds, the held start frame left out; None until there are two."""
+        arrivals = self._arrivals[1:] if self.hold_first_frame > 0 else self._arrivals
+        if not arrivals:
+            return None
+        end_epoch, end_at = arrivals[-1]
+        window = [(e, t) for e, t in arrivals if e >= since and t >= end_at - self.SPEED_WINDOW]
+        if len(window) < 2 or end_epoch <= window[0][0] or end_at <= window[0][1]:
+            return None
+        return (end_epoch - window[0][0]) / (end_at - window[0][1])
 
     @property
     def epochs_per_second(self) -> float | None:
-        """Epochs per second of wall time between the first and the latest snapshot, as the
-        page sees them (pauses and the frame cap included); None before any progress."""
-        if self._first_arrival is None or self._last_arrival[1] <= self._first_arrival[1]:
-            return None
-        (first_epoch, first_at), (last_epoch, last_at) = self._first_arrival, self._last_arrival
-        if last_epoch <= first_epoch:
-            return None
-        return (last_epoch - first_epoch) / (last_at - first_at)
+        """Epochs per second of the run as the page sees it (the frame cap and a slow-motion
+        start included, pauses and the held start frame not); None before any progress."""
+        return self._speed()
 
     @property
     def seconds_left(self) -> float | None:
-        """Estimated seconds to the last epoch at the current speed (None: unknown)."""
-        speed, latest = self.epochs_per_second, self.latest
-        if not speed or latest is None or self.total_epochs is None:
+        """Estimated seconds to the last epoch at the speed since the slow-motion start
+        (None: unknown, or still in the slow start, whose speed says nothing of the rest)."""
+        latest = self.latest
+        if latest is None or self.total_epochs is None or progress(latest) < self.steady_from:
             return None
-        return max(0.0, (self.total_epochs - progress(latest)) / speed)
+        speed = self._speed(since=self.steady_from)
+        return max(0.0, (self.total_epochs - progress(latest)) / speed) if speed else None
 
     def _keep(self, snap: Snapshot) -> None:
         """Store a snapshot; past the cap, thin older ones to every other (first kept)."""
-        self._last_arrival = (progress(snap), time.monotonic())
-        self._arrivals.append(self._last_arrival)
-        if self._first_arrival is None:
-            self._first_arrival = self._last_arrival
+        self._arrivals.append((progress(snap), self._clock()))
         if len(self.snapshots) >= self.max_snapshots:
             self.snapshots = [*self.snapshots[::2], snap]
         else:
@@ -314,9 +331,14 @@ class TrainingJob:
             self._resume.clear()
         if not self._resume.is_set():
             self.state = "paused"
-            while not self._resume.wait(timeout=0.1):
-                if self._should_stop():
-                    return
+            self._paused_since = time.monotonic()
+            try:
+                while not self._resume.wait(timeout=0.1):
+                    if self._should_stop():
+                        return
+            finally:
+                self._paused += time.monotonic() - self._paused_since
+                self._paused_since = None
             if not self._stop.is_set():
                 self.state = "running"
 

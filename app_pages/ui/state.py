@@ -13,7 +13,7 @@ from nca_core import Snapshot
 from nca_core.runs import Run
 
 from .jobs import JobSlots, TrainingJob
-from .pacing import Pace, frames_per_epoch
+from .pacing import SLOW_EPOCHS, Pace, frames_per_epoch
 
 RUN_KEY = "train_run"
 
@@ -84,6 +84,7 @@ def start(dataset: str, run: Run, pace: Pace) -> ActiveRun:
         total_epochs=run.config.epochs,
         connected=_session_connected(),
         threads=threads_for(run, slots),
+        steady_from=SLOW_EPOCHS if pace.slow_start else 0.0,
     )
     active = ActiveRun(dataset, run, job)
     st.session_state[RUN_KEY] = active

@@ -49,6 +49,13 @@ def _fmt_seconds(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
 
 
+def _fmt_speed(epochs_per_second: float) -> str:
+    """A slow run's speed as time per epoch: "40.0 s per epoch" rather than "0.0 epochs/s"."""
+    if epochs_per_second >= 0.95:
+        return f"{epochs_per_second:.1f} epochs/s"
+    return f"{_fmt_seconds(1 / epochs_per_second)} per epoch"
+
+
 def accuracy_metric(active: ActiveRun) -> None:
     """Presentation mode's one number: the latest k-NN accuracy and its change since the
     start (test set when there is one, else leave-one-out)."""
@@ -83,7 +90,7 @@ def status_text(active: ActiveRun) -> str:
     if job.state == "running" and job.seconds_left is not None:
         text += f" · about {_fmt_seconds(job.seconds_left)} left"
     if job.epochs_per_second:
-        text += f" · {job.epochs_per_second:.1f} epochs/s"
+        text += f" · {_fmt_speed(job.epochs_per_second)}"
     device = getattr(active.run.model, "device_", config.device)
     return text + f" · device {device}"
 

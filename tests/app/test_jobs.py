@@ -196,3 +196,44 @@ def test_the_app_imports_no_compiler_stack():
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_pause_stops_the_clock_and_leaves_the_speed_alone():
+    job = TrainingJob(rings_stream(max_iter=100000), JobSlots(1), max_epochs_per_second=20)
+    wait(lambda: len(job.snapshots) >= 4)
+    job.pause()
+    wait(lambda: job.state == "paused")
+    before = job.elapsed
+    time.sleep(1.5)
+    assert job.elapsed - before < 0.3  # paused time is not training time
+    job.resume()
+    wait(lambda: len(job.snapshots) >= 12)
+    speed = job.epochs_per_second
+    job.stop()
+    job.join(30)
+    assert 12 < speed <= 21  # the 1.5 s pause would have dragged it below 10
+
+
+def test_the_slow_motion_start_and_the_held_frame_stay_out_of_the_time_left():
+    from app_pages.ui.jobs import progress
+    from app_pages.ui.pacing import SLOW_EPOCHS, Pace
+
+    data = datasets.load("rings")
+    nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, max_iter=40)
+    pace = Pace(10, True)
+    job = TrainingJob(
+        lambda: nca.fit_iter(data.X_train, data.y_train, frames_per_epoch=4),
+        JobSlots(1),
+        pace=pace,
+        hold_first_frame=pace.hold_first_frame,
+        total_epochs=40,
+        steady_from=SLOW_EPOCHS,
+    )
+    job.drawn()
+    wait(lambda: len(job.snapshots) >= 6)
+    assert job.seconds_left is None  # in slow motion: no estimate rather than a wrong one
+    wait(lambda: progress(job.latest) >= SLOW_EPOCHS + 4)
+    left = job.seconds_left
+    job.stop()
+    job.join(30)
+    assert left is not None and 1.5 < left < 5.0  # about 30 epochs at 10 a second

@@ -34,3 +34,23 @@ def test_a_paused_image_run_carries_each_points_picture_for_its_tooltip(app):
     assert spec["data"] == {"name": "points"} and spec["encoding"]["tooltip"][0]["field"] == "image"
     assert sorted(d.name for d in chart.proto.datasets) == ["points", "thumbnails"]
     button(app, "Stop").click().run()
+
+
+def test_a_slow_run_gives_seconds_per_epoch_not_zero_epochs_per_second():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from app_pages.ui.views import status_text
+    from nca_core.training import Snapshot
+
+    latest = Snapshot(1, 0.4, 9.0, None, np.zeros((2, 2), np.float32), fraction=0.19)
+    job = SimpleNamespace(
+        state="running", alive=True, stop_requested=False, pause_requested=False, latest=latest,
+        elapsed=9.6, seconds_left=None, epochs_per_second=0.025,
+    )  # fmt: skip
+    run = SimpleNamespace(config=SimpleNamespace(epochs=15, device="cpu"), model=None)
+    text = status_text(SimpleNamespace(job=job, run=run))
+    assert "40.0 s per epoch" in text and "epochs/s" not in text
+    job.epochs_per_second = 2.5
+    assert "2.5 epochs/s" in status_text(SimpleNamespace(job=job, run=run))
