@@ -40,8 +40,9 @@ st.subheader("See it: who does a point listen to?")
 same, other = figures.SAME_CLASS_LINE[1], figures.OTHER_CLASS_LINE[1]
 st.caption(
     "A toy set with three classes side by side and a noisy vertical axis. Click a point: lines "
-    f"show its p_ij to the others (thicker = likelier; {same} = same class, {other} = another). "
-    "Left, the identity map; right, the map NCA learnt. The slider scales A."
+    f"show its p_ij to the others (thicker = likelier; {same} = same class, {other} = another; "
+    "lines are black or grey, never a class colour). Left, the identity map; right, the map NCA "
+    "learnt. The slider scales A."
 )
 problem = toy_problem()
 scale = st.slider(
@@ -49,13 +50,17 @@ scale = st.slider(
     help="A larger map makes distances larger, so p_ij concentrates on the nearest few points.",
 )  # fmt: skip
 anchor = st.session_state.get("about-anchor", 0)
-for column, (label, A) in zip(
-    st.columns(2), (("before: A = identity", problem.initial), ("after: A learnt by NCA", problem.learned))
-):
+scaled = "" if scale == 1 else f"{scale:g} × "
+panels = (
+    ("before", f"before: A = {scaled}identity", problem.initial),
+    ("after", "after: A learnt by NCA" + (f", × {scale:g}" if scale != 1 else ""), problem.learned),
+)
+for column, (key, label, A) in zip(st.columns(2), panels):
     with column:
+        st.markdown(f"**{label}**")  # above the figure, clear of its legend
         view = neighbourhood(problem.X, problem.y, A, anchor, scale)
-        fig = figures.neighbour_links(view.Z, problem.y, problem.classes, anchor, view.p, title=label)
-        event = st.plotly_chart(fig, key=f"about-{label}", on_select="rerun", selection_mode=("points",))
+        fig = figures.neighbour_links(view.Z, problem.y, problem.classes, anchor, view.p, uirevision=key)
+        event = st.plotly_chart(fig, key=f"about-{key}", on_select="rerun", selection_mode=("points",))
         picked = [pt.get("customdata") for pt in getattr(getattr(event, "selection", None), "points", [])]
         picked = [int(c) for c in picked if c is not None]
         if picked and picked[0] != anchor:

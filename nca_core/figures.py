@@ -55,9 +55,10 @@ DIVERGING_WORDS = {"positive": "blue", "negative": "red"}
 # Points outside a highlighted set (linked brushing): faint grey, so the chosen ones stand out.
 DIMMED_MARKER = {"color": "#B4B4B4", "opacity": 0.15}
 
-# Lines from a chosen point in ``neighbour_links``, and the words captions use for them.
-SAME_CLASS_LINE = ("#009E73", "teal")
-OTHER_CLASS_LINE = ("#D55E00", "orange")
+# Lines from a chosen point in ``neighbour_links``, and the words captions use for them:
+# black and grey, solid and dashed, so no line can be read as a class colour.
+SAME_CLASS_LINE = ("#1A1A1A", "solid black")
+OTHER_CLASS_LINE = ("#8C8C8C", "dashed grey")
 
 
 def class_colors(n_classes: int) -> list[str]:
@@ -375,14 +376,17 @@ def neighbour_links(
     title: str = "",
     min_probability: float = 0.005,
     height: int = 420,
+    uirevision: str | None = None,
 ) -> go.Figure:
-    """The points, with a line from ``anchor`` to each j whose width is p_ij.
+    """The points, with a line from ``anchor`` to each j whose width is p_ij: solid for
+    j in the anchor's class, dashed for another (``SAME_CLASS_LINE``, ``OTHER_CLASS_LINE``).
 
     Lines for p_ij below ``min_probability`` are left out to keep the figure readable.
+    ``uirevision`` (default: the title) keeps the user's zoom while the title changes.
     """
     Z = np.asarray(Z, dtype=np.float64)
     fig = embedding_scatter(
-        Z[:, :2], y, classes, title=title, height=height, uirevision=title, legend_above=True
+        Z[:, :2], y, classes, title=title, height=height, uirevision=uirevision or title, legend_above=True
     )
     strongest = float(probabilities.max()) or 1.0
     links = []
@@ -397,6 +401,7 @@ def neighbour_links(
                 line=dict(
                     width=0.5 + 8 * probabilities[j] / strongest,
                     color=(SAME_CLASS_LINE if same else OTHER_CLASS_LINE)[0],
+                    dash="solid" if same else "dash",
                 ),
                 opacity=0.7,
                 hoverinfo="text",

@@ -45,3 +45,35 @@ def test_the_caption_names_the_line_colours_the_figure_draws(app):
     assert f"{figures.OTHER_CLASS_LINE[1]} = another" in caption
     assert "green" not in caption and "red" not in caption
     assert all(fig["layout"]["yaxis"]["scaleanchor"] == "x" for fig in layouts)  # one scale
+
+
+def about_figures(at):
+    import json
+
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def test_line_colours_cannot_be_taken_for_class_colours(app):
+    from nca_core import figures
+
+    at = app.switch_page("app_pages/about.py").run()
+    for fig in about_figures(at):
+        classes = {t["marker"]["color"] for t in fig["data"] if t.get("mode") == "markers" and "name" in t}
+        lines = [t["line"] for t in fig["data"] if t.get("mode") == "lines"]
+        assert lines and not {line["color"] for line in lines} & classes
+        assert not {line["color"] for line in lines} & set(figures.class_colors(len(classes)))
+        assert {line.get("dash", "solid") for line in lines} <= {"solid", "dash"}
+    caption = next(c.value for c in at.caption if "p_ij to the others" in c.value)
+    assert "never a class colour" in caption
+
+
+def test_panel_titles_sit_above_the_figures_and_follow_the_scale(app):
+    at = app.switch_page("app_pages/about.py").run()
+    assert all(
+        not (fig["layout"].get("title") or {}).get("text") for fig in about_figures(at)
+    )  # no clash with the legend
+    titles = [m.value for m in at.markdown if m.value.startswith("**before") or m.value.startswith("**after")]
+    assert titles == ["**before: A = identity**", "**after: A learnt by NCA**"]
+    at.slider(key="about-scale").set_value(2.0).run()
+    titles = [m.value for m in at.markdown if m.value.startswith("**before") or m.value.startswith("**after")]
+    assert titles == ["**before: A = 2 × identity**", "**after: A learnt by NCA, × 2**"]
