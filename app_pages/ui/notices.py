@@ -30,13 +30,27 @@ def _listed(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+# From this k-NN accuracy on, the final line says most points sit among their own colour.
+SEPARATED_ENOUGH = 0.9
+
+
 def final(active: ActiveRun, three_d: bool) -> str:
-    """Beside the embedding after training: what the k-NN accuracy counts, and the click."""
+    """Beside the embedding after training: what the k-NN accuracy counts, and the click;
+    "most points sit among their own colour" only when the accuracy says so."""
     k = active.run.config.k
-    text = (
-        "**What to notice:** most points now sit among their own colour, which is what the "
-        f"{k}-NN accuracy counts; a point inside another colour is one it gets wrong."
-    )
+    scored = [_accuracy(s) for s in active.snapshots if _accuracy(s) is not None]
+    wrong = "a point inside another colour is one it gets wrong."
+    if not scored:
+        text = f"**What to notice:** a point among its own colour is one the {k}-NN vote gets right; {wrong}"
+    elif scored[-1] >= SEPARATED_ENOUGH:
+        text = (
+            "**What to notice:** most points now sit among their own colour, which is what the "
+            f"{k}-NN accuracy counts; {wrong}"
+        )
+    else:
+        text = (
+            f"**What to notice:** the colours still overlap ({k}-NN accuracy {percent(scored[-1])}): {wrong}"
+        )
     return text + (" Drag to turn the view." if three_d else " Click one to draw its 8 nearest neighbours.")
 
 

@@ -131,13 +131,13 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
         cols[2].metric(
             f"Test {config.k}-NN",
             figures.percent(scored.test_accuracy, 1),
-            help=f"{config.k}-NN accuracy on {where} (epoch {scored.epoch}).",
+            help=f"{config.k}-NN accuracy on {where} (epoch {figures.epoch_label(scored)}).",
         )
     elif scored is not None:
         cols[2].metric(
             f"LOO {config.k}-NN",
             figures.percent(scored.train_accuracy, 1),
-            help=f"Leave-one-out {config.k}-NN accuracy on training points (epoch {scored.epoch}).",
+            help=f"Leave-one-out {config.k}-NN accuracy on training points (epoch {figures.epoch_label(scored)}).",
         )
     start = snaps[0]
     if start.test_accuracy is not None and start.test_accuracy >= SEPARATED and config.init != "random":
@@ -197,7 +197,7 @@ def embedding(
         data.classes,
         ranges=ranges,
         uirevision=f"run-{active.job.ticket}",
-        title=f"epoch {snap.epoch}",
+        title=f"epoch {figures.epoch_label(snap)}",
         hover_text=_hover_text(active, data) if select else None,
         height=presentation.CHART_HEIGHT if big else 520,
     )
@@ -346,7 +346,7 @@ def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
     labels = run.display_labels
     st.markdown(
         f"Training point **#{index[row]}**, class **{data.classes[labels[row]]}**; its 8 nearest "
-        f"neighbours in the embedding (epoch {snap.epoch}):"
+        f"neighbours in the embedding (epoch {figures.epoch_label(snap)}):"
     )
     rows = np.concatenate([[row], neighbours])
     titles = [f"#{index[r]}: {data.classes[labels[r]]}" for r in rows]

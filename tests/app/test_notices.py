@@ -62,3 +62,15 @@ def test_the_replay_does_not_round_an_almost_perfect_score_up_to_100():
     text = notices.replay([snap(0, 0.40), snap(1, 0.997), snap(2, 0.997)])
     assert "accuracy rose from 40% to 99.7% by epoch 1 of 2 and ended at 99.7%" in text
     assert "100%" not in text
+
+
+def test_the_final_line_claims_separated_colours_only_when_the_accuracy_says_so():
+    def active(accuracy):
+        return SimpleNamespace(
+            run=SimpleNamespace(config=RunConfig()), snapshots=[snap(0, 0.2), snap(1, accuracy)]
+        )
+
+    assert "most points now sit among their own colour" in notices.final(active(0.97), False)
+    mixed = notices.final(active(0.418), False)
+    assert "most points" not in mixed and "42%" in mixed and "still overlap" in mixed
+    assert "Click one to draw its 8 nearest neighbours" in mixed

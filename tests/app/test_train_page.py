@@ -222,3 +222,16 @@ def test_clicking_a_point_inspects_it_and_draws_its_neighbours_on_every_rerun(ap
         lines = [t for t in _final_embedding(app)["data"] if t.get("mode") == "lines"]
         assert len(lines) == 1
         app.run()
+
+
+def test_a_run_stopped_part_way_through_an_epoch_is_titled_with_its_real_progress(app):
+    from dataclasses import replace
+
+    from apptest_helpers import click_points
+
+    run = finished_run(app, 2)
+    run.job.snapshots[-1] = replace(run.snapshots[-1], epoch=1, fraction=0.46)  # as Stop at 0.46 leaves it
+    app.run()
+    assert _final_embedding(app)["layout"]["title"]["text"] == "epoch 0.46"
+    click_points(app, "final-embedding", [{"curve_number": 0, "point_index": 0, "customdata": 3}])
+    assert any("in the embedding (epoch 0.46)" in m.value for m in app.markdown)
