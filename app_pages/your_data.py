@@ -30,7 +30,10 @@ st.download_button(
     on_click="ignore",
 )
 
-upload = st.file_uploader("CSV file", type=["csv"], key="upload")
+# No ``type`` filter: the browser would refuse another kind of file itself, with a red chip
+# and no reason, while the page kept judging the previous file. Every file reaches the
+# checks below, which say what is wrong with this one (a PNG image, a binary file, ...).
+upload = st.file_uploader("CSV file", key="upload")
 if upload is None:
     st.stop()
 raw = upload.getvalue()

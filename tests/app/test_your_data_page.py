@@ -61,3 +61,18 @@ def test_images_and_binary_files_get_a_plain_message(app):
     assert "not UTF-8 text" in at.error[0].value and "codec" not in at.error[0].value
     at.file_uploader(key="upload").set_value(("sample-iris.csv", SAMPLE.read_bytes(), "text/csv")).run()
     assert not at.error and at.selectbox(key="upload-label").value == "species"
+
+
+def test_a_png_after_an_empty_file_shows_its_own_reason(app):
+    at = open_upload(app)
+    # The browser must hand every file to the page: an uploader limited to .csv refuses a .png
+    # itself, showing a red chip with no reason while the page still judges the previous file.
+    assert list(at.file_uploader(key="upload").proto.type) == []
+    assert not at.file_uploader(key="upload").proto.multiple_files  # one file, one chip
+    at.file_uploader(key="upload").set_value(("empty.csv", b"", "text/csv")).run()
+    assert [e.value for e in at.error] == ["This file cannot be used: the file is empty."]
+    icon = (SAMPLE.parent / "icon.png").read_bytes()
+    at.file_uploader(key="upload").set_value(("bad.png", icon, "image/png")).run()
+    assert [e.value for e in at.error] == [
+        "This file cannot be used: this is a PNG image, not a CSV text file."
+    ]
