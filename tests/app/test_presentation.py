@@ -42,14 +42,20 @@ def test_a_link_with_present_opens_the_page_presenting():
     assert not any("were not used" in i.value for i in at.info)
 
 
-def test_a_run_in_presentation_draws_one_big_chart_with_large_labels(app):
-    app.sidebar.slider(key="rings-epochs").set_value(3)
+def _finished_presented_run(app, epochs: int):
+    """A rings run of ``epochs`` at full speed in presentation mode, run to its end."""
+    app.sidebar.slider(key="rings-epochs").set_value(epochs)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     app.toggle(key="present").set_value(True).run()
     app.button(key="train").click().run()
     run = app.session_state["train_run"]
     wait_for(app, lambda at: not run.job.alive)
+    return run
+
+
+def test_a_run_in_presentation_draws_one_big_chart_with_large_labels(app):
+    run = _finished_presented_run(app, 3)
     app.run()
     charts = [json.loads(c.proto.spec) for c in app.get("plotly_chart")]
     assert len(charts) == 1 and not app.get("vega_lite_chart")  # the embedding alone, no curves
@@ -72,13 +78,7 @@ def test_the_live_spec_gets_projector_sized_text():
 def test_presentation_does_not_round_an_almost_perfect_score_up_to_100(app):
     from dataclasses import replace
 
-    app.sidebar.slider(key="rings-epochs").set_value(2)
-    app.sidebar.slider(key="pace").set_value(0)
-    app.sidebar.toggle(key="slow-start").set_value(False)
-    app.toggle(key="present").set_value(True).run()
-    app.button(key="train").click().run()
-    run = app.session_state["train_run"]
-    wait_for(app, lambda at: not run.job.alive)
+    run = _finished_presented_run(app, 2)
     run.job.snapshots[0] = replace(run.snapshots[0], test_accuracy=0.4)
     run.job.snapshots[-1] = replace(run.snapshots[-1], test_accuracy=0.997)
     app.run()
