@@ -4,7 +4,8 @@ For a few hundred points the blockwise engine (``gradients``) spends its time on
 cost of many small torch calls and an autograd pass through the encoder, not on
 arithmetic. Here one evaluation is about twenty calls on (n, n) float64 matrices, and the
 gradient comes straight in A (the paper's eqs. 5 and 7, written with a neighbour-weight
-matrix), so full-batch L-BFGS on iris or wine costs what scikit-learn's does. Float64
+matrix), so full-batch L-BFGS on iris or wine takes a few milliseconds, near scikit-learn's
+time (benchmarks/sklearn_parity.py). Float64
 throughout also makes the objective exact for anchors whose class mates are far away.
 """
 
