@@ -5,8 +5,8 @@ cost of many small torch calls and an autograd pass through the encoder, not on
 arithmetic. Here one evaluation is about twenty calls on (n, n) float64 matrices, and the
 gradient comes straight in A (the paper's eqs. 5 and 7, written with a neighbour-weight
 matrix), so full-batch L-BFGS on iris or wine takes a few milliseconds, near scikit-learn's
-time (benchmarks/sklearn_parity.py). Float64
-throughout also makes the objective exact for anchors whose class mates are far away.
+time (benchmarks/sklearn_parity.py). Float64 throughout also makes the objective exact for
+anchors whose class mates are far away.
 """
 
 from __future__ import annotations
