@@ -29,6 +29,7 @@ def test_a_paused_image_run_carries_each_points_picture_for_its_tooltip(app):
     assert not any("lookup" in json.dumps(spec) for spec in live)  # no pictures: 0.9 MB a frame on MNIST
     button(app, "Pause").click().run()
     wait_for(app, lambda at: run.job.state == "paused")
+    app.run()  # the rerun that saw "paused" may have drawn before the worker got there
     (chart,) = [c for c in app.get("vega_lite_chart") if "lookup" in c.proto.spec]
     spec = json.loads(chart.proto.spec)
     assert spec["data"] == {"name": "points"} and spec["encoding"]["tooltip"][0]["field"] == "image"
