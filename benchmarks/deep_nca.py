@@ -66,10 +66,14 @@ def run(data, d: int, params: dict, epochs: int, budget_seconds: float) -> dict:
 
 
 def parse_overrides(pairs: list[str]) -> dict:
-    """``["dof=1", "objective=g"]`` as NCA keyword arguments (numbers parsed)."""
+    """``["dof=1", "objective=g", "hidden_sizes=256,256"]`` as NCA keyword arguments
+    (numbers parsed; a comma makes a tuple of ints)."""
     overrides = {}
     for pair in pairs:
         key, _, text = pair.partition("=")
+        if "," in text:
+            overrides[key] = tuple(int(part) for part in text.split(","))
+            continue
         for kind in (int, float):
             try:
                 overrides[key] = kind(text)
@@ -81,7 +85,7 @@ def parse_overrides(pairs: list[str]) -> dict:
     return overrides
 
 
-def results_table(names, dims, budget, methods=tuple(METHODS), overrides=None) -> list[dict]:
+def results_table(names, dims, budget, methods=tuple(METHODS), overrides=None, epochs=None) -> list[dict]:
     overrides = overrides or {}
     note = f" (deep methods with {overrides})" if overrides else ""
     print(f"## Linear and deep NCA: 5-NN test error (%){note}\n")
@@ -95,7 +99,7 @@ def results_table(names, dims, budget, methods=tuple(METHODS), overrides=None) -
                 params = METHODS[method]
                 deep = params.get("encoder") == "mlp"
                 settings = {**params, **(DEEP_SETTINGS if deep else {}), **(overrides if deep else {})}
-                result = run(data, d, settings, EPOCHS[name], budget)
+                result = run(data, d, settings, epochs or EPOCHS[name], budget)
                 paper = PAPER.get((name, d), {}).get(method)
                 paper_text = f"{paper:.2f}%" if paper is not None else "-"
                 print(
@@ -148,13 +152,16 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="override an NCA parameter of every deep method, e.g. dof=1 objective=g",
     )
+    parser.add_argument("--epochs", type=int, help="epochs for every run (default: per dataset, EPOCHS)")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; hidden layers {HIDDEN}\n")
     rows = []
     if "methods" in args.tables:
         overrides = parse_overrides(args.set)
-        rows += results_table(args.datasets, args.dims, args.minutes * 60, args.methods, overrides)
+        rows += results_table(
+            args.datasets, args.dims, args.minutes * 60, args.methods, overrides, args.epochs
+        )
     if "bank" in args.tables:
         rows += bank_table(args.datasets, args.minutes * 60)
     if args.json:
