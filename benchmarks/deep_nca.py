@@ -67,12 +67,12 @@ def run(data, d: int, params: dict, epochs: int, budget_seconds: float) -> dict:
 
 def parse_overrides(pairs: list[str]) -> dict:
     """``["dof=1", "objective=g", "hidden_sizes=256,256"]`` as NCA keyword arguments
-    (numbers parsed; a comma makes a tuple of ints)."""
+    (numbers parsed; a comma makes a tuple of ints: "hidden_sizes=256," is one layer)."""
     overrides = {}
     for pair in pairs:
         key, _, text = pair.partition("=")
         if "," in text:
-            overrides[key] = tuple(int(part) for part in text.split(","))
+            overrides[key] = tuple(int(part) for part in text.split(",") if part)
             continue
         for kind in (int, float):
             try:
