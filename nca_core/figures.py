@@ -33,7 +33,6 @@ __all__ = [
     "map_heatmap",
     "neighbour_links",
     "padded_ranges",
-    "percent",
     "search_cost_chart",
     "steady_ranges",
     "with_decision_regions",
@@ -64,19 +63,6 @@ OTHER_CLASS_LINE = ("#8C8C8C", "dashed grey")
 def class_colors(n_classes: int) -> list[str]:
     """One colour per class index, cycling the palette past 15 classes."""
     return [PALETTE[i % len(PALETTE)] for i in range(n_classes)]
-
-
-def percent(fraction: float, decimals: int = 0) -> str:
-    """``fraction`` as a percentage with ``decimals`` places, one more where rounding would
-    turn an imperfect score into 100% (or a non-zero one into 0%): 0.997 reads 99.7%, and
-    ">99.9%" when even that rounds up."""
-    value = 100 * fraction
-    for places in (decimals, decimals + 1):
-        text = f"{value:.{places}f}"
-        if float(text) not in (0, 100) or float(text) == value:
-            return text + "%"
-    step = 10.0 ** -(decimals + 1)
-    return f">{100 - step:.{decimals + 1}f}%" if value > 50 else f"<{step:.{decimals + 1}f}%"
 
 
 def padded_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[float]]:

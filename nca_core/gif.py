@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from .figures import _evenly_spaced, _grid_step, class_colors, epoch_label, percent, steady_ranges
+from .figures import _evenly_spaced, _grid_step, class_colors, epoch_label, steady_ranges
+from .formatting import percent
 from .training import Snapshot
 
 __all__ = ["replay_gif"]

@@ -19,7 +19,7 @@ from sklearn.preprocessing import StandardScaler
 
 from .datasets import Dataset
 from .estimator import NCA
-from .figures import percent
+from .formatting import percent
 from .model_io import save_model
 from .rules import DataShape, auto_init, default_learning_rate, locked_values, minibatch_defaults, resolve
 from .sampling import stratified_subsample

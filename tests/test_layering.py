@@ -89,3 +89,21 @@ def test_the_check_catches_a_module_that_imports_streamlit(tmp_path):
     report = _fresh_python(_IMPORT_EVERY_MODULE, "nca_core", pythonpath=tmp_path, cwd=tmp_path)
     assert Path(report["file"]).parent == copy  # the copy, not the installed package, was imported
     assert "streamlit" in _top_level(report["loaded"])
+
+
+def test_the_command_line_runs_without_plotly():
+    """plotly comes with the app extra only; the CLI and what it imports must not need it."""
+    code = (
+        "import importlib, json, sys\n"
+        "class NoPlotly:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'plotly':\n"
+        "            raise ImportError('plotly is not installed')\n"
+        "sys.meta_path.insert(0, NoPlotly())\n"
+        "for name in ('nca_core.cli', 'nca_core.runs', 'nca_core.comparison', 'nca_core.demo'):\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'plotly')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []

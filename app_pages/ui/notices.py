@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from nca_core import Snapshot
 from nca_core.datasets import Dataset
 from nca_core.demo import DemoStart
-from nca_core.figures import percent
+from nca_core.formatting import percent
 from nca_core.runs import RunConfig
 from nca_core.settings import BY_NAME
 

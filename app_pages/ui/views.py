@@ -8,6 +8,7 @@ import streamlit as st
 from nca_core import figures, live_charts
 from nca_core.datasets import Dataset
 from nca_core.demo import SEPARATED, DemoStart
+from nca_core.formatting import percent
 from nca_core.gif import replay_gif
 from nca_core.runs import EVAL_POINTS, blow_up_note
 
@@ -65,8 +66,8 @@ def accuracy_metric(active: ActiveRun) -> None:
     test = scored[0].test_accuracy is not None
     first, last = ((s.test_accuracy if test else s.train_accuracy) for s in (scored[0], scored[-1]))
     st.metric(
-        f"{'Test' if test else 'Leave-one-out'} {active.run.config.k}-NN accuracy (start {figures.percent(first)})",
-        figures.percent(last),
+        f"{'Test' if test else 'Leave-one-out'} {active.run.config.k}-NN accuracy (start {percent(first)})",
+        percent(last),
         f"{100 * (last - first):+.0f} points" if len(scored) > 1 else None,
     )
 
@@ -130,20 +131,20 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
         where = f"a stratified sample of {EVAL_POINTS:,} test points" if sampled else "the test set"
         cols[2].metric(
             f"Test {config.k}-NN",
-            figures.percent(scored.test_accuracy, 1),
+            percent(scored.test_accuracy, 1),
             help=f"{config.k}-NN accuracy on {where} (epoch {figures.epoch_label(scored)}).",
         )
     elif scored is not None:
         cols[2].metric(
             f"LOO {config.k}-NN",
-            figures.percent(scored.train_accuracy, 1),
+            percent(scored.train_accuracy, 1),
             help=f"Leave-one-out {config.k}-NN accuracy on training points (epoch {figures.epoch_label(scored)}).",
         )
     start = snaps[0]
     if start.test_accuracy is not None and start.test_accuracy >= SEPARATED and config.init != "random":
         instead = demo.init if demo is not None and demo.init != config.init else "random"
         st.caption(
-            f"What to notice: the {config.init.upper()} start already scores {figures.percent(start.test_accuracy)}, "
+            f"What to notice: the {config.init.upper()} start already scores {percent(start.test_accuracy)}, "
             "so NCA has little to move. To watch it separate the classes by itself, choose "
             f"**Start from: {instead}**."
         )

@@ -1,0 +1,21 @@
+"""How numbers read on screen, for the app, the GIF and the library's messages alike.
+
+Plain Python, no plotting library: the command line and ``runs`` use it too.
+"""
+
+from __future__ import annotations
+
+__all__ = ["percent"]
+
+
+def percent(fraction: float, decimals: int = 0) -> str:
+    """``fraction`` as a percentage with ``decimals`` places, one more where rounding would
+    turn an imperfect score into 100% (or a non-zero one into 0%): 0.997 reads 99.7%, and
+    ">99.9%" when even that rounds up."""
+    value = 100 * fraction
+    for places in (decimals, decimals + 1):
+        text = f"{value:.{places}f}"
+        if float(text) not in (0, 100) or float(text) == value:
+            return text + "%"
+    step = 10.0 ** -(decimals + 1)
+    return f">{100 - step:.{decimals + 1}f}%" if value > 50 else f"<{step:.{decimals + 1}f}%"
