@@ -17,7 +17,7 @@ from typing import Any
 
 from .rules import OPTIONS, default_learning_rate, uses_minibatches
 
-__all__ = ["SETTINGS", "RunConfig", "Setting", "parse_flag"]
+__all__ = ["SETTINGS", "RunConfig", "Setting", "parse_boolean", "parse_flag"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Setting:
     def parse(self, text: str):
         """The value ``text`` stands for; ValueError saying what is allowed."""
         if self.kind is bool:
-            return _boolean(text)
+            return parse_boolean(text)
         try:
             value = self.kind(text)
         except ValueError:
@@ -86,7 +86,8 @@ class Setting:
         return f"{noun} from {self.low:g} to {self.high:g}"
 
 
-def _boolean(text: str) -> bool:
+def parse_boolean(text: str) -> bool:
+    """1/true/yes or 0/false/no, any case: how a link or a flag spells a toggle."""
     lowered = text.lower()
     if lowered in ("1", "true", "yes"):
         return True

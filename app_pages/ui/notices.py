@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from nca_core import Snapshot
 from nca_core.datasets import Dataset
-from nca_core.demo import DemoStart
+from nca_core.demo import SEPARATED, DemoStart
 from nca_core.formatting import percent
 from nca_core.runs import RunConfig
 from nca_core.settings import BY_NAME
@@ -30,10 +30,6 @@ def _listed(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-# From this k-NN accuracy on, the final line says most points sit among their own colour.
-SEPARATED_ENOUGH = 0.9
-
-
 def final(active: ActiveRun, three_d: bool) -> str:
     """Beside the embedding after training: what the k-NN accuracy counts, and the click;
     "most points sit among their own colour" only when the accuracy says so."""
@@ -42,7 +38,7 @@ def final(active: ActiveRun, three_d: bool) -> str:
     wrong = "a point inside another colour is one it gets wrong."
     if not scored:
         text = f"**What to notice:** a point among its own colour is one the {k}-NN vote gets right; {wrong}"
-    elif scored[-1] >= SEPARATED_ENOUGH:
+    elif scored[-1] >= SEPARATED:  # most points sit among their own colour
         text = (
             "**What to notice:** most points now sit among their own colour, which is what the "
             f"{k}-NN accuracy counts; {wrong}"

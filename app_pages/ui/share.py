@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from nca_core.settings import SETTINGS, RunConfig
+from nca_core.settings import SETTINGS, RunConfig, parse_boolean
 
 from . import presentation
 
@@ -67,18 +67,14 @@ def read_once(dataset_names: list[str]) -> None:
     st.session_state[NOTICES] = notices
 
 
-_FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
-
-
 def _read_present(text: str | None, notices: list[str]) -> None:
     """``present=1`` (or 0) in a link opens the Train page in presentation mode (or not)."""
     if text is None:
         return
-    flag = _FLAGS.get(text.lower())
-    if flag is None:
+    try:
+        st.session_state[presentation.KEY] = parse_boolean(text)
+    except ValueError:
         notices.append(f"{presentation.KEY}={text[:40]!r} ignored: must be 1 or 0")
-    else:
-        st.session_state[presentation.KEY] = flag
 
 
 def take(*fields: str) -> dict:
