@@ -201,7 +201,7 @@ def cost_table(costs: Sequence[SearchCost]) -> list[dict]:
             "index": INDEX_LABELS[c.index],
             "query time (s)": c.query_seconds,
             "build time (s)": c.build_seconds,
-            "index (MB)": c.stored_bytes / 1e6,
+            "index size": c.stored_bytes,  # bytes; shown in whatever unit reads best
             "test error": c.error,
             "speed-up": reference.query_seconds / c.query_seconds,
             "size reduction": reference.stored_bytes / c.stored_bytes,

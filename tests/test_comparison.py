@@ -205,7 +205,7 @@ def test_cost_table_gives_ratios_to_the_first_row():
     ]  # fmt: skip
     assert [r["speed-up"] for r in rows] == [1.0, 4.0, 8.0, 16.0]
     assert [r["size reduction"] for r in rows] == [1.0, 0.75, 8.0, 3.0]
-    assert rows[1]["build time (s)"] == 1.5 and rows[0]["index (MB)"] == 3.0
+    assert rows[1]["build time (s)"] == 1.5 and rows[0]["index size"] == 3_000_000
     # fastest raw (HNSW, 0.2 s) against fastest NCA (0.05 s); smallest against smallest
     assert best_gains(costs) == (4.0, 8.0)
 

@@ -115,9 +115,6 @@ def show_table(slot, costs: list[SearchCost], spaces: list[str]) -> None:
     """The table into ``slot`` (an ``st.empty``): one row per space and index kind, ratios to
     raw exact search; rows not measured yet are listed with empty cells."""
     rows = cost_table(costs) if costs else []  # the first cost, raw exact, is the reference
-    for row, cost in zip(rows, costs):
-        del row["index (MB)"]
-        row["index size"] = cost.stored_bytes
     done = {(c.name, c.index) for c in costs}
     rows += [
         {"space": space, "index": INDEX_LABELS[kind]}
