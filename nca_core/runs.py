@@ -210,6 +210,12 @@ class Run:
         on an input that hardly varies counts for little."""
         return self.map_weights() * self._prepare(self.data.X_train).std(0)
 
+    def top_features(self, count: int) -> list[int]:
+        """Indices of the ``count`` inputs with the largest ``feature_influence``, largest
+        first (ties: the lower index)."""
+        influence = self.feature_influence()
+        return sorted(range(len(influence)), key=lambda i: -influence[i])[:count]
+
     def model_file(self) -> bytes:
         """The fitted model as .npz bytes (see ``nca_core.model_io``) acting on raw inputs:
         standardisation is folded into A, or into the network's first layer."""

@@ -121,3 +121,4 @@ def test_feature_influence_weighs_each_column_of_a_by_the_features_spread():
     list(raw.stream())
     expected = np.linalg.norm(raw.model.components_, axis=0) * data.X_train.std(0)
     np.testing.assert_allclose(raw.feature_influence(), expected, rtol=1e-4)
+    assert raw.top_features(3) == list(np.argsort(-expected, kind="stable")[:3])

@@ -81,8 +81,7 @@ def learned_map(active: ActiveRun, data: Dataset, count: int = 3) -> str:
     """Which inputs the map leans on most (``Run.feature_influence``), by name, and a word
     when the strongest colour sits on an input that hardly varies."""
     run, names = active.run, data.feature_labels
-    influence, weights = run.feature_influence(), run.map_weights()
-    top = sorted(range(len(influence)), key=lambda i: -influence[i])[:count]
+    weights, top = run.map_weights(), run.top_features(count)
     strongest = max(range(len(weights)), key=lambda i: weights[i])
     text = (
         "**What to notice:** a colour is a weight, and a weight counts as far as its input "

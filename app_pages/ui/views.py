@@ -259,8 +259,7 @@ def _hover_text(active: ActiveRun, data: Dataset) -> list[str]:
     rows = [f"training point #{i}" for i in run.display_index]
     if data.image_shape is not None or not run.is_linear:
         return rows
-    influence = run.feature_influence()
-    top = sorted(range(data.n_features), key=lambda j: -influence[j])[:2]
+    top = run.top_features(2)
     values = data.X_train[run.display_index][:, top]
     names = [data.feature_labels[j] for j in top]
     return [f"{r}<br>{names[0]} {a:.4g}<br>{names[1]} {b:.4g}" for r, (a, b) in zip(rows, values)]

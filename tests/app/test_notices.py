@@ -7,7 +7,7 @@ import numpy as np
 from app_pages.ui import notices
 from nca_core.datasets import Dataset
 from nca_core.demo import DemoStart
-from nca_core.runs import RunConfig
+from nca_core.runs import Run, RunConfig
 from nca_core.training import Snapshot
 
 
@@ -35,6 +35,7 @@ def wine_like(weights, spreads):
     run = SimpleNamespace(
         map_weights=lambda: np.array(weights), feature_influence=lambda: np.array(weights) * spreads
     )
+    run.top_features = lambda count: Run.top_features(run, count)  # the real ranking on the stub
     return SimpleNamespace(run=run), data
 
 
