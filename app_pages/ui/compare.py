@@ -32,7 +32,7 @@ from nca_core.datasets import Dataset
 from nca_core.runs import recommended_config
 
 from . import state
-from .data import UPLOAD_NAME
+from .data import UPLOAD_NAME, session_cached
 
 BRUSH = "compare-brush"  # session key: {"dataset", "panel", "rows"}, rows of the display subset
 SELECTION_MODES = ("points", "box", "lasso")
@@ -69,10 +69,10 @@ def baseline(
 ) -> MethodResult:
     """PCA or LDA fitted on ``data`` (the scored subset) and scored with k-NN."""
     if name == UPLOAD_NAME:  # a user's own data never goes into a cache shared between sessions
-        key = ("compare-baseline", method, d, k, standardize)
-        if key not in st.session_state:
-            st.session_state[key] = _baseline(method, data, d, k, standardize, display_index)
-        return st.session_state[key]
+        return session_cached(
+            ("compare-baseline", method, d, k, standardize), name,
+            lambda: _baseline(method, data, d, k, standardize, display_index),
+        )  # fmt: skip
     return _shared_baseline(method, name, d, k, standardize, data, display_index)
 
 
@@ -85,10 +85,9 @@ def raw_inputs(name: str, data: Dataset, k: int) -> MethodResult:
     """k-NN on the raw inputs of ``data`` (the scored subset): shared for registered sets."""
     if name != UPLOAD_NAME:
         return _shared_raw(name, k, data)
-    key = ("compare-raw", k)
-    if key not in st.session_state:
-        st.session_state[key] = evaluate("raw inputs", lambda X: X, data, k, None, 0.0)
-    return st.session_state[key]
+    return session_cached(
+        ("compare-raw", k), name, lambda: evaluate("raw inputs", lambda X: X, data, k, None, 0.0)
+    )
 
 
 def recommended_standardize(data: Dataset) -> bool:
@@ -172,10 +171,9 @@ def nca_run(name: str, data: Dataset, d: int, standardize: bool, deep: bool = Fa
     from_train_page = train_page_fit(name, d, standardize, deep)
     if from_train_page is not None:
         return from_train_page
-    key = ("quick-nca", name, d, standardize, deep)
-    if key not in st.session_state:
-        st.session_state[key] = _quick_fit(name, data, d, standardize, deep)
-    quick = st.session_state[key]
+    quick = session_cached(
+        ("quick-nca", name, d, standardize, deep), name, lambda: _quick_fit(name, data, d, standardize, deep)
+    )
     seconds = quick.fit_seconds if quick.fit_seconds is not None else float("nan")
     return Fitted(quick.model.transform, seconds), _quick_source(quick, len(data.y_train), deep)
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import streamlit as st
 
 from nca_core import datasets
 from nca_core.datasets import Dataset, DatasetError
 
 from . import share
+
+T = TypeVar("T")
 
 UPLOAD_KEY = "uploaded_dataset"
 UPLOAD_NAME = "uploaded"
@@ -27,6 +32,17 @@ def dataset_names() -> list[str]:
     if UPLOAD_KEY in st.session_state:
         names.append(UPLOAD_NAME)
     return names
+
+
+def session_cached(key: tuple, name: str, make: Callable[[], T]) -> T:
+    """``make()``, remembered for this session under ``key``. An uploaded set's results are
+    remembered together with that upload, so a new file is never answered from the old
+    one's (every upload is called ``UPLOAD_NAME``)."""
+    owner = st.session_state.get(UPLOAD_KEY) if name == UPLOAD_NAME else None
+    kept = st.session_state.get(key)
+    if kept is None or kept[0] is not owner:
+        kept = st.session_state[key] = (owner, make())
+    return kept[1]
 
 
 def dataset_title(name: str) -> str:

@@ -18,7 +18,7 @@ from nca_core.comparison import INDEX_LABELS, SearchCost, best_gains, cost_table
 from nca_core.datasets import Dataset
 
 from . import compare
-from .data import UPLOAD_NAME
+from .data import UPLOAD_NAME, session_cached
 
 KINDS = ("exact", "hnsw")
 REPEATS, BUDGET_SECONDS = 3, 0.5  # repeat a search while the repeats so far took under 0.5 s
@@ -80,10 +80,7 @@ def raw_cost(name: str, data: Dataset, index: str) -> SearchCost:
     """Cost of searching the raw inputs with ``index`` ("exact" or "hnsw")."""
     if name != UPLOAD_NAME:
         return _shared_raw(name, index, data)
-    key = ("knn-speed-raw", index)
-    if key not in st.session_state:
-        st.session_state[key] = _raw(data, index)
-    return st.session_state[key]
+    return session_cached(("knn-speed-raw", index), name, lambda: _raw(data, index))
 
 
 def nca_model(name: str, data: Dataset, d: int, standardize: bool) -> tuple[Callable, str]:

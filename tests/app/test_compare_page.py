@@ -209,3 +209,21 @@ def test_the_table_shows_accuracies_one_way_and_no_stray_none(app, tmp_path, mon
     assert at.dataframe[0].proto.placeholder == "—"  # what the browser draws for a missing number
     assert re.fullmatch(r"\d+\.\d\d", shown.loc["PCA", "fit time (s)"])
     assert any("fit time was not saved" in c.value for c in at.caption)
+
+
+def test_a_second_upload_is_not_answered_from_the_first(app):
+    """Every upload is called "uploaded": the session's results must follow the file."""
+    rng = np.random.default_rng(1)
+    y = np.arange(300) % 3
+    separated = (rng.normal(size=(300, 4)) + y[:, None] * [6.0, 0, 0, 0]).astype(np.float32)
+    noise = rng.normal(size=(300, 4)).astype(np.float32)
+
+    def upload(X):
+        app.session_state["uploaded_dataset"] = Dataset(
+            "uploaded", X[:200], y[:200], X[200:], y[200:], ("a", "b", "c")
+        )
+        app.session_state["dataset_choice"] = "uploaded"
+        return open_compare(app).dataframe[0].value.set_index("method").loc["raw inputs", "5-NN test"]
+
+    assert upload(separated) > 0.95
+    assert upload(noise) < 0.6  # three classes in pure noise: near chance, not the first file's score
