@@ -44,7 +44,7 @@ def start_accuracy(config: RunConfig, data: Dataset) -> float:
         start = next(stream)
     finally:
         stream.close()
-    return start.test_accuracy if start.test_accuracy is not None else start.train_accuracy
+    return start.accuracy
 
 
 def demo_start(data: Dataset, config: RunConfig | None = None) -> DemoStart | None:

@@ -64,6 +64,11 @@ class Snapshot:
     dof: float | None = None
     fraction: float = 1.0
 
+    @property
+    def accuracy(self) -> float | None:
+        """The k-NN accuracy to show: on the test set when measured, else leave-one-out."""
+        return self.test_accuracy if self.test_accuracy is not None else self.train_accuracy
+
 
 def train(
     epochs: LBFGSEpochs | MinibatchEpochs,

@@ -1,6 +1,7 @@
 """The training loop: snapshots, stopping rules and divergence, whatever the strategy."""
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ import torch
 
 from nca_core.encoders import LinearEncoder
 from nca_core.epochs import Problem, make_epochs
-from nca_core.training import TrainingDiverged, train
+from nca_core.training import Snapshot, TrainingDiverged, train
 
 
 @pytest.fixture
@@ -121,3 +122,10 @@ def test_partial_frames_are_exactly_frames_per_epoch_minus_one(sorted_problem, n
     ]
     assert len(partial) == frames - 1
     np.testing.assert_allclose(np.diff([0.0, *partial, 1.0]), 1 / frames, atol=1 / (n // batch))
+
+
+def test_a_snapshots_accuracy_is_the_test_score_when_measured_else_leave_one_out():
+    snap = Snapshot(1, 0.5, 0.1, None, np.zeros((2, 2)), train_accuracy=0.8, test_accuracy=0.7)
+    assert snap.accuracy == 0.7
+    assert replace(snap, test_accuracy=None).accuracy == 0.8
+    assert replace(snap, test_accuracy=None, train_accuracy=None).accuracy is None

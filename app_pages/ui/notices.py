@@ -34,7 +34,7 @@ def final(active: ActiveRun, three_d: bool) -> str:
     """Beside the embedding after training: what the k-NN accuracy counts, and the click;
     "most points sit among their own colour" only when the accuracy says so."""
     k = active.run.config.k
-    scored = [_accuracy(s) for s in active.snapshots if _accuracy(s) is not None]
+    scored = [s.accuracy for s in active.snapshots if s.accuracy is not None]
     wrong = "a point inside another colour is one it gets wrong."
     if not scored:
         text = f"**What to notice:** a point among its own colour is one the {k}-NN vote gets right; {wrong}"
@@ -50,23 +50,19 @@ def final(active: ActiveRun, three_d: bool) -> str:
     return text + (" Drag to turn the view." if three_d else " Click one to draw its 8 nearest neighbours.")
 
 
-def _accuracy(snap: Snapshot) -> float | None:
-    return snap.test_accuracy if snap.test_accuracy is not None else snap.train_accuracy
-
-
 def replay(snapshots: Sequence[Snapshot]) -> str | None:
     """When the run did its learning: the epoch by which accuracy made 90% of its gain."""
-    scored = [s for s in snapshots if _accuracy(s) is not None]
+    scored = [s for s in snapshots if s.accuracy is not None]
     if len(scored) < 2:
         return None
-    start, end, last = _accuracy(scored[0]), _accuracy(scored[-1]), scored[-1].epoch
+    start, end, last = scored[0].accuracy, scored[-1].accuracy, scored[-1].epoch
     if end - start < 0.01:
         return (
             f"**What to notice:** accuracy hardly changed ({percent(start)} to {percent(end)}): the start "
             "already separated the classes as well as this map can, and the points mostly spread out."
         )
-    by = next(s for s in scored if _accuracy(s) >= start + 0.9 * (end - start))
-    rise = f"accuracy rose from {percent(start)} to {percent(_accuracy(by))} by epoch {by.epoch} of {last}"
+    by = next(s for s in scored if s.accuracy >= start + 0.9 * (end - start))
+    rise = f"accuracy rose from {percent(start)} to {percent(by.accuracy)} by epoch {by.epoch} of {last}"
     if by.epoch > last / 2:
         return (
             f"**What to notice:** the learning goes on through the run: {rise} and ended at {percent(end)}."
