@@ -123,3 +123,17 @@ def test_lbfgs_reaches_the_blockwise_engines_optimum(objective, monkeypatch):
     block_value, block_loss = optimum()
     assert (dense_loss, block_loss) == ("DenseObjective", "method")
     assert dense_value == pytest.approx(block_value, abs=1e-4)
+
+
+@pytest.mark.parametrize("objective", ["f", "g"])
+def test_data_far_from_the_origin_keep_their_digits(objective):
+    """Standardised-looking float32 data shifted by 1e4: |a|^2 + |b|^2 - 2ab on the raw
+    values would cancel ~8 digits; the engine centres first and matches the float64 reference."""
+    X, y = _data()
+    X = X + 1e4  # float32, as a user would hand it in
+    A = 0.5 * torch.randn(2, 5, generator=torch.Generator().manual_seed(4))
+    problem = _problem(X, y, LinearEncoder(A), objective=objective)
+    loss, grad = DenseObjective(problem)(A.double().numpy().ravel())
+    ref_loss, ref_grad = _reference(problem, A, diagonal=False)
+    assert loss == pytest.approx(ref_loss, rel=1e-9)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-6, atol=1e-9)
