@@ -108,18 +108,21 @@ def _as_tensor(a, device: torch.device) -> torch.Tensor:
     return t.to(device)
 
 
-def _vote(neighbour_labels: torch.Tensor, n_classes: int) -> torch.Tensor:
+def _vote(neighbour_labels: np.ndarray, n_classes: int) -> np.ndarray:
     """Majority vote over each row of (n_query, k) class indices ordered nearest first.
 
     Ties between classes go to the tied class whose member ranks nearest, which is
-    deterministic and, for k = 1, the plain nearest neighbour.
+    deterministic and, for k = 1, the plain nearest neighbour. Plain numpy, one column at a
+    time: after a FAISS search, waking torch's thread pool costs more than the vote.
     """
     n_query, k = neighbour_labels.shape
-    counts = torch.zeros(n_query, n_classes, dtype=torch.long, device=neighbour_labels.device)
-    counts.scatter_add_(1, neighbour_labels, torch.ones_like(neighbour_labels))
-    ranks = torch.arange(k, device=neighbour_labels.device).expand(n_query, k)
-    first_rank = torch.full((n_query, n_classes), k, dtype=torch.long, device=counts.device)
-    first_rank.scatter_reduce_(1, neighbour_labels, ranks, reduce="amin")
+    rows = np.arange(n_query)
+    counts = np.zeros((n_query, n_classes), dtype=np.int64)
+    first_rank = np.full((n_query, n_classes), k, dtype=np.int64)
+    for rank in reversed(range(k)):  # a class's nearest member writes its rank last
+        column = neighbour_labels[:, rank]
+        counts[rows, column] += 1
+        first_rank[rows, column] = rank
     return (counts * (k + 1) - first_rank).argmax(1)
 
 
@@ -295,8 +298,8 @@ class KNNIndex:
 
         Returns an ndarray of shape (n_query,) with labels drawn from ``y_ref``.
         """
-        neighbours = torch.as_tensor(self._labels[self.search(Z_query, k, self_index=self_index)])
-        return self.classes_[_vote(neighbours, len(self.classes_)).numpy()]
+        neighbours = self._labels[self.search(Z_query, k, self_index=self_index)]
+        return self.classes_[_vote(neighbours, len(self.classes_))]
 
     def accuracy(self, Z_query, y_query, k: int = 5, *, self_index=None) -> float:
         """Fraction of queries whose k nearest references vote for their label."""
@@ -324,9 +327,10 @@ class KNNIndex:
         todo = np.arange(len(Q))
         want, kind = min(k + _MARGIN, available), self.kind
         while len(todo):
-            rows = torch.as_tensor(todo, device=self.device)
-            values, candidates = self._candidates(Q[rows], want, None if own is None else own[todo], kind)
-            top, unsure = self._rank(Q[rows], values, candidates, k, kind, complete=want == available)
+            # todo is a sorted subset of the rows: all of them (no copy) on the first pass
+            batch = Q if len(todo) == len(Q) else Q[torch.as_tensor(todo, device=self.device)]
+            values, candidates = self._candidates(batch, want, None if own is None else own[todo], kind)
+            top, unsure = self._rank(batch, values, candidates, k, kind, complete=want == available)
             found[todo] = top.cpu().numpy()
             # HNSW rows short of k neighbours, and exact rows with a tie or a near one at the
             # boundary, are searched again exactly with more candidates.
