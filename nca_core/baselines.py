@@ -6,11 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.decomposition import PCA
-from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
-__all__ = ["BASELINES", "Projection", "fit_projection"]
+__all__ = ["BASELINES", "Projection", "discriminant_directions", "fit_projection"]
 
 BASELINES = ("pca", "lda")
+# Singular values below this (of within-class data scaled to unit variance per feature),
+# and between-class ones below this fraction of the largest, are taken as zero.
+_RANK_TOL = 1e-4
 
 
 @dataclass(frozen=True)
@@ -59,11 +61,39 @@ def fit_projection(method: str, X, y, n_components: int) -> Projection:
         if available < 1:
             raise ValueError("LDA needs at least two classes")
         d = min(n_components, available)
-        lda = LinearDiscriminantAnalysis(n_components=d).fit(X, y)
+        directions = discriminant_directions(X, y)[:d]
         note = ""
         if d < n_components:
             note = (
                 f"LDA is limited to n_classes - 1 = {available} dimensions; it gives {d}, not {n_components}."
             )
-        return Projection("lda", lda.scalings_.T[:d].copy(), mean, note)
+        return Projection("lda", directions, mean, note)
     raise ValueError(f"method must be one of {BASELINES}, got {method!r}")
+
+
+def discriminant_directions(X: np.ndarray, y) -> np.ndarray:
+    """Fisher's discriminant directions, most discriminative first: shape (q, n_features),
+    q at most n_classes - 1 (fewer where the classes' means or the data are degenerate).
+
+    Two singular value decompositions: the first whitens the within-class scatter (after
+    scaling each feature to unit within-class spread), the second finds the axes along
+    which the class means, each weighted by its class size, spread most in that whitened
+    space. Projected data then have unit within-class variance along every direction.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    classes, index = np.unique(np.asarray(y), return_inverse=True)
+    counts = np.bincount(index).astype(np.float64)
+    means = np.zeros((len(classes), X.shape[1]))
+    np.add.at(means, index, X)
+    means /= counts[:, None]
+    within = X - means[index]
+    spread = within.std(0)
+    spread[spread == 0] = 1.0
+    _, sigma, Vt = np.linalg.svd(within / (spread * np.sqrt(len(X))), full_matrices=False)
+    kept = sigma > _RANK_TOL
+    whiten = (Vt[kept] / spread).T / sigma[kept]  # (n_features, r)
+    centre = (counts / len(X)) @ means
+    weights = np.sqrt(counts / max(1, len(classes) - 1))
+    _, sigma, Vt = np.linalg.svd((weights[:, None] * (means - centre)) @ whiten, full_matrices=False)
+    kept = sigma > _RANK_TOL * sigma[0] if len(sigma) else sigma > 0
+    return (whiten @ Vt[kept].T).T
