@@ -13,13 +13,13 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.decomposition import PCA
-from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from . import knn
+from .baselines import discriminant_directions
 from .device import resolve_device, resolve_dtype
 from .encoders import DEFAULT_HIDDEN_SIZES, MLPEncoder, make_encoder
 from .epochs import Problem, make_epochs
@@ -231,7 +231,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Learn the map from X of shape (n_samples, n_features) and labels y."""
-        for _ in self._fit_iter(X, y):
+        for _ in self._fit_iter(X, y, display_size=0):  # no pictures: nobody sees the snapshots
             pass
         return self
 
@@ -284,7 +284,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         X_test, y_test : optional held-out data for test kNN accuracy.
         display_size : int or None
             Size of the fixed, stratified subset of X whose embedding each snapshot carries
-            (None: all of X). ``display_index_`` holds its indices.
+            (None: all of X; 0: none). ``display_index_`` holds its indices.
         eval_every : int or None
             Measure kNN accuracy every this many epochs (and at the last); None never.
         k : int
@@ -317,9 +317,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         report = _Report(self, self.verbose)
         X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype = self._prepare(X, y, report)
         X_t = torch.tensor(X, dtype=dtype, device=device)  # a copy: X may be read-only
-        self.display_index_ = (
-            np.arange(len(X)) if display_size is None else stratified_subsample(y, display_size, seed)
-        )
+        self.display_index_ = _display_index(y, display_size, seed)
         evaluate = None
         if eval_every is not None:
             evaluate = self._make_evaluator(X_t, y, X_test, y_test, k, eval_size, seed, dtype, device)
@@ -571,6 +569,13 @@ class _Report:
         print(f"[{self.name}] Training took {time.perf_counter() - self.clock:8.2f}s.")
 
 
+def _display_index(y, size: int | None, seed: int) -> np.ndarray:
+    """Indices of the points each snapshot embeds: all (None), none (0) or a stratified few."""
+    if size is None:
+        return np.arange(len(y))
+    return stratified_subsample(y, size, seed) if size else np.arange(0)
+
+
 def _pca_directions(X, d, rng) -> np.ndarray:
     n_components = min(d, *X.shape)
     pca = PCA(n_components=n_components, random_state=rng).fit(X)
@@ -588,9 +593,9 @@ def _lda_directions(X, y_index, d, rng) -> np.ndarray:
         warnings.warn("init='lda' needs at least two classes; starting from PCA", stacklevel=4)
         return _pca_directions(X, d, rng)
     try:
-        lda = LinearDiscriminantAnalysis(n_components=min(d, available)).fit(X, y_index)
-        directions = lda.scalings_.T[: min(d, available)]
-    except (ValueError, IndexError, np.linalg.LinAlgError):  # e.g. no variance within classes
+        with np.errstate(all="ignore"):  # overflow shows as non-finite directions, below
+            directions = discriminant_directions(X, y_index)[:d]
+    except np.linalg.LinAlgError:  # the SVD did not converge (e.g. non-finite scatter)
         directions = np.empty((0, X.shape[1]))
     if not np.isfinite(directions).all():  # e.g. variances that underflow
         directions = np.empty((0, X.shape[1]))

@@ -121,6 +121,18 @@ def test_lda_init_beyond_n_classes_minus_one_is_padded_with_a_warning(wine):
     assert np.linalg.matrix_rank(nca.components_) == 5
 
 
+def test_display_size_zero_embeds_nothing_and_fit_is_the_same_map(wine):
+    """fit() takes no pictures (display_size=0) and still learns fit_iter's map."""
+    X, y = wine
+    nca = NCA(2, random_state=0, max_iter=5, device="cpu")
+    snaps = list(nca.fit_iter(X, y, display_size=0))
+    assert all(s.embedding.shape == (0, 2) for s in snaps)
+    assert len(nca.display_index_) == 0
+    fitted = NCA(2, random_state=0, max_iter=5, device="cpu").fit(X, y)
+    np.testing.assert_array_equal(fitted.components_, nca.components_)
+    assert len(fitted.display_index_) == 0
+
+
 def test_fit_iter_yields_frozen_copies(wine):
     X, y = wine
     nca = NCA(2, init="random", random_state=0, max_iter=5, device="cpu")
