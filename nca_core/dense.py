@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
 from .encoders import DiagonalEncoder, LinearEncoder
 from .kernels import GaussianKernel
@@ -33,20 +32,22 @@ class DenseObjective:
     """n * (-objective + weight_decay * penalty) and its gradient, for a flat vector of the
     encoder's parameters (A raveled, or the diagonal's scales).
 
-    ``applies(problem)`` says whether a problem qualifies: a linear or diagonal map, the
-    Gaussian kernel, objective f or g, one process, at most ``DENSE_MAX_SAMPLES`` points.
+    ``applies(problem)`` says whether a problem qualifies: a linear or diagonal map on the
+    CPU, the Gaussian kernel, objective f or g, one process, at most ``DENSE_MAX_SAMPLES``
+    points. The arithmetic is numpy's: on (n, n) matrices this small, a numpy call costs a
+    fraction of a torch call, and the call count is what the time is made of.
     """
 
     def __init__(self, problem):
-        X = problem.X.double()
+        X = problem.X.detach().cpu().double().numpy()
         # centred once: every embedding is then centred too, so |a|^2 + |b|^2 - 2ab keeps
         # its digits for data far from the origin (distances and gradients are unchanged)
         self.X = X - X.mean(0)
-        y = problem.y
+        y = problem.y.cpu().numpy()
         self.same = y[:, None] == y[None, :]
-        self.same.fill_diagonal_(False)
+        np.fill_diagonal(self.same, False)
         self.has_mate = self.same.any(1)
-        self.same_weights = self.same.to(self.X.dtype)
+        self.same_weights = self.same.astype(np.float64)
         self.objective, self.weight_decay = problem.objective, problem.weight_decay
         self.diagonal = isinstance(problem.encoder, DiagonalEncoder)
         self.shape = tuple(problem.parameters[0].shape)
@@ -55,16 +56,16 @@ class DenseObjective:
     def applies(problem) -> bool:
         return (
             isinstance(problem.encoder, LinearEncoder | DiagonalEncoder)
+            and problem.X.device.type == "cpu"
             and type(problem.kernel) is GaussianKernel
             and problem.objective in PER_ANCHOR_OBJECTIVES
             and problem.group.world_size == 1
             and len(problem.X) <= DENSE_MAX_SAMPLES
         )
 
-    @torch.no_grad()
     def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(loss, gradient) at the flat float64 vector ``x`` (``lbfgs.LBFGS``'s interface)."""
-        params = torch.as_tensor(x, device=self.X.device).view(self.shape)
+        params = x.reshape(self.shape)
         Z = self.X * params if self.diagonal else self.X @ params.T
         terms, W = self._terms_and_weights(Z)
         # d(sum of terms)/dZ = 2 ((W + W^T) Z - diag(colsum W) Z), rows of W summing to 0
@@ -75,9 +76,9 @@ class DenseObjective:
             n = len(self.X)
             loss += n * self.weight_decay * float((params * params).sum())
             grad = grad - 2.0 * n * self.weight_decay * params
-        return loss, -grad.reshape(-1).cpu().numpy()
+        return loss, -grad.reshape(-1)
 
-    def _terms_and_weights(self, Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _terms_and_weights(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per anchor p_i (f) or log p_i (g), and W_ij = d(sum of terms)/d(logit_ij).
 
         With S the same-class mask and P the neighbour probabilities, W = P S - p_i P for f
@@ -86,33 +87,47 @@ class DenseObjective:
         softmax instead, so log p_i stays exact. Anchors without a class mate add nothing.
         """
         sq = (Z * Z).sum(1)
-        logits = torch.addmm(sq[None, :], Z, Z.T, alpha=2.0, beta=-1.0).sub_(sq[:, None]).clamp_(max=0.0)
-        logits.fill_diagonal_(-math.inf)
-        P = logits.sub(logits.amax(1, keepdim=True)).exp_()
-        P.div_(P.sum(1, keepdim=True))
+        logits = Z @ Z.T
+        logits *= 2.0
+        logits -= sq[None, :]
+        logits -= sq[:, None]
+        np.minimum(logits, 0.0, out=logits)
+        np.fill_diagonal(logits, -math.inf)
+        P = logits - logits.max(1, keepdims=True)
+        np.exp(P, out=P)
+        P /= P.sum(1, keepdims=True)
         same = P * self.same_weights
-        p = same.sum(1, keepdim=True)
+        p = same.sum(1, keepdims=True)
         if self.objective == "f":
-            return p, same.sub_(p * P)
+            same -= p * P
+            return p, same
         mate = self.has_mate[:, None]
         if bool((p[mate] < _SMALLEST_P).any()):  # class mates far away: their own softmax
-            same, log_same = _softmax(logits.masked_fill(~self.same, -math.inf), self.has_mate)
-            log_p = log_same - torch.logsumexp(logits, 1, keepdim=True)
+            same, log_same = _softmax(np.where(self.same, logits, -math.inf), self.has_mate)
+            log_p = log_same - _logsumexp_rows(logits)
         else:
-            log_p = p.log()
-            same.div_(torch.where(mate, p, 1.0))
-        return torch.where(mate, log_p, 0.0), same.sub_(P).mul_(mate)
+            with np.errstate(divide="ignore"):  # rows without class mates, replaced below
+                log_p = np.log(p)
+            same /= np.where(mate, p, 1.0)
+        same -= P
+        same *= mate
+        return np.where(mate, log_p, 0.0), same
 
 
 # Below this p_i, P S / p_i would have lost digits to underflow in float64.
 _SMALLEST_P = 1e-250
 
 
-def _softmax(logits: torch.Tensor, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _logsumexp_rows(logits: np.ndarray) -> np.ndarray:
+    """log sum exp of each row, as a column; every row has a finite entry."""
+    shift = logits.max(1, keepdims=True)
+    return np.log(np.exp(logits - shift).sum(1, keepdims=True)) + shift
+
+
+def _softmax(logits: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row's softmax and log of its normaliser (as columns); rows not in ``rows`` (no
     finite logit) give zeros and 0."""
-    shift = torch.where(rows[:, None], logits.amax(1, keepdim=True), 0.0)
-    E = logits.sub(shift).exp_()
-    total = E.sum(1, keepdim=True)
-    total = torch.where(rows[:, None], total, 1.0)
-    return E.div_(total), total.log_().add_(shift)
+    shift = np.where(rows[:, None], logits.max(1, keepdims=True), 0.0)
+    E = np.exp(logits - shift)
+    total = np.where(rows[:, None], E.sum(1, keepdims=True), 1.0)
+    return E / total, np.log(total) + shift
