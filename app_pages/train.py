@@ -10,8 +10,8 @@ from nca_core.runs import Run, resolve_config
 
 share.read_once(app_data.dataset_names())  # a link's settings, ?present=1 among them, come first
 presenting = presentation.active()  # large type, no sidebar, one big chart
+presentation.style(presenting)
 if presenting:
-    presentation.style()
     top = st.container(horizontal=True, vertical_alignment="bottom")
 else:
     st.title("Train NCA and watch it learn")

@@ -13,8 +13,7 @@ import streamlit as st
 
 KEY = "present"
 
-# Scoped to this mode: the style element is drawn only while presenting, and Streamlit
-# removes it on the first run that does not draw it. Selectors are Streamlit's test ids.
+# Selectors are Streamlit's test ids. See ``style`` for why an empty one is drawn too.
 _STYLE = """
 <style>
   section[data-testid="stSidebar"], header[data-testid="stHeader"],
@@ -42,8 +41,15 @@ def active() -> bool:
     return bool(st.session_state.get(KEY, False))
 
 
-def style() -> None:
-    st.html(_STYLE)
+def style(presenting: bool) -> None:
+    """The mode's CSS while ``presenting``, else an empty style element in its place.
+
+    Drawn first on every run. Streamlit replaces an element when a run draws another at
+    its place, but removes one that is no longer drawn only when the run ends; meanwhile
+    the charts of that run take their type size from the page's (Plotly's theme turns rem
+    into pixels once), so turning the mode off left them projector-sized.
+    """
+    st.html(_STYLE if presenting else "<style></style>")
 
 
 def toggle() -> bool:

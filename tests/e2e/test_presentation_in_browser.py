@@ -33,3 +33,20 @@ def test_a_bookmarked_presentation_fits_a_1024_by_768_projector(browser, app_url
         assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "16px"
     finally:
         context.close()
+
+
+def test_turning_presentation_off_leaves_no_projector_sized_chart(page, app_url):
+    """The charts drawn on the rerun that turns the mode off are sized from the page's type
+    at that moment (Plotly's theme converts rem to pixels once), so the mode's CSS must be
+    gone before they are drawn, not at the end of that rerun."""
+    page.goto(f"{app_url}/?dataset=wine&present=1&epochs=5&pace=0")
+    main = page.get_by_test_id("stMainBlockContainer")
+    main.get_by_role("button", name="Train", exact=True).click()
+    page.get_by_text(" · finished").wait_for()
+    page.get_by_text("Presentation mode").click()
+    page.get_by_role("tab", name="Replay").wait_for()
+    plots = "[...document.querySelectorAll('.js-plotly-plot')]"
+    page.wait_for_function(f"{plots}.filter(p => p._fullLayout).length >= 2")  # the embedding, the replay
+    sizes = page.evaluate(f"{plots}.map(p => p._fullLayout.font.size)")
+    # 12 px is Streamlit's chart type on a 16 px page; presenting, the page is 20 px (15 px)
+    assert sizes and set(sizes) == {12}, sizes
