@@ -5,6 +5,7 @@ import pytest
 
 from nca_core import datasets, load_model
 from nca_core.runs import Run, RunConfig, blow_up_note, recommended_config, resolve_config
+from nca_core.training import stop_when
 
 
 @pytest.mark.parametrize("name", ["rings", "wine", "digits"])
@@ -33,6 +34,19 @@ def test_exports(tmp_path):
     d_saved = np.linalg.norm(Z_saved[0] - Z_saved[1:], axis=1)
     d_trained = np.linalg.norm(Z_trained[0] - Z_trained[1:], axis=1)
     np.testing.assert_allclose(d_saved, d_trained, rtol=1e-5)
+
+
+def test_a_stop_request_ends_a_run_part_way_through_an_epoch_keeping_its_map():
+    """``training.stop_when`` reaches through the estimator: the run ends at the next minibatch
+    after the request, without scoring again, and the model is the map last shown."""
+    data = datasets.load("rings")
+    run = Run(recommended_config(data).replace(epochs=20, batch_size=64, device="cpu"), data)
+    seen = []
+    with stop_when(lambda: len(seen) >= 2):  # asked once the start and epoch 1 are seen
+        seen.extend(run.stream())
+    assert [(s.epoch, s.fraction) for s in seen] == [(0, 1.0), (1, 1.0), (2, 1 / 11)]  # 11 batches an epoch
+    assert seen[1].test_accuracy is not None and seen[-1].test_accuracy is None
+    np.testing.assert_array_equal(run.model.components_, seen[-1].components)
 
 
 def test_neighbours_are_nearest_first():

@@ -1,6 +1,7 @@
 """The training loop: snapshots, stopping rules and divergence, whatever the strategy."""
 
 import itertools
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -9,7 +10,7 @@ import torch
 
 from nca_core.encoders import LinearEncoder
 from nca_core.epochs import Problem, make_epochs
-from nca_core.training import Snapshot, TrainingDiverged, train
+from nca_core.training import Snapshot, TrainingDiverged, stop_when, train
 
 
 @pytest.fixture
@@ -122,6 +123,64 @@ def test_partial_frames_are_exactly_frames_per_epoch_minus_one(sorted_problem, n
     ]
     assert len(partial) == frames - 1
     np.testing.assert_allclose(np.diff([0.0, *partial, 1.0]), 1 / frames, atol=1 / (n // batch))
+
+
+class StopRequested:
+    """A real strategy, with a stop requested from outside (as a Stop button would) right
+    after step ``done`` of ``epoch``."""
+
+    def __init__(self, epochs, epoch: int, done: int):
+        self.epochs, self.at, self.request = epochs, (epoch, done), threading.Event()
+
+    def __getattr__(self, name):
+        return getattr(self.epochs, name)
+
+    def steps(self, epoch):
+        for done, steps, value in self.epochs.steps(epoch):
+            if (epoch, done) == self.at:
+                self.request.set()
+            yield done, steps, value
+
+
+def _stopped_run(problem, epoch: int, done: int, evaluated: list) -> list[Snapshot]:
+    """Snapshots of a 5-epoch run of 9 minibatches an epoch, stopped after step ``done`` of ``epoch``."""
+    epochs = make_epochs(problem, "adam", 0.05, batch_size=10, generator=torch.Generator().manual_seed(0))
+    stopping = StopRequested(epochs, epoch, done)
+
+    def evaluate(encoder):
+        evaluated.append(encoder.weight.detach().clone())
+        return 0.5, 0.25
+
+    with stop_when(stopping.request.is_set):
+        return list(train(stopping, max_iter=5, tol=0.0, evaluate=evaluate))
+
+
+def test_a_stop_request_ends_the_loop_at_the_next_minibatch(sorted_problem):
+    evaluated = []
+    snaps = _stopped_run(sorted_problem, epoch=2, done=3, evaluated=evaluated)
+    # one frame where it stopped, part-way: the map kept is the last one shown
+    assert [(s.epoch, s.fraction) for s in snaps] == [(0, 1.0), (1, 1.0), (2, 3 / 9)]
+    np.testing.assert_array_equal(sorted_problem.encoder.weight.detach().numpy(), snaps[-1].components)
+    assert len(evaluated) == 2  # the start and epoch 1, nothing after the request
+
+
+def test_a_stop_requested_in_an_epochs_last_step_skips_its_evaluation(sorted_problem):
+    evaluated = []
+    snaps = _stopped_run(sorted_problem, epoch=1, done=9, evaluated=evaluated)
+    assert [(s.epoch, s.fraction) for s in snaps] == [(0, 1.0), (1, 1.0)]
+    assert snaps[-1].train_accuracy is None and len(evaluated) == 1  # the start only
+
+
+def test_a_stop_probe_belongs_to_the_thread_that_set_it(sorted_problem):
+    epochs = make_epochs(
+        sorted_problem, "adam", 0.05, batch_size=30, generator=torch.Generator().manual_seed(0)
+    )
+    snaps = []
+    with stop_when(lambda: True):  # this thread's; the run below trains in another
+        worker = threading.Thread(target=lambda: snaps.extend(train(epochs, max_iter=3, tol=0.0)))
+        worker.start()
+        worker.join()
+    assert [s.epoch for s in snaps] == [0, 1, 2, 3]
 
 
 def test_a_snapshots_accuracy_is_the_test_score_when_measured_else_leave_one_out():

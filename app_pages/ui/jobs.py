@@ -1,7 +1,8 @@
 """Training runs in background threads, one per session, that never touch Streamlit.
 
 A ``TrainingJob`` pulls snapshots from a ``fit_iter`` stream in its own thread and keeps
-them in a list that the page polls. Pause, resume, step and stop act between epochs. A
+them in a list that the page polls. Pause, resume and step act at the next frame; stop
+also between minibatches and before an evaluation (``training.stop_when``). A
 job whose page stopped polling (tab closed or reloaded) stops by itself after
 ``heartbeat_timeout`` seconds, so no worker outlives its session for long. A process-wide
 ``JobSlots`` caps how many jobs train at once; the rest wait in line and know their place.
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 import torch
 
 from nca_core import Snapshot, TrainingDiverged
+from nca_core.training import stop_when
 
 __all__ = ["JobSlots", "TrainingJob"]
 
@@ -153,8 +155,10 @@ class TrainingJob:
         self._heartbeat = time.monotonic()
 
     def stop(self) -> None:
+        """Stop at the next minibatch; a paused or held job wakes up to end."""
         self._stop.set()
         self._resume.set()
+        self._drawn.set()
 
     def pause(self) -> None:
         """Pause at the next frame (within an epoch when the run takes frames there)."""
@@ -232,18 +236,8 @@ class TrainingJob:
                 torch.set_num_threads(self.threads)
             self.state = "running"
             stream = self.make_stream()
-            last = time.monotonic()
-            for snap in stream:
-                wait = self._frame_seconds(snap)
-                if wait is None:  # the pace leaves this frame out
-                    continue
-                self._keep(snap)
-                if self._should_stop():
-                    break
-                self._wait_between_frames(snap, last, wait)
-                if self._should_stop():
-                    break
-                last = time.monotonic()
+            with stop_when(self._stop.is_set):
+                self._follow(stream)
             self.state = "stopped" if self._stop.is_set() or self.stop_reason else "finished"
         except TrainingDiverged as exc:
             self.state, self.error = "failed", str(exc)
@@ -264,6 +258,22 @@ class TrainingJob:
                 stream.close()
             self.slots.release(self.ticket)
             _return_free_heap()
+
+    def _follow(self, stream: Iterator[Snapshot]) -> None:
+        """Keep and pace the stream's frames until it ends or the job is told to stop (a
+        frame the pace would leave out is kept when it is the last)."""
+        last = time.monotonic()
+        for snap in stream:
+            wait = self._frame_seconds(snap)
+            if wait is None and not self._stop.is_set():  # the pace leaves this frame out
+                continue
+            self._keep(snap)
+            if self._should_stop():
+                return
+            self._wait_between_frames(snap, last, wait)
+            if self._should_stop():
+                return
+            last = time.monotonic()
 
     def _clock(self) -> float:
         """Seconds of the run so far, pauses left out."""

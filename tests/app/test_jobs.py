@@ -8,6 +8,9 @@ import torch
 
 from app_pages.ui.jobs import JobSlots, TrainingJob
 from nca_core import NCA, datasets
+from nca_core.encoders import LinearEncoder
+from nca_core.epochs import Problem, make_epochs
+from nca_core.training import train
 
 
 def rings_stream(**kwargs):
@@ -50,6 +53,46 @@ def test_pause_step_resume_stop():
     job.stop()
     job.join(10)
     assert job.state == "stopped" and not job.alive
+
+
+class SlowSteps:
+    """A real minibatch strategy whose steps take 50 ms each, 90 an epoch: with one frame an
+    epoch, the stream hands the job a snapshot every 4.5 s (a long MNIST epoch, in small)."""
+
+    def __init__(self):
+        gen = torch.Generator().manual_seed(0)
+        X, y = torch.randn(90, 3, generator=gen, dtype=torch.float64), torch.arange(90) % 3
+        problem = Problem.sorted_by_class(LinearEncoder(torch.eye(2, 3, dtype=torch.float64)), X, y)
+        self.epochs = make_epochs(problem, "sgd", 0.01, batch_size=1, generator=gen)
+
+    def __getattr__(self, name):
+        return getattr(self.epochs, name)
+
+    def steps(self, epoch):
+        for step in self.epochs.steps(epoch):
+            time.sleep(0.05)
+            yield step
+
+
+def test_stop_ends_a_job_at_the_next_minibatch_not_the_next_frame():
+    job = TrainingJob(lambda: train(SlowSteps(), max_iter=10, tol=0.0), JobSlots(1))
+    wait(lambda: job.snapshots)  # the start; the next frame is seconds away
+    time.sleep(0.2)
+    asked = time.monotonic()
+    job.stop()
+    job.join(5)
+    assert not job.alive and job.state == "stopped"
+    assert time.monotonic() - asked < 1.0
+    assert job.latest.fraction < 1.0  # the map it stopped with, part-way through epoch 1
+
+
+def test_stop_does_not_wait_for_the_start_frame_to_be_drawn():
+    job = TrainingJob(rings_stream(max_iter=100), JobSlots(1), hold_first_frame=1.5)
+    wait(lambda: job.snapshots)  # held until a page draws it, which none does here
+    asked = time.monotonic()
+    job.stop()
+    job.join(5)
+    assert not job.alive and time.monotonic() - asked < 1.0
 
 
 def test_a_page_that_stops_polling_ends_its_job():
