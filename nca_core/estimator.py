@@ -24,6 +24,7 @@ from .device import resolve_device, resolve_dtype
 from .encoders import DEFAULT_HIDDEN_SIZES, MLPEncoder, make_encoder
 from .epochs import Problem, make_epochs
 from .kernels import make_kernel
+from .pretraining import PRETRAIN_BATCH_SIZE, pretrain_autoencoder
 from .rules import OPTIMIZER_CHOICES, OPTIONS, DataShape, resolve
 from .sampling import stratified_subsample
 from .training import Snapshot, train
@@ -90,6 +91,10 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         starting from random weights (init must be "auto" or "random").
     hidden_sizes : tuple of int, default=(500, 500)
         Hidden layer widths of the MLP encoder (ignored by the others).
+    pretrain_epochs : int, default=0
+        MLP encoder only: epochs of autoencoder pre-training (``pretraining``; a stand-in
+        for the RBM pre-training of Min et al., 2010) before NCA trains a fresh network.
+        0: none; a warm start keeps the network it has.
     kernel : {"gaussian", "student-t"}, default="gaussian"
         Similarity of two embedded points: exp(-d^2) as in the paper, or the heavy-tailed
         Student-t (1 + d^2 / a)^(-(a + 1) / 2) of Min et al. (2010).
@@ -139,6 +144,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         The trained encoder; ``transform`` runs it for the MLP.
     dof_ : float or None
         The Student-t kernel's degrees of freedom after training (None for the Gaussian).
+    pretrain_curve_ : list of float
+        Mean squared reconstruction error after each pre-training epoch (empty: none).
     n_iter_ : int
         Epochs run.
     objective_curve_ : list of float
@@ -161,6 +168,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "objective": [StrOptions(set(OPTIONS["objective"]))],
         "encoder": [StrOptions(set(OPTIONS["encoder"]))],
         "hidden_sizes": [tuple, list],
+        "pretrain_epochs": [Interval(Integral, 0, None, closed="left")],
         "kernel": [StrOptions(set(OPTIONS["kernel"]))],
         "dof": [Interval(Real, 0, None, closed="neither"), StrOptions({"learn"}), None],
         "neighbors": [StrOptions(set(OPTIONS["neighbors"]))],
@@ -189,6 +197,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         objective="f",
         encoder="linear",
         hidden_sizes=DEFAULT_HIDDEN_SIZES,
+        pretrain_epochs=0,
         kernel="gaussian",
         dof=None,
         neighbors="auto",
@@ -213,6 +222,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.objective = objective
         self.encoder = encoder
         self.hidden_sizes = hidden_sizes
+        self.pretrain_epochs = pretrain_epochs
         self.kernel = kernel
         self.dof = dof
         self.neighbors = neighbors
@@ -361,6 +371,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             seed = int(rng.randint(np.iinfo(np.int32).max))
             generator = torch.Generator().manual_seed(seed)
             encoder = self._encoder(settings, X.shape[1], components, generator, dtype, device)
+            pretrain_curve = self._pretrain(encoder, X, settings, generator, report)
             if not all(bool(torch.isfinite(p).all()) for p in encoder.parameters()):
                 raise ValueError(
                     f"the starting map (init={settings['init']!r}) is not finite in {self.dtype}: "
@@ -375,6 +386,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                     delattr(self, name)
             raise
         self._start_fit(classes, settings, encoder, kernel, device)
+        self.pretrain_curve_ = pretrain_curve
         return X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype
 
     def _follow(self, stream: Iterator[Snapshot], report, scale: float):
@@ -455,6 +467,18 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             self.encoder, n_features, settings["n_components"], init=init, hidden_sizes=self.hidden_sizes,
             generator=generator, dtype=dtype, device=device,
         )  # fmt: skip
+
+    def _pretrain(self, encoder, X, settings, generator, report) -> list[float]:
+        """Autoencoder pre-training of a fresh network (``pretrain_epochs``); its curve."""
+        if not self.pretrain_epochs or self.encoder != "mlp" or self._warm():
+            return []
+        full_batch = settings["optimizer"] == "lbfgs"
+        batch_size = PRETRAIN_BATCH_SIZE if full_batch else settings["batch_size"]
+        curve = []
+        for loss in pretrain_autoencoder(encoder, X, self.pretrain_epochs, batch_size, generator):
+            curve.append(loss)
+            report.pretrain_epoch(len(curve), loss)
+        return curve
 
     def _kernel(self, settings, device):
         """A fresh kernel, or the previous fit's (keeping a learnt dof) when warm-starting."""
@@ -547,6 +571,10 @@ class _Report:
         yield
         if self.verbose and method in self._STARTS:
             print(f"done in {time.perf_counter() - start:5.2f}s")
+
+    def pretrain_epoch(self, epoch: int, loss: float) -> None:
+        if self.verbose:
+            print(f"[{self.name}] pre-training epoch {epoch:>4}: reconstruction error {loss:.6f}")
 
     def epoch(self, snap: Snapshot, scale: float) -> None:
         """One line; ``scale`` turns a per-point objective into scikit-learn's sum."""
