@@ -52,13 +52,22 @@ def test_error(model, data) -> float:
     return float(np.mean(knn_predict(Z_test, Z_train, data.y_train, k=5, device="cpu") != data.y_test))
 
 
-def run(data, d: int, params: dict, epochs: int, budget_seconds: float) -> dict:
-    """Train until ``epochs`` or the time budget; return error, epochs and seconds."""
+def run(data, d: int, params: dict, epochs: int, budget_seconds: float, every: int | None = None) -> dict:
+    """Train until ``epochs`` or the time budget; return error, epochs and seconds.
+
+    With ``every``, also print leave-one-out (10,000 training points) and test 5-NN error
+    at the start and every that many epochs: a gap between them is overfitting. Their
+    seconds then include those measurements.
+    """
     model = NCA(d, random_state=0, device="cpu", max_iter=epochs, tol=0, **params)
     start = time.perf_counter()
     epoch = 0
-    for snap in model.fit_iter(data.X_train, data.y_train, display_size=10):
+    test = (data.X_test, data.y_test) if every else (None, None)
+    for snap in model.fit_iter(data.X_train, data.y_train, *test, display_size=0, eval_every=every):
         epoch = snap.epoch
+        if snap.train_accuracy is not None:
+            print(f"    epoch {epoch}: leave-one-out error {1 - snap.train_accuracy:.2%}, "
+                  f"test error {1 - snap.test_accuracy:.2%}", flush=True)  # fmt: skip
         if snap.elapsed > budget_seconds:
             break
     seconds = time.perf_counter() - start
@@ -85,7 +94,9 @@ def parse_overrides(pairs: list[str]) -> dict:
     return overrides
 
 
-def results_table(names, dims, budget, methods=tuple(METHODS), overrides=None, epochs=None) -> list[dict]:
+def results_table(
+    names, dims, budget, methods=tuple(METHODS), overrides=None, epochs=None, every=None
+) -> list[dict]:
     overrides = overrides or {}
     note = f" (deep methods with {overrides})" if overrides else ""
     print(f"## Linear and deep NCA: 5-NN test error (%){note}\n")
@@ -99,7 +110,7 @@ def results_table(names, dims, budget, methods=tuple(METHODS), overrides=None, e
                 params = METHODS[method]
                 deep = params.get("encoder") == "mlp"
                 settings = {**params, **(DEEP_SETTINGS if deep else {}), **(overrides if deep else {})}
-                result = run(data, d, settings, epochs or EPOCHS[name], budget)
+                result = run(data, d, settings, epochs or EPOCHS[name], budget, every)
                 paper = PAPER.get((name, d), {}).get(method)
                 paper_text = f"{paper:.2f}%" if paper is not None else "-"
                 print(
@@ -153,6 +164,7 @@ def main() -> None:
         help="override an NCA parameter of every deep method, e.g. dof=1 objective=g",
     )
     parser.add_argument("--epochs", type=int, help="epochs for every run (default: per dataset, EPOCHS)")
+    parser.add_argument("--every", type=int, help="print leave-one-out and test error every this many epochs")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; hidden layers {HIDDEN}\n")
@@ -160,7 +172,7 @@ def main() -> None:
     if "methods" in args.tables:
         overrides = parse_overrides(args.set)
         rows += results_table(
-            args.datasets, args.dims, args.minutes * 60, args.methods, overrides, args.epochs
+            args.datasets, args.dims, args.minutes * 60, args.methods, overrides, args.epochs, args.every
         )
     if "bank" in args.tables:
         rows += bank_table(args.datasets, args.minutes * 60)
