@@ -1,33 +1,48 @@
 """NCA Explorer's library: Neighbourhood Components Analysis in PyTorch.
 
 Never imports Streamlit; the app builds on this package, not the other way round.
+
+The public names below are imported on first use (PEP 562): most of them load torch and
+scikit-learn, seconds on a cold start, which a caller that only reads settings or a dataset
+(``nca_core.settings``, ``nca_core.datasets``) should not wait for.
 """
 
-from .baselines import Projection, fit_projection
-from .device import available_devices, resolve_device
-from .estimator import NCA
-from .knn import knn_accuracy, knn_predict, leave_one_out_accuracy
-from .losses import nca_objective
-from .model_io import ModelFileError, load_model, save_model
-from .sampling import stratified_subsample
-from .training import Snapshot, TrainingDiverged
+from __future__ import annotations
 
-__all__ = [
-    "NCA",
-    "ModelFileError",
-    "Projection",
-    "Snapshot",
-    "TrainingDiverged",
-    "available_devices",
-    "fit_projection",
-    "knn_accuracy",
-    "knn_predict",
-    "leave_one_out_accuracy",
-    "load_model",
-    "nca_objective",
-    "resolve_device",
-    "save_model",
-    "stratified_subsample",
-]
+import importlib
+
+# Each public name and the module that defines it.
+_HOMES = {
+    "NCA": "estimator",
+    "ModelFileError": "model_io",
+    "Projection": "baselines",
+    "Snapshot": "training",
+    "TrainingDiverged": "training",
+    "available_devices": "device",
+    "fit_projection": "baselines",
+    "knn_accuracy": "knn",
+    "knn_predict": "knn",
+    "leave_one_out_accuracy": "knn",
+    "load_model": "model_io",
+    "nca_objective": "losses",
+    "resolve_device": "device",
+    "save_model": "model_io",
+    "stratified_subsample": "sampling",
+}
+
+__all__ = list(_HOMES)
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -15,9 +15,9 @@ import math
 import torch
 from torch import nn
 
-__all__ = ["KERNELS", "GaussianKernel", "StudentTKernel", "make_kernel"]
+from .rules import KERNELS
 
-KERNELS = ("gaussian", "student-t")
+__all__ = ["KERNELS", "GaussianKernel", "StudentTKernel", "make_kernel"]
 
 
 class GaussianKernel(nn.Module):

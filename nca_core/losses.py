@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 import torch
 
+from .rules import OBJECTIVES, PER_ANCHOR_OBJECTIVES
+
 __all__ = [
     "OBJECTIVES",
     "block_terms_and_gradients",
@@ -31,9 +33,6 @@ __all__ = [
     "pair_log_kernel",
     "selection_probabilities",
 ]
-
-OBJECTIVES = ("f", "g", "mcml")
-PER_ANCHOR_OBJECTIVES = ("f", "g")
 
 
 def _squared_distances(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Tensor:

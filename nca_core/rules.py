@@ -13,17 +13,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .encoders import ENCODERS
-from .kernels import KERNELS
-from .losses import OBJECTIVES, PER_ANCHOR_OBJECTIVES
-
 __all__ = [
+    "ENCODERS",
     "INITS",
+    "KERNELS",
     "LBFGS_MAX_SAMPLES",
     "NEIGHBOR_CHOICES",
     "NEIGHBOR_SOURCES",
+    "OBJECTIVES",
     "OPTIMIZERS",
     "OPTIMIZER_CHOICES",
+    "PER_ANCHOR_OBJECTIVES",
     "DataShape",
     "Note",
     "default_learning_rate",
@@ -32,6 +32,12 @@ __all__ = [
     "resolve",
 ]
 
+# The names of every choice live here, not beside what implements them (encoders,
+# kernels, losses), so that settings and links are read without loading torch.
+ENCODERS = ("linear", "diagonal", "mlp")
+KERNELS = ("gaussian", "student-t")
+OBJECTIVES = ("f", "g", "mcml")
+PER_ANCHOR_OBJECTIVES = ("f", "g")  # objectives that are a mean over anchors
 OPTIMIZERS = ("lbfgs", "adam", "sgd")
 OPTIMIZER_CHOICES = ("auto", *OPTIMIZERS)
 NEIGHBOR_SOURCES = ("all", "memory", "batch")

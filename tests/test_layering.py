@@ -107,3 +107,16 @@ def test_the_command_line_runs_without_plotly():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_package_settings_and_datasets_load_neither_torch_nor_scikit_learn():
+    """Reading settings, a link or a dataset list must not wait seconds for torch; the
+    public names load their modules on first use."""
+    code = (
+        "import json, sys, nca_core, nca_core.settings, nca_core.datasets\n"
+        "before = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'sklearn', 'scipy'})\n"
+        "from nca_core import NCA\n"
+        "print(json.dumps([before, NCA.__module__, 'torch' in sys.modules]))\n"
+    )
+    assert _fresh_python(code) == [[], "nca_core.estimator", True]
+    assert set(nca_core.__all__) <= set(dir(nca_core))

@@ -72,3 +72,12 @@ def test_a_diagonal_map_starts_from_the_identity_by_default():
     """'auto' would pick LDA here (d = 2 <= n_classes - 1), which a diagonal map cannot use."""
     settings, notes = resolve({**BASE, "encoder": "diagonal", "n_components": None}, DataShape(75, 2, 3))
     assert settings["init"] == "identity" and notes == []
+
+
+def test_the_encoder_names_the_rules_offer_are_the_ones_make_encoder_builds():
+    """Declared in rules (read without torch) and, until encoders.py takes them from there,
+    in encoders too: the two must agree."""
+    from nca_core import encoders, kernels, losses, rules
+
+    assert encoders.ENCODERS == rules.ENCODERS
+    assert kernels.KERNELS is rules.KERNELS and losses.OBJECTIVES is rules.OBJECTIVES
