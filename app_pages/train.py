@@ -3,10 +3,8 @@
 import streamlit as st
 
 from app_pages.ui import data as app_data
-from app_pages.ui import notices, presentation, share, state, views
+from app_pages.ui import presentation, share, state
 from app_pages.ui import run_controls as controls
-from app_pages.ui.controls import demo_for, run_settings
-from nca_core.runs import Run, resolve_config
 
 share.read_once(app_data.dataset_names())  # a link's settings, ?present=1 among them, come first
 presenting = presentation.active()  # large type, no sidebar, one big chart
@@ -23,42 +21,52 @@ else:
 
 with top, st.container(width=320 if presenting else "stretch"):
     name = app_data.pick_dataset()
-data = app_data.load_dataset(name)
-if data is None:
-    st.stop()
-if not presenting:
-    with st.expander(
-        f"About this dataset: {len(data.y_train):,} training and {len(data.y_test):,} test points, {data.n_features} features, {data.n_classes} classes"
-    ):
-        st.write(data.description)
-        if data.citation:
-            st.caption(data.citation)
-
+about = st.container()  # the dataset and notes on its settings, once it has loaded
 active = state.current()
 if active is not None and active.dataset != name:
     state.reset()
     active = None
+# The buttons come before the dataset and the settings, whose first load also imports torch
+# and scikit-learn (seconds on a fresh server). A run asked for starts below, once its
+# settings are read; its buttons are drawn for it already.
+requested = controls.train_requested() and not (active is not None and active.job.alive)
+running = requested or (active is not None and active.job.alive)
+paused = active is not None and active.job.pause_requested
+with top if presenting else st.container():
+    with controls.run_buttons(running, paused, step=not presenting):
+        presentation.toggle()
 
+from app_pages.ui import notices, views  # noqa: E402  (see the buttons: these load torch)
+from app_pages.ui.controls import demo_for, run_settings  # noqa: E402
+from nca_core.runs import Run, resolve_config  # noqa: E402
+
+data = app_data.load_dataset(name)
+if data is None:
+    st.stop()
 demo = demo_for(name, data)  # a start that leaves the classes mixed, where the usual one does not
 chosen = run_settings(
     data, key=name, overrides=share.take(*share.RUN_FIELDS), start=demo.init if demo else None
 )
-share.show_notices()
 st.query_params.from_dict(share.to_params(name, chosen, presenting))  # a link opens these settings
 config, notes = resolve_config(chosen, data)
-if not presenting:
-    for note in notes:
-        st.info(note, icon=":material/info:")
-    if demo is not None and config.init == demo.init:
-        st.caption(notices.demo_start(demo, config, data))
+with about:
+    if not presenting:
+        with st.expander(
+            f"About this dataset: {len(data.y_train):,} training and {len(data.y_test):,} test points, {data.n_features} features, {data.n_classes} classes"
+        ):
+            st.write(data.description)
+            if data.citation:
+                st.caption(data.citation)
+    share.show_notices()
+    if not presenting:
+        for note in notes:
+            st.info(note, icon=":material/info:")
+        if demo is not None and config.init == demo.init:
+            st.caption(notices.demo_start(demo, config, data))
 
 pace = controls.pace_controls()
-if controls.train_requested() and not (active is not None and active.job.alive):
+if requested:
     active = state.start(name, Run(config, data), pace)
-running = active is not None and active.job.alive
-with top if presenting else st.container():
-    with controls.run_buttons(running, running and active.job.pause_requested, step=not presenting):
-        presentation.toggle()
 
 
 def status_and_picture() -> None:

@@ -15,11 +15,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import torch
-
-from nca_core import Snapshot, TrainingDiverged
-from nca_core.training import stop_when
+if TYPE_CHECKING:
+    from nca_core import Snapshot
 
 __all__ = ["JobSlots", "TrainingJob"]
 
@@ -227,6 +226,12 @@ class TrainingJob:
         return self._stop.is_set() or reason is not None
 
     def _run(self) -> None:
+        # Imported by the worker, not with this module: the Train page draws its buttons,
+        # which need this module, before torch has loaded (seconds on a first visit).
+        import torch
+
+        from nca_core.training import TrainingDiverged, stop_when
+
         if not self.slots.acquire(self.ticket, self._should_stop, lambda: self.seconds_left):
             self.state = "stopped"
             return

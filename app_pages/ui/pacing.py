@@ -9,10 +9,12 @@ per epoch, so they always take frames within each epoch; their pace is the train
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from nca_core import Snapshot
+from typing import TYPE_CHECKING
 
 from .jobs import progress
+
+if TYPE_CHECKING:
+    from nca_core import Snapshot
 
 # Seconds the start frame stays after the page has drawn it, in slow-motion mode.
 HOLD_START_SECONDS = 1.5

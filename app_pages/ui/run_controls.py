@@ -53,22 +53,30 @@ def train_requested() -> bool:
     return bool(st.session_state.pop(TRAIN_REQUEST, False))
 
 
+def _job():
+    """The session's training job; None when the run asked for has not started (its page
+    run was cut short by this click, before the run's settings were read)."""
+    active = state.current()
+    return active.job if active is not None else None
+
+
 def _pause_or_resume() -> None:
-    job = state.current().job
-    if job.pause_requested:
+    job = _job()
+    if job is not None and job.pause_requested:
         job.resume()
-    else:
+    elif job is not None:
         job.pause()
 
 
 def _step() -> None:
-    state.current().job.step()
+    if (job := _job()) is not None:
+        job.step()
 
 
 def _stop() -> None:
-    job = state.current().job
-    job.stop()
-    job.join(timeout=STOP_WAIT_SECONDS)
+    if (job := _job()) is not None:
+        job.stop()
+        job.join(timeout=STOP_WAIT_SECONDS)
 
 
 def run_buttons(running: bool, paused: bool, *, step: bool = True):

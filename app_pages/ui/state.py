@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from nca_core import Snapshot
-from nca_core.runs import Run
-
 from .jobs import JobSlots, TrainingJob
 from .pacing import SLOW_EPOCHS, Pace, frames_per_epoch
+
+if TYPE_CHECKING:  # the Train page draws its buttons, which need this module, before torch loads
+    from nca_core import Snapshot
+    from nca_core.runs import Run
 
 RUN_KEY = "train_run"
 

@@ -4,8 +4,11 @@ reliably when several test folders have one)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def wait_for(at: AppTest, condition, timeout: float = 60.0) -> None:
@@ -45,3 +48,45 @@ def click_points(at: AppTest, key: str, points: list[dict]) -> AppTest:
     }
     states.widgets.append(WidgetState(id=chart.proto.id, string_value=json.dumps({"selection": selection})))
     return at._run(states)
+
+
+# Runs the app in a fresh interpreter in which importing torch or scikit-learn fails, and
+# reports what the page drew before it needed them (a first visit to a fresh server waits
+# seconds for those imports).
+_WITHOUT_HEAVY_IMPORTS = """
+import json, sys
+from streamlit.testing.v1 import AppTest
+
+class Refuse:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "sklearn"):
+            raise ImportError(f"{name} refused: drawn too early")
+
+sys.meta_path.insert(0, Refuse())
+at = AppTest.from_file(sys.argv[1], default_timeout=60)
+if sys.argv[2]:
+    at.switch_page(sys.argv[2])
+at.run()
+print(json.dumps({
+    "titles": [t.value for t in at.title],
+    "selectboxes": [s.label for s in at.selectbox],
+    "buttons": [b.label for b in at.button],
+    "errors": [e.message for e in at.exception],
+}))
+"""
+
+
+def drawn_before_heavy_imports(page: str = "") -> dict:
+    """What the app (its default page, or ``page``) draws before it imports torch or
+    scikit-learn: titles, select boxes, buttons, and the error that stopped it."""
+    import json
+    import subprocess
+    import sys
+
+    root = Path(APP).parent
+    result = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_HEAVY_IMPORTS, APP, page],
+        capture_output=True, text=True, timeout=300, cwd=root,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])

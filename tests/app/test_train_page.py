@@ -3,7 +3,7 @@
 import io
 import json
 
-from apptest_helpers import button, wait_for
+from apptest_helpers import button, drawn_before_heavy_imports, wait_for
 
 from nca_core import figures
 
@@ -235,3 +235,11 @@ def test_a_run_stopped_part_way_through_an_epoch_is_titled_with_its_real_progres
     assert _final_embedding(app)["layout"]["title"]["text"] == "epoch 0.46"
     click_points(app, "final-embedding", [{"curve_number": 0, "point_index": 0, "customdata": 3}])
     assert any("in the embedding (epoch 0.46)" in m.value for m in app.markdown)
+
+
+def test_the_buttons_are_drawn_before_torch_and_scikit_learn_are_imported():
+    """A first visit to a fresh server sees the page before those imports (seconds) end."""
+    drawn = drawn_before_heavy_imports()
+    assert drawn["titles"] == ["Train NCA and watch it learn"] and drawn["selectboxes"] == ["Dataset"]
+    assert drawn["buttons"][:4] == ["Train", "Pause", "Step", "Stop"]
+    assert len(drawn["errors"]) == 1 and "refused: drawn too early" in drawn["errors"][0]
