@@ -1,11 +1,12 @@
 """Compare: the same data projected by PCA, LDA and NCA, with what kNN makes of each."""
 
+from functools import partial
+
 import streamlit as st
 
-from app_pages.ui import compare, share
 from app_pages.ui import data as app_data
+from app_pages.ui import share
 from nca_core import stratified_subsample
-from nca_core.runs import recommended_config
 
 st.title("NCA against PCA and LDA")
 st.caption(
@@ -17,6 +18,8 @@ name = app_data.pick_dataset()
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
+from app_pages.ui import compare  # noqa: E402  (loads torch and scikit-learn: after the page's top)
+
 from_link = share.take("n_components", "k", "standardize")
 cols = st.columns(2)  # two controls a row, then the toggles: readable at 1024 pixels
 d = cols[0].radio(
@@ -26,7 +29,7 @@ d = cols[0].radio(
 k = cols[1].select_slider("k for kNN", [1, 3, 5, 7, 9], value=from_link.get("k", 5), key="compare-k")
 toggles = st.container(horizontal=True)
 standardize = toggles.toggle(
-    "Standardise inputs", value=from_link.get("standardize", recommended_config(data).standardize),
+    "Standardise inputs", value=from_link.get("standardize", compare.recommended_standardize(data)),
     key=f"compare-std-{name}",
     help="Zero mean, unit variance per feature before every method.",
 )  # fmt: skip
@@ -50,29 +53,39 @@ if (note := compare.subset_note(data, scored)) is not None:
     st.caption(note)
 compare.brush_summary(name, labels, data.classes, three_d=d == 3)
 
-# Each panel is drawn as soon as its result is ready (the baselines take moments), so the
-# page has pictures while NCA trains or loads; on one shared scale, all at the end.
+
+def show(cell, label: str, fitted: compare.Fitted, score) -> compare.MethodResult:
+    """A panel's picture now and its k-NN scores once ``score()`` has them; on one shared
+    scale, nothing until every method is scored (drawn below)."""
+    if same_scale:
+        return score()
+    points = compare.display_points(fitted, scored, display_index)
+    return compare.panel(cell, label, points, labels, data.classes, k, score, dataset=name)
+
+
+# Each panel is drawn as soon as its projection is fitted (PCA takes moments), so the page
+# has pictures while the rest is scored, fitted, trained or loaded.
 grid = compare.panel_grid(3 + deep)
 results = []
 for method in ("pca", "lda"):
-    results.append(compare.baseline(method, name, scored, d, k, standardize, display_index))
-    if not same_scale:
-        compare.panel(grid[len(results) - 1], results[-1], labels, data.classes, k, dataset=name)
+    fitted = compare.baseline_fit(method, name, scored, d, standardize)
+    score = partial(compare.baseline, method, name, scored, d, k, standardize, display_index)
+    results.append(show(grid[len(results)], method.upper(), fitted, score))
 sources = []
 for deep_one in (False, True)[: 1 + deep]:
-    cell = grid[len(results)]
+    cell, label = grid[len(results)], "deep NCA" if deep_one else "NCA"
     with cell.container():  # the progress bar of a fresh fit shows in the panel's place
-        result, source = compare.nca(name, data, d, k, standardize, display_index, deep=deep_one)
-    results.append(result)
+        fitted, source = compare.nca_run(name, data, d, standardize, deep=deep_one)
+    results.append(show(cell, label, fitted, partial(compare.score, label, fitted, scored, k, display_index)))
     sources.append(f"{'Deep NCA' if deep_one else 'NCA here'} is {source}.")
     if (note := compare.train_page_note(name, d, standardize, deep=deep_one)) is not None:
         sources.append(note)
-    if not same_scale:
-        compare.panel(cell, result, labels, data.classes, k, dataset=name)
 if same_scale:
     ranges = compare.shared_ranges(results)
     for cell, result in zip(grid, results):
-        compare.panel(cell, result, labels, data.classes, k, ranges, dataset=name)
+        compare.panel(
+            cell, result.name, result.embedding, labels, data.classes, k, result, ranges, dataset=name
+        )
 raw = compare.raw_inputs(name, scored, k)
 st.caption(" ".join(sources))
 

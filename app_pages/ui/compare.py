@@ -40,10 +40,12 @@ SELECTION_MODES = ("points", "box", "lasso")
 
 @dataclass(frozen=True)
 class Fitted:
-    """An NCA fit as Compare and the kNN page use it: a map from raw inputs and its fit time."""
+    """A fitted projection as Compare and the kNN page use it: a map from raw inputs, its
+    fit time and what to say about it (``comparison.fit_baseline``'s note)."""
 
     transform: Callable[[np.ndarray], np.ndarray]
     fit_seconds: float
+    note: str = ""
 
 
 def scored_data(data: Dataset) -> Dataset:
@@ -51,29 +53,52 @@ def scored_data(data: Dataset) -> Dataset:
     return training_subset(data)
 
 
-def _baseline(method: str, data: Dataset, d: int, k: int, standardize: bool, display_index) -> MethodResult:
-    transform, seconds, note = fit_baseline(method, data, d, standardize)
-    return evaluate(method.upper(), transform, data, k, display_index, seconds, note)
+def _fit(method: str, data: Dataset, d: int, standardize: bool) -> Fitted:
+    return Fitted(*fit_baseline(method, data, d, standardize))
 
 
 @st.cache_resource(max_entries=32, show_spinner="Fitting PCA and LDA…")
+def _shared_fit(method: str, name: str, d: int, standardize: bool, _data: Dataset) -> Fitted:
+    """Registered datasets are the same for everyone, so their baselines are shared (read-only)."""
+    return _fit(method, _data, d, standardize)
+
+
+def baseline_fit(method: str, name: str, data: Dataset, d: int, standardize: bool) -> Fitted:
+    """PCA or LDA fitted on ``data`` (the scored subset)."""
+    if name == UPLOAD_NAME:  # a user's own data never goes into a cache shared between sessions
+        return session_cached(
+            ("compare-fit", method, d, standardize), name, lambda: _fit(method, data, d, standardize)
+        )
+    return _shared_fit(method, name, d, standardize, data)
+
+
+def score(label: str, fitted: Fitted, data: Dataset, k: int, display_index) -> MethodResult:
+    """``fitted`` scored with k-NN on ``data`` (the scored subset), named ``label``."""
+    return evaluate(label, fitted.transform, data, k, display_index, fitted.fit_seconds, fitted.note)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
 def _shared_baseline(
     method: str, name: str, d: int, k: int, standardize: bool, _data: Dataset, _display_index
-):
-    """Registered datasets are the same for everyone, so their baselines are shared (read-only)."""
-    return _baseline(method, _data, d, k, standardize, _display_index)
+) -> MethodResult:
+    return score(method.upper(), _shared_fit(method, name, d, standardize, _data), _data, k, _display_index)
 
 
 def baseline(
     method: str, name: str, data: Dataset, d: int, k: int, standardize: bool, display_index
 ) -> MethodResult:
     """PCA or LDA fitted on ``data`` (the scored subset) and scored with k-NN."""
-    if name == UPLOAD_NAME:  # a user's own data never goes into a cache shared between sessions
+    if name == UPLOAD_NAME:
         return session_cached(
             ("compare-baseline", method, d, k, standardize), name,
-            lambda: _baseline(method, data, d, k, standardize, display_index),
+            lambda: score(method.upper(), baseline_fit(method, name, data, d, standardize), data, k, display_index),
         )  # fmt: skip
     return _shared_baseline(method, name, d, k, standardize, data, display_index)
+
+
+def display_points(fitted: Fitted, data: Dataset, display_index) -> np.ndarray:
+    """The drawn points of ``data``'s training set mapped by ``fitted``, shape (n_display, d)."""
+    return np.asarray(fitted.transform(data.X_train[display_index]), dtype=np.float32)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Scoring k-NN on the raw inputs…")
@@ -176,17 +201,6 @@ def nca_run(name: str, data: Dataset, d: int, standardize: bool, deep: bool = Fa
     )
     seconds = quick.fit_seconds if quick.fit_seconds is not None else float("nan")
     return Fitted(quick.model.transform, seconds), _quick_source(quick, len(data.y_train), deep)
-
-
-def nca(
-    name: str, data: Dataset, d: int, k: int, standardize: bool, display_index, deep: bool = False
-) -> tuple[MethodResult, str]:
-    """NCA (linear, or deep) from the Train page when its run matches, else a quick fit;
-    scored on ``scored_data(data)`` like the baselines."""
-    fitted, source = nca_run(name, data, d, standardize, deep)
-    label = "deep NCA" if deep else "NCA"
-    scored = scored_data(data)
-    return evaluate(label, fitted.transform, scored, k, display_index, fitted.fit_seconds), source
 
 
 ACCURACY_FORMAT = "{:.1%}"  # accuracies and errors, in the table and the panels alike
@@ -296,20 +310,38 @@ def brush_summary(name: str, labels: np.ndarray, classes, three_d: bool) -> None
     line.button("Clear selection", key="compare-clear", icon=":material/deselect:", on_click=_clear_brush)
 
 
-def panel(cell, result: MethodResult, labels, classes, k: int, ranges=None, *, dataset: str = "") -> None:
-    """One method in ``cell`` (an ``st.empty``, replacing what it held): its picture, one
-    scale on both axes, the brushed points standing out, its kNN accuracies and fit time."""
+def panel(
+    cell,
+    label: str,
+    points: np.ndarray,
+    labels,
+    classes,
+    k: int,
+    result: MethodResult | Callable[[], MethodResult],
+    ranges=None,
+    *,
+    dataset: str = "",
+) -> MethodResult:
+    """One method in ``cell`` (an ``st.empty``, replacing what it held): its picture of
+    ``points`` (the display subset) at once, one scale on both axes, the brushed points
+    standing out; then its kNN accuracies and fit time, once ``result()`` has measured them
+    (k-NN on thousands of points takes a moment: the picture need not wait for it).
+    ``result`` may also be the measured result itself. Returns it."""
     with cell.container():
-        _panel(result, labels, classes, k, ranges, dataset)
+        st.subheader(label)
+        dims = min(points.shape[1], 3)
+        if dims == 1:
+            st.info("LDA found a single direction (two classes): nothing to draw in 2-D.")
+        else:
+            _picture(label, points, labels, classes, ranges, dataset, dims)
+        if callable(result):
+            with st.spinner(f"Scoring {k}-NN…"):
+                result = result()
+        _scores(result, k)
+    return result
 
 
-def _panel(result: MethodResult, labels, classes, k: int, ranges, dataset: str) -> None:
-    st.subheader(result.name)
-    dims = min(result.embedding.shape[1], 3)
-    if dims == 1:
-        st.info("LDA found a single direction (two classes): nothing to draw in 2-D.")
-    else:
-        _picture(result, labels, classes, ranges, dataset, dims)
+def _scores(result: MethodResult, k: int) -> None:
     line = f"{k}-NN leave-one-out: **{ACCURACY_FORMAT.format(result.train_accuracy)}**"
     if result.test_accuracy is not None:
         line += f" · test: **{ACCURACY_FORMAT.format(result.test_accuracy)}**"
@@ -320,15 +352,15 @@ def _panel(result: MethodResult, labels, classes, k: int, ranges, dataset: str) 
         st.warning(result.note, icon=":material/info:")
 
 
-def _picture(result: MethodResult, labels, classes, ranges, dataset: str, dims: int) -> None:
-    key = f"compare-{result.name}"
+def _picture(label: str, points: np.ndarray, labels, classes, ranges, dataset: str, dims: int) -> None:
+    key = f"compare-{label}"
     fig = figures.embedding_scatter(
-        result.embedding[:, :dims], labels, classes, height=460, ranges=ranges,
+        points[:, :dims], labels, classes, height=460, ranges=ranges,
         uirevision=key, legend_above=True, highlight=brushed_rows(dataset),
         dragmode="select" if dims == 2 else "zoom",
     )  # fmt: skip
     if dims == 3:  # Plotly selects in 2-D only
         st.plotly_chart(fig, key=key)
         return
-    on_select = partial(_take_selection, key, result.name, dataset)
+    on_select = partial(_take_selection, key, label, dataset)
     st.plotly_chart(fig, key=key, on_select=on_select, selection_mode=SELECTION_MODES)

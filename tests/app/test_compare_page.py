@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from apptest_helpers import button, wait_for
+from apptest_helpers import button, drawn_before_heavy_imports, wait_for
 from streamlit.testing.v1 import AppTest
 
 from app_pages.ui.compare import BRUSH, _selected_rows
@@ -227,3 +227,9 @@ def test_a_second_upload_is_not_answered_from_the_first(app):
 
     assert upload(separated) > 0.95
     assert upload(noise) < 0.6  # three classes in pure noise: near chance, not the first file's score
+
+
+def test_the_title_and_dataset_are_drawn_before_torch_and_scikit_learn_are_imported():
+    drawn = drawn_before_heavy_imports("app_pages/compare.py")
+    assert drawn["titles"] == ["NCA against PCA and LDA"] and drawn["selectboxes"] == ["Dataset"]
+    assert len(drawn["errors"]) == 1 and "refused: drawn too early" in drawn["errors"][0]
