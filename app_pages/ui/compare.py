@@ -17,6 +17,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 import streamlit as st
+from threadpoolctl import threadpool_limits
 
 from nca_core import figures
 from nca_core.comparison import (
@@ -53,8 +54,17 @@ def scored_data(data: Dataset) -> Dataset:
     return training_subset(data)
 
 
+def _one_blas_thread():
+    """numpy's linear algebra on one thread while the block runs. The server's pages share
+    two cores with training jobs, other sessions and often the browser; OpenBLAS's threads
+    then wait on each other (the SVD of LDA on MNIST's subset took 29 s on two threads of
+    a loaded 2-core machine, 0.6 s on one) and the browser draws the first panels late."""
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _fit(method: str, data: Dataset, d: int, standardize: bool) -> Fitted:
-    return Fitted(*fit_baseline(method, data, d, standardize))
+    with _one_blas_thread():
+        return Fitted(*fit_baseline(method, data, d, standardize))
 
 
 @st.cache_resource(max_entries=32, show_spinner="Fitting PCA and LDA…")
@@ -74,7 +84,8 @@ def baseline_fit(method: str, name: str, data: Dataset, d: int, standardize: boo
 
 def score(label: str, fitted: Fitted, data: Dataset, k: int, display_index) -> MethodResult:
     """``fitted`` scored with k-NN on ``data`` (the scored subset), named ``label``."""
-    return evaluate(label, fitted.transform, data, k, display_index, fitted.fit_seconds, fitted.note)
+    with _one_blas_thread():
+        return evaluate(label, fitted.transform, data, k, display_index, fitted.fit_seconds, fitted.note)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

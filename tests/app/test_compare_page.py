@@ -12,6 +12,7 @@ from apptest_helpers import button, drawn_before_heavy_imports, wait_for
 from streamlit.testing.v1 import AppTest
 
 from app_pages.ui.compare import BRUSH, _selected_rows
+from nca_core import datasets
 from nca_core.datasets import Dataset
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -233,3 +234,24 @@ def test_the_title_and_dataset_are_drawn_before_torch_and_scikit_learn_are_impor
     drawn = drawn_before_heavy_imports("app_pages/compare.py")
     assert drawn["titles"] == ["NCA against PCA and LDA"] and drawn["selectboxes"] == ["Dataset"]
     assert len(drawn["errors"]) == 1 and "refused: drawn too early" in drawn["errors"][0]
+
+
+def test_baselines_are_fitted_and_scored_on_one_blas_thread(monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    from app_pages.ui import compare
+
+    def blas_threads():
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    seen = []
+
+    def fit_baseline(method, data, d, standardize):
+        seen.append(blas_threads())
+        return (lambda X: X[:, :d]), 0.0, ""
+
+    monkeypatch.setattr(compare, "fit_baseline", fit_baseline)
+    monkeypatch.setattr(compare, "evaluate", lambda *args: seen.append(blas_threads()))
+    data = datasets.load("wine")
+    compare.score("PCA", compare._fit("pca", data, 2, False), data, 5, None)
+    assert seen == [{1}, {1}]
