@@ -15,8 +15,9 @@ def test_a_bookmarked_presentation_fits_a_1024_by_768_projector(browser, app_url
         page.goto(f"{app_url}/?dataset=wine&present=1&epochs=300")
         train = page.get_by_role("button", name="Train", exact=True)
         train.wait_for()
-        assert not page.get_by_test_id("stSidebar").is_visible()
-        assert not page.get_by_test_id("stHeader").is_visible()
+        # the buttons come before the heavy imports, in the same moment as the mode's CSS
+        page.get_by_test_id("stSidebar").wait_for(state="hidden", timeout=5_000)
+        page.get_by_test_id("stHeader").wait_for(state="hidden", timeout=5_000)
         assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "20px"
         assert page.get_by_role("button", name="Step").count() == 0
         train.click()
