@@ -12,6 +12,8 @@ import itertools
 import torch
 from torch import nn
 
+from .rules import ENCODERS
+
 __all__ = [
     "DEFAULT_HIDDEN_SIZES",
     "ENCODERS",
@@ -21,7 +23,6 @@ __all__ = [
     "make_encoder",
 ]
 
-ENCODERS = ("linear", "diagonal", "mlp")
 DEFAULT_HIDDEN_SIZES = (500, 500)
 
 
