@@ -62,3 +62,11 @@ def test_discriminant_directions_whiten_the_within_class_spread(wine):
 def test_classes_with_equal_means_have_no_discriminant_direction():
     X = np.array([[0.0, 1.0], [0.0, -1.0], [0.0, 1.0], [0.0, -1.0]])
     assert discriminant_directions(X, [0, 0, 1, 1]).shape == (0, 2)
+
+
+def test_discriminant_directions_keep_their_digits_far_from_the_origin(wine):
+    """float32 data shifted by 1e4: the directions of the unshifted float64 data."""
+    X, y = wine
+    reference = discriminant_directions(X, y)
+    shifted = discriminant_directions((X + 1e4).astype(np.float32), y)
+    np.testing.assert_allclose(np.abs(shifted), np.abs(reference), atol=2e-3 * np.abs(reference).max())
