@@ -86,15 +86,18 @@ class DenseObjective:
         all so far away that p_i underflows has P S / p_i taken from its class's own
         softmax instead, so log p_i stays exact. Anchors without a class mate add nothing.
         """
-        sq = (Z * Z).sum(1)
+        # -|z_i - z_j|^2 less the row's constant -|z_i|^2: every use below (softmax, log p_i)
+        # is a difference within a row, and one (n, n) pass fewer is a tenth of the time
         logits = Z @ Z.T
         logits *= 2.0
-        logits -= sq[None, :]
-        logits -= sq[:, None]
-        np.minimum(logits, 0.0, out=logits)
+        logits -= (Z * Z).sum(1)[None, :]
         np.fill_diagonal(logits, -math.inf)
         P = logits - logits.max(1, keepdims=True)
+        # floored so that no product below (p_i P_ij, W's sums) turns subnormal: subnormal
+        # arithmetic is many times slower, for terms that add nothing
+        np.maximum(P, _LOWEST_EXPONENT, out=P)
         np.exp(P, out=P)
+        np.fill_diagonal(P, 0.0)
         P /= P.sum(1, keepdims=True)
         same = P * self.same_weights
         p = same.sum(1, keepdims=True)
@@ -114,8 +117,12 @@ class DenseObjective:
         return np.where(mate, log_p, 0.0), same
 
 
-# Below this p_i, P S / p_i would have lost digits to underflow in float64.
-_SMALLEST_P = 1e-250
+# Logits under a row's largest by more than this count as that much under: e^-300 is
+# about 5e-131, so P_ij >= 5e-131 / n and p_i P_ij stays a normal float64 (over 2.2e-308).
+_LOWEST_EXPONENT = -300.0
+# Below this p_i, g takes the class's own softmax: the floor above adds at most n e^-300
+# (about 1e-128 for n = DENSE_MAX_SAMPLES) to p_i, a relative 1e-28 at 1e-100.
+_SMALLEST_P = 1e-100
 
 
 def _logsumexp_rows(logits: np.ndarray) -> np.ndarray:
