@@ -159,6 +159,7 @@ def main() -> None:
     parser.add_argument(
         "--set",
         nargs="*",
+        action="extend",  # --set a=1 --set b=2 keeps both
         default=[],
         metavar="KEY=VALUE",
         help="override an NCA parameter of every deep method, e.g. dof=1 objective=g",
