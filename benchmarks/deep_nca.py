@@ -8,13 +8,14 @@ batch size. The paper's published numbers are printed beside ours. Each run stop
 its epoch count or its time budget, whichever comes first.
 
     NCA_DATA_DIR=../shared/data python benchmarks/deep_nca.py [--datasets usps mnist]
-        [--dims 2 30] [--minutes 15] [--tables methods bank]
+        [--dims 2 30] [--minutes 15] [--tables methods bank] [--seeds 0 1 2]
     python benchmarks/deep_nca.py --datasets usps --dims 30 --methods dt-NCA --set dof=1
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import time
 
@@ -52,14 +53,16 @@ def test_error(model, data) -> float:
     return float(np.mean(knn_predict(Z_test, Z_train, data.y_train, k=5, device="cpu") != data.y_test))
 
 
-def run(data, d: int, params: dict, epochs: int, budget_seconds: float, every: int | None = None) -> dict:
+def run(
+    data, d: int, params: dict, epochs: int, budget_seconds: float, every: int | None = None, seed: int = 0
+) -> dict:
     """Train until ``epochs`` or the time budget; return error, epochs and seconds.
 
     With ``every``, also print leave-one-out (10,000 training points) and test 5-NN error
     at the start and every that many epochs: a gap between them is overfitting. Their
     seconds then include those measurements.
     """
-    model = NCA(d, random_state=0, device="cpu", max_iter=epochs, tol=0, **params)
+    model = NCA(d, random_state=seed, device="cpu", max_iter=epochs, tol=0, **params)
     start = time.perf_counter()
     epoch = 0
     test = (data.X_test, data.y_test) if every else (None, None)
@@ -95,30 +98,31 @@ def parse_overrides(pairs: list[str]) -> dict:
 
 
 def results_table(
-    names, dims, budget, methods=tuple(METHODS), overrides=None, epochs=None, every=None
+    names, dims, budget, methods=tuple(METHODS), overrides=None, epochs=None, every=None, seeds=(0,)
 ) -> list[dict]:
     overrides = overrides or {}
     note = f" (deep methods with {overrides})" if overrides else ""
     print(f"## Linear and deep NCA: 5-NN test error (%){note}\n")
-    print("| dataset | d | method | epochs | train time (s) | 5-NN test error | paper (Min et al. 2010) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "| dataset | d | method | seed | epochs | train time (s) | 5-NN test error | paper (Min et al. 2010) |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     rows = []
     for name in names:
         data = datasets.load(name, download=False)
-        for d in dims:
-            for method in methods:
-                params = METHODS[method]
-                deep = params.get("encoder") == "mlp"
-                settings = {**params, **(DEEP_SETTINGS if deep else {}), **(overrides if deep else {})}
-                result = run(data, d, settings, epochs or EPOCHS[name], budget, every)
-                paper = PAPER.get((name, d), {}).get(method)
-                paper_text = f"{paper:.2f}%" if paper is not None else "-"
-                print(
-                    f"| {name} | {d} | {method} | {result['epochs']} | {result['seconds']:.0f} "
-                    f"| {result['error']:.2%} | {paper_text} |",
-                    flush=True,
-                )
-                rows.append({"dataset": name, "d": d, "method": method, **overrides, **result})
+        for d, method, seed in itertools.product(dims, methods, seeds):
+            params = METHODS[method]
+            deep = params.get("encoder") == "mlp"
+            settings = {**params, **(DEEP_SETTINGS if deep else {}), **(overrides if deep else {})}
+            result = run(data, d, settings, epochs or EPOCHS[name], budget, every, seed)
+            paper = PAPER.get((name, d), {}).get(method)
+            paper_text = f"{paper:.2f}%" if paper is not None else "-"
+            print(
+                f"| {name} | {d} | {method} | {seed} | {result['epochs']} | {result['seconds']:.0f} "
+                f"| {result['error']:.2%} | {paper_text} |",
+                flush=True,
+            )
+            rows.append({"dataset": name, "d": d, "method": method, "seed": seed, **overrides, **result})
     return rows
 
 
@@ -166,6 +170,7 @@ def main() -> None:
     )
     parser.add_argument("--epochs", type=int, help="epochs for every run (default: per dataset, EPOCHS)")
     parser.add_argument("--every", type=int, help="print leave-one-out and test error every this many epochs")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="random_state of each run")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; hidden layers {HIDDEN}\n")
@@ -173,7 +178,14 @@ def main() -> None:
     if "methods" in args.tables:
         overrides = parse_overrides(args.set)
         rows += results_table(
-            args.datasets, args.dims, args.minutes * 60, args.methods, overrides, args.epochs, args.every
+            args.datasets,
+            args.dims,
+            args.minutes * 60,
+            args.methods,
+            overrides,
+            args.epochs,
+            args.every,
+            args.seeds,
         )
     if "bank" in args.tables:
         rows += bank_table(args.datasets, args.minutes * 60)
