@@ -25,7 +25,7 @@ from .encoders import DEFAULT_HIDDEN_SIZES, MLPEncoder, make_encoder
 from .epochs import Problem, make_epochs
 from .kernels import make_kernel
 from .pretraining import PRETRAIN_BATCH_SIZE, pretrain_autoencoder
-from .rules import OPTIMIZER_CHOICES, OPTIONS, DataShape, resolve
+from .rules import OBJECTIVE_CHOICES, OPTIMIZER_CHOICES, OPTIONS, DataShape, resolve
 from .sampling import stratified_subsample
 from .training import Snapshot, train
 
@@ -80,11 +80,14 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ends training before it converged.
     random_state : int, RandomState or None, default=None
         Seeds random init, minibatch order and the display subset.
-    objective : {"f", "g", "mcml"}, default="f"
+    objective : {"auto", "f", "g", "mcml"}, default="auto"
         "f" maximises sum_i p_i, the expected number of points classified correctly;
         "g" maximises sum_i log p_i; "mcml" minimises KL(P || Q) between the label
         distribution P (uniform over same-class pairs) and the joint q_ij over all pairs
         (dt-MCML of Min et al., 2010). The reported objective is then -KL (at most 0).
+        "auto" is f for a linear or diagonal map (as scikit-learn) and g for
+        ``encoder="mlp"``: from random weights f's gradient vanishes for points among
+        other classes, and deep NCA with g generalises far better (benchmarks/RESULTS.md).
     encoder : {"linear", "diagonal", "mlp"}, default="linear"
         "linear": a full d x D map; "diagonal": one scale per feature (d = D); "mlp": a
         ReLU network with ``hidden_sizes`` hidden layers and a linear output layer,
@@ -165,7 +168,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "callback": [callable, None],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
-        "objective": [StrOptions(set(OPTIONS["objective"]))],
+        "objective": [StrOptions(set(OBJECTIVE_CHOICES))],
         "encoder": [StrOptions(set(OPTIONS["encoder"]))],
         "hidden_sizes": [tuple, list],
         "pretrain_epochs": [Interval(Integral, 0, None, closed="left")],
@@ -194,7 +197,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         callback=None,
         verbose=0,
         random_state=None,
-        objective="f",
+        objective="auto",
         encoder="linear",
         hidden_sizes=DEFAULT_HIDDEN_SIZES,
         pretrain_epochs=0,
@@ -333,7 +336,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             evaluate = self._make_evaluator(X_t, y, X_test, y_test, k, eval_size, seed, dtype, device)
         problem = Problem.sorted_by_class(
             encoder, X_t, torch.as_tensor(y_index, device=device),
-            objective=self.objective, kernel=kernel, weight_decay=self.weight_decay,
+            objective=settings["objective"], kernel=kernel, weight_decay=self.weight_decay,
         )  # fmt: skip
         epochs = make_epochs(
             problem, settings["optimizer"], settings["learning_rate"], batch_size=settings["batch_size"],
@@ -345,7 +348,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             X_display=X_t[torch.as_tensor(self.display_index_, device=device)], generator=generator,
             frames_per_epoch=frames_per_epoch,
         )  # fmt: skip
-        scale = len(X) if self.objective != "mcml" else 1
+        scale = len(X) if settings["objective"] != "mcml" else 1
         if (yield from self._follow(stream, report, scale)):
             settled = epochs.converged or (self.n_iter_ < settings["max_iter"] and not epochs.stalled)
             report.finish(settled, epochs.message)

@@ -21,7 +21,15 @@ from .datasets import Dataset
 from .estimator import NCA
 from .formatting import percent
 from .model_io import save_model
-from .rules import DataShape, auto_init, default_learning_rate, locked_values, minibatch_defaults, resolve
+from .rules import (
+    DataShape,
+    auto_init,
+    auto_objective,
+    default_learning_rate,
+    locked_values,
+    minibatch_defaults,
+    resolve,
+)
 from .sampling import stratified_subsample
 from .settings import RunConfig
 from .training import Snapshot
@@ -48,12 +56,16 @@ def recommended_config(
     (pixels share one scale) and tabular sets with mixed units are standardised. The paper's
     rings start from PCA without standardisation, so the picture begins with the noise axis
     that PCA prefers; other sets start from LDA when d allows it, as scikit-learn's "auto".
-    A network (``encoder="mlp"``) gets the Student-t kernel and a memory bank (dt-NCA of
-    Min et al., 2010); L-BFGS and networks take the library's default step size.
+    A network (``encoder="mlp"``) gets the Student-t kernel, a memory bank and objective g
+    (dt-NCA of Min et al., 2010, with ``rules.auto_objective``); L-BFGS and networks take
+    the library's default step size.
     """
     config = _recommended_linear(data, n_components)
     if encoder == "mlp":
-        config = config.replace(encoder="mlp", kernel="student-t", neighbors="memory", **locked_values("mlp"))
+        config = config.replace(
+            encoder="mlp", kernel="student-t", neighbors="memory", objective=auto_objective("mlp"),
+            **locked_values("mlp"),
+        )  # fmt: skip
     if encoder != "linear" or optimizer != "adam":
         config = config.replace(
             encoder=encoder, optimizer=optimizer, learning_rate=default_learning_rate(optimizer, encoder)

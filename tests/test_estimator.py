@@ -289,6 +289,7 @@ def test_mlp_encoder_trains_and_transforms_like_its_snapshots(digits, neighbors)
     X, y = digits
     model = NCA(
         2,
+        objective="f",
         encoder="mlp",
         hidden_sizes=(64,),
         optimizer="adam",
@@ -304,6 +305,19 @@ def test_mlp_encoder_trains_and_transforms_like_its_snapshots(digits, neighbors)
     np.testing.assert_allclose(model.transform(X[:600]), snaps[-1].embedding, rtol=1e-5, atol=1e-5)
     assert model.transform(X[:5].astype(np.float32)).dtype == np.float32
     assert model.get_feature_names_out().tolist() == ["nca0", "nca1"]
+
+
+def test_a_network_learns_objective_g_and_a_map_objective_f_by_default(digits):
+    """objective="auto": the curve of a network is mean log p_i (below 0), a map's is mean
+    p_i (in [0, 1]); get_params keeps "auto" so clones resolve it again."""
+    X, y = digits
+    deep = NCA(2, encoder="mlp", hidden_sizes=(32,), batch_size=64, max_iter=2, device="cpu", random_state=0)
+    deep.fit(X[:300], y[:300])
+    assert deep.get_params()["objective"] == "auto"
+    assert len(deep.objective_curve_) == 3 and max(deep.objective_curve_) < 0
+    assert deep.objective_curve_[-1] > deep.objective_curve_[0]
+    linear = NCA(2, max_iter=2, device="cpu", random_state=0).fit(X[:300], y[:300])
+    assert all(0 <= value <= 1 for value in linear.objective_curve_)
 
 
 def test_mlp_runs_are_reproducible_from_the_seed(digits):

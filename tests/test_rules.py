@@ -51,6 +51,18 @@ def test_auto_values_become_concrete():
     assert full["init"] == "identity" and full["n_components"] == 13 and full["n_candidates"] is None
 
 
+def test_auto_objective_is_g_for_a_network_and_f_for_a_map():
+    """f for linear and diagonal maps, as the paper and scikit-learn; g for a network, whose
+    random start leaves many points where f's gradient vanishes. A named objective stays."""
+    auto = {**BASE, "objective": "auto"}
+    chosen = {
+        encoder: resolve({**auto, "encoder": encoder, "n_components": None}, WINE)[0]["objective"]
+        for encoder in ("linear", "diagonal", "mlp")
+    }
+    assert chosen == {"linear": "f", "diagonal": "f", "mlp": "g"}
+    assert resolve({**BASE, "encoder": "mlp"}, WINE)[0]["objective"] == "f"
+
+
 def test_the_lda_cap_is_a_warning_in_the_estimator_and_a_note_in_the_app():
     settings, notes = resolve({**BASE, "n_components": 5, "init": "lda"}, WINE)
     assert [n.level for n in notes] == ["warning"] and settings["init"] == "lda"
