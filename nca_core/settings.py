@@ -134,7 +134,7 @@ SETTINGS: tuple[Setting, ...] = (
         "kernel", "gaussian", "Kernel",
         "How fast a neighbour's chance of being picked falls with distance. The Student-t's "
         "heavy tail lets classes sit close in 2-D without crushing each other (Min et al., 2010).",
-        "Map", "radio", choices=OPTIONS["kernel"], url_key="kernel",
+        "Map", "radio", choices=OPTIONS["kernel"], url_key="kernel", reset_on=("encoder",),
         labels={"gaussian": "Gaussian (the paper's)", "student-t": "Student-t (heavy-tailed)"},
     ),
     Setting(
@@ -152,7 +152,7 @@ SETTINGS: tuple[Setting, ...] = (
         "objective", "f", "Objective",
         "f counts expected correct classifications; g is its log-likelihood version, which punishes "
         "hopeless points more; MCML pulls all same-class pairs together at once (Min et al., 2010).",
-        "Map", "radio", choices=OPTIONS["objective"], url_key="objective",
+        "Map", "radio", choices=OPTIONS["objective"], url_key="objective", reset_on=("encoder",),
         labels={
             "f": "f: expected correct (Σ pᵢ)",
             "g": "g: log-likelihood (Σ log pᵢ)",

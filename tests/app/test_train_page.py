@@ -77,7 +77,7 @@ def test_changing_dataset_resets_the_run(app):
 
 def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
     app.sidebar.selectbox(key="rings-optimizer").set_value("sgd").run()
-    app.sidebar.radio(key="rings-objective").set_value("g")
+    app.sidebar.radio(key="rings-objective-linear").set_value("g")
     app.sidebar.number_input(key="rings-lr-sgd-linear").set_value(100.0)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
@@ -92,16 +92,30 @@ def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
     assert all(s.embedding.size and (abs(s.embedding) < float("inf")).all() for s in run.snapshots)
 
 
+def test_picking_a_network_brings_the_deep_preset_and_picking_a_map_brings_it_back(app):
+    """A user who only picks "neural network" gets what won in benchmarks/deep_nca.py:
+    the Student-t kernel and objective g; back on a linear map, the Gaussian and f."""
+
+    def kernel_and_objective(encoder: str) -> tuple[str, str]:
+        radio = app.sidebar.radio
+        return radio(key=f"rings-kernel-{encoder}").value, radio(key=f"rings-objective-{encoder}").value
+
+    assert kernel_and_objective("linear") == ("gaussian", "f")
+    app.sidebar.selectbox(key="rings-encoder").set_value("mlp").run()
+    assert kernel_and_objective("mlp") == ("student-t", "g")
+    app.sidebar.selectbox(key="rings-encoder").set_value("linear").run()
+    assert kernel_and_objective("linear") == ("gaussian", "f")
+
+
 def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
     assert app.sidebar.selectbox(key="rings-init-linear").value == "pca"
     app.sidebar.selectbox(key="rings-encoder").set_value("mlp").run()
     assert not app.sidebar.select_slider(key="rings-hidden").disabled
     start = app.sidebar.selectbox(key="rings-init-mlp")
     assert start.disabled and start.value == "random"  # a network has no PCA or LDA start
-    app.sidebar.radio(key="rings-kernel").set_value("student-t").run()
     app.sidebar.toggle(key="rings-learn_dof").set_value(True).run()
     assert app.sidebar.number_input(key="rings-dof").disabled  # learnt, so not typed in
-    app.sidebar.radio(key="rings-objective").set_value("mcml")
+    app.sidebar.radio(key="rings-objective-mlp").set_value("mcml")
     app.sidebar.slider(key="rings-epochs").set_value(6)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
