@@ -38,7 +38,7 @@ _STATUS = """() => {
 # drawn before a run).
 PAGES = {
     "Train": ("", "[data-testid='stMainBlockContainer'] button:has-text('Train')"),
-    "Compare": ("compare", ".js-plotly-plot"),
+    "Compare": ("compare", "[data-testid='stVegaLiteChart'] canvas, .js-plotly-plot"),  # 2-D: Vega-Lite
     "kNN speed": ("knn_speed", ".js-plotly-plot, [data-testid='stDataFrame'], [data-testid='stMetric']"),
     "Your data": ("your_data", "[data-testid='stFileUploader']"),
     "How NCA works": ("about", ".js-plotly-plot"),

@@ -6,6 +6,10 @@ holds only the encoding and fixed axes; the points travel as a separate table. W
 spec stays the same, the browser swaps the table into the chart it already has, which on
 the Train page is what lets a 2-core machine draw every epoch of a small run (see
 benchmarks/RESULTS.md). Colours and legend order match ``figures``.
+
+Compare's 2-D panels use the same scatter with brushing (``embedding_spec(...,
+brushing=True)``): Streamlit's Vega-Lite chunk is a sixth the size of its Plotly one, which
+the browser must fetch and evaluate before a first picture.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .figures import PALETTE, class_colors
+from .figures import DIMMED_MARKER, PALETTE, class_colors
 
 __all__ = [
     "accuracy_rows",
     "accuracy_spec",
+    "brushing_rows",
     "chart_data",
+    "chosen_points",
     "embedding_rows",
     "embedding_spec",
     "objective_rows",
@@ -34,6 +40,10 @@ OBJECTIVE_LABELS = {"f": "mean p_i (f / n)", "g": "mean log p_i (g / n)", "mcml"
 # Names of the tables an embedding spec with pictures carries (see ``chart_data``).
 POINTS, THUMBNAILS = "points", "thumbnails"
 
+# The selection params of a brushing spec (``embedding_spec(..., brushing=True)``): a box
+# dragged over the plot and a clicked point. The app asks for events from these two only.
+BOX, PICK = "box", "pick"
+
 
 def embedding_spec(
     classes: Sequence[str],
@@ -42,6 +52,7 @@ def embedding_spec(
     axis_label: str = "z",
     height: int = 520,
     thumbnails: pd.DataFrame | None = None,
+    brushing: bool = False,
 ) -> dict:
     """A 2-D scatter coloured by class on fixed axes at one scale; drag to pan, scroll to zoom.
 
@@ -57,6 +68,9 @@ def embedding_spec(
     that stays the same from frame to frame, so the browser keeps the one it has (Streamlit
     compares its bytes) and only the positions change. vega-tooltip (in Streamlit's
     vega-embed) shows a field named "image" holding a URL as a picture.
+
+    ``brushing`` makes a drag select instead (see ``_with_brushing``): the rows then need
+    "point" and "chosen" columns (``brushing_rows``).
     """
     if len(ranges) < 2:
         raise ValueError("embedding_spec needs ranges for two axes")
@@ -90,13 +104,61 @@ def embedding_spec(
                 "type": "nominal",
                 "scale": {"domain": [str(c) for c in classes], "range": class_colors(len(classes))},
                 # Above the plot, in rows: the plot keeps the column's width on a small screen.
-                "legend": {"title": None, "orient": "top", "direction": "horizontal", "columns": 4},
+                "legend": {
+                    "title": None,
+                    "orient": "top",
+                    "direction": "horizontal",
+                    "columns": _legend_columns(classes),
+                },
             },
         },
     }
     if thumbnails is not None:
         _with_thumbnails(spec, thumbnails)
+    if brushing:
+        _with_brushing(spec)
     return spec
+
+
+def _legend_columns(classes: Sequence[str]) -> dict:
+    """As many legend entries a row as fit the plot's width (a Vega expression of it): a
+    fixed count ran past the right edge of a narrow panel and cut the last names off."""
+    entry = 30 + 7 * max((len(str(c)) for c in classes), default=1)  # symbol, label, gap (px)
+    return {"expr": f"max(1, floor(width / {entry}))"}
+
+
+_SHIFT = "event.shiftKey"
+
+
+def _with_brushing(spec: dict) -> None:
+    """Drag a box (param ``BOX``) or click a point (``PICK``); shift-drag pans, ctrl-scroll
+    zooms (a plain scroll still scrolls the page past the chart) and a double click clears
+    the box. Points whose "chosen" field is false are drawn faint and grey.
+
+    Which points stand out comes from the data, not from the params: the app decides (one
+    selection for every panel), and the spec stays the same whatever is chosen, so the
+    browser keeps the chart, its zoom and the box, and only swaps the table."""
+    # A scale-bound interval pans on its "translate" events (a plain drag by default, which
+    # would take every drag from the box) and zooms on its "zoom" events.
+    spec["params"][1]["select"] = {
+        "type": "interval",
+        "translate": f"[pointerdown[{_SHIFT}], window:pointerup] > window:pointermove!",
+        "zoom": "wheel![event.ctrlKey || event.metaKey]",
+    }
+    spec["params"] += [
+        {"name": BOX, "select": {"type": "interval", "encodings": ["x", "y"],
+                                 "on": f"[pointerdown[!{_SHIFT}], window:pointerup] > window:pointermove!",
+                                 "zoom": False}},  # a scroll over the box scrolls the page
+        {"name": PICK, "select": {"type": "point", "fields": ["point"], "on": "click"}},
+    ]  # fmt: skip
+    chosen = {"test": "datum.chosen"}
+    spec["encoding"]["color"]["condition"] = {"test": "!datum.chosen", "value": DIMMED_MARKER["color"]}
+    spec["encoding"]["opacity"] = {"condition": {**chosen, "value": 0.8}, "value": DIMMED_MARKER["opacity"]}
+    spec["encoding"]["order"] = {"condition": {**chosen, "value": 1}, "value": 0}  # chosen on top
+    spec["encoding"]["tooltip"] = [
+        {"field": "class", "type": "nominal"},
+        {"field": "point", "type": "quantitative", "title": "point"},
+    ]
 
 
 def _with_thumbnails(spec: dict, thumbnails: pd.DataFrame) -> None:
@@ -142,6 +204,44 @@ def embedding_rows(
     if points is not None:
         rows["point"] = np.asarray(points, dtype=np.int64)
     return rows
+
+
+def brushing_rows(
+    Z: np.ndarray, y: np.ndarray, classes: Sequence[str], chosen: np.ndarray | None, *, axis_label: str = "z"
+) -> pd.DataFrame:
+    """``embedding_rows`` for a brushing spec: each row's position in ``Z`` as "point" (what a
+    click reports) and whether it is among the ``chosen`` rows (None: nothing is selected,
+    every point is drawn as usual)."""
+    rows = embedding_rows(Z, y, classes, axis_label=axis_label, points=np.arange(len(Z)))
+    rows["chosen"] = True if chosen is None else np.isin(rows["point"], np.asarray(chosen, dtype=np.int64))
+    return rows
+
+
+def chosen_points(selection: dict, Z: np.ndarray, *, axis_label: str = "z") -> np.ndarray:
+    """Rows of ``Z`` (shape (n, 2+), as drawn) that a brushing spec's selection holds.
+
+    ``selection`` maps each param to Vega-Lite's value for it, as Streamlit reports it: a
+    box is {"z1": [low, high], "z2": [low, high]} in the plot's units, a click is a list of
+    {"point": row}; an empty param is {}. The box stays in the event after a later click,
+    so a clicked point outside the box is the newer choice and wins; otherwise the box."""
+    in_box = _rows_in_box(selection.get(BOX) or {}, np.asarray(Z), axis_label)
+    picked = [int(p["point"]) for p in selection.get(PICK) or [] if isinstance(p, dict) and "point" in p]
+    picked = np.unique(np.asarray(picked, dtype=np.int64))
+    if in_box is None or (len(picked) and not np.isin(picked, in_box).all()):
+        return picked
+    return in_box
+
+
+def _rows_in_box(box: dict, Z: np.ndarray, axis_label: str) -> np.ndarray | None:
+    """Rows of ``Z`` inside a box param's value, edges included; None without a box."""
+    names = (f"{axis_label}1", f"{axis_label}2")
+    if not all(name in box for name in names):
+        return None
+    inside = np.ones(len(Z), dtype=bool)
+    for column, name in enumerate(names):
+        low, high = sorted(float(v) for v in box[name])
+        inside &= (Z[:, column] >= low) & (Z[:, column] <= high)
+    return np.flatnonzero(inside).astype(np.int64)
 
 
 def _curve_spec(

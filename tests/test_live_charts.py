@@ -1,3 +1,5 @@
+import math
+
 import altair as alt
 import numpy as np
 import pytest
@@ -126,3 +128,82 @@ def test_without_thumbnails_the_points_are_the_charts_own_data(rng):
     data, drawn = live_charts.chart_data(rows, spec)
     assert data is rows and drawn is spec
     assert "datasets" not in spec and "tooltip" not in spec["encoding"] and "point" not in rows
+
+
+def test_a_brushing_spec_is_valid_and_fades_the_rows_not_chosen(rng):
+    """Compare's panels: which points stand out comes from the rows, so the spec (and with it
+    the chart, its zoom and its box) stays the same whatever is selected."""
+    Z, y = rng.normal(size=(6, 2)), np.array([0, 1, 2, 0, 1, 2])
+    spec = live_charts.embedding_spec(CLASSES, [[-3, 3], [-3, 3]], brushing=True)
+    rows = live_charts.brushing_rows(Z, y, CLASSES, np.array([1, 4]))
+    valid_vega_lite(spec, rows)
+    assert rows["point"].tolist() == list(range(6))  # what a click reports
+    assert rows["chosen"].tolist() == [False, True, False, False, True, False]
+    assert live_charts.brushing_rows(Z, y, CLASSES, None)["chosen"].all()  # no selection: all drawn as usual
+    encoding = spec["encoding"]
+    assert encoding["color"]["condition"] == {
+        "test": "!datum.chosen",
+        "value": figures.DIMMED_MARKER["color"],
+    }
+    assert encoding["color"]["scale"] == {"domain": CLASSES, "range": figures.class_colors(3)}
+    assert encoding["opacity"] == {
+        "condition": {"test": "datum.chosen", "value": 0.8},
+        "value": figures.DIMMED_MARKER["opacity"],
+    }
+    assert [encoding["x"]["title"], encoding["y"]["title"]] == ["z1", "z2"]
+    assert spec == live_charts.embedding_spec(CLASSES, [[-3, 3], [-3, 3]], brushing=True)
+
+
+def test_a_brushing_spec_selects_on_a_drag_and_pans_on_a_shift_drag():
+    """The box and panning both start with a drag; a plain scroll must still scroll the page."""
+    params = {
+        p["name"]: p for p in live_charts.embedding_spec(CLASSES, [[0, 1], [0, 1]], brushing=True)["params"]
+    }
+    zoom, box, pick = (
+        params["zoom"]["select"],
+        params[live_charts.BOX]["select"],
+        params[live_charts.PICK]["select"],
+    )
+    assert params["zoom"]["bind"] == "scales"
+    assert zoom["translate"].startswith("[pointerdown[event.shiftKey]")  # a plain drag's default
+    assert box["on"].startswith("[pointerdown[!event.shiftKey]") and box["encodings"] == ["x", "y"]
+    assert zoom["zoom"] == "wheel![event.ctrlKey || event.metaKey]" and box["zoom"] is False
+    assert pick == {"type": "point", "fields": ["point"], "on": "click"}
+    plain = {p["name"]: p for p in live_charts.embedding_spec(CLASSES, [[0, 1], [0, 1]])["params"]}
+    assert set(plain) == {"units_per_pixel", "zoom"} and plain["zoom"]["select"] == "interval"
+
+
+@pytest.mark.parametrize("width", [320, 700])
+def test_a_brushing_spec_keeps_one_scale_on_both_axes(width):
+    spec = live_charts.embedding_spec(CLASSES, [[0.0, 10.0], [-1.0, 1.0]], height=460, brushing=True)
+    (x0, x1), (y0, y1) = shown_domains(spec, width)
+    assert (x1 - x0) / width == pytest.approx((y1 - y0) / 460)
+
+
+Z_GRID = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.5], [5.0, 5.0]])
+
+
+@pytest.mark.parametrize(
+    ("selection", "rows"),
+    [
+        ({"box": {"z1": [-0.5, 2.0], "z2": [1.0, -0.5]}, "pick": {}}, [0, 1, 2]),  # edges in, any order
+        ({"box": {"z1": [0.5, 1.5], "z2": [0.5, 1.5]}}, [1]),
+        ({"box": {}, "pick": [{"point": 3}, {"point": 1}, {"point": 3}]}, [1, 3]),  # shift-clicks
+        ({"box": {"z1": [-1, 1.5], "z2": [-1, 1.5]}, "pick": [{"point": 3}]}, [3]),  # a click after the box
+        ({"box": {"z1": [-1, 1.5], "z2": [-1, 1.5]}, "pick": [{"point": 1}]}, [0, 1]),  # a click inside it
+        ({"box": {}, "pick": {}}, []),  # a double click cleared both
+        ({}, []),
+    ],
+)
+def test_chosen_points_are_the_rows_in_the_box_or_the_clicked_ones(selection, rows):
+    assert live_charts.chosen_points(selection, Z_GRID).tolist() == rows
+
+
+@pytest.mark.parametrize("width", [200, 274, 480])
+def test_a_legend_row_fits_the_plots_width(width):
+    """A fixed four columns cut "ring 4" off a 1024-pixel screen's narrow panel."""
+    classes = ["ring 1", "ring 2", "ring 3", "ring 4", "ring 5"]
+    columns = live_charts.embedding_spec(classes, [[0, 1], [0, 1]])["encoding"]["color"]["legend"]["columns"]
+    shown = eval(columns["expr"], {"width": width, "max": max, "floor": math.floor, "__builtins__": {}})
+    entry = 16 + 7 * len("ring 1")  # a symbol and six characters of 11-pixel text, at the least
+    assert shown >= 1 and shown * entry <= width

@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from nca_core import figures
+from nca_core import figures, live_charts
 from nca_core.comparison import (
     MethodResult,
     class_mix,
@@ -36,7 +36,8 @@ from . import state
 from .data import UPLOAD_NAME, session_cached
 
 BRUSH = "compare-brush"  # session key: {"dataset", "panel", "rows"}, rows of the display subset
-SELECTION_MODES = ("points", "box", "lasso")
+SELECTION_PARAMS = (live_charts.BOX, live_charts.PICK)  # a 2-D panel's Vega-Lite selections
+PANEL_HEIGHT = 460
 
 
 @dataclass(frozen=True)
@@ -275,18 +276,18 @@ def brushed_rows(name: str) -> np.ndarray | None:
     return brush["rows"] if brush is not None and brush["dataset"] == name else None
 
 
-def _selected_rows(event) -> np.ndarray:
-    """Display rows picked in a panel: each class point carries its row as customdata."""
+def _selected_rows(event, points: np.ndarray) -> np.ndarray:
+    """Display rows picked in a panel drawn at ``points``: inside its box, else clicked."""
     try:
-        points = event["selection"]["points"]
+        selection = event["selection"]
     except (KeyError, TypeError):
         return np.empty(0, dtype=np.int64)
-    return np.unique([int(p["customdata"]) for p in points if "customdata" in p]).astype(np.int64)
+    return live_charts.chosen_points(selection, points)
 
 
-def _take_selection(chart_key: str, panel: str, name: str) -> None:
+def _take_selection(chart_key: str, panel: str, name: str, points: np.ndarray) -> None:
     """A panel's selection changed: it becomes the brush every panel shows (none: cleared)."""
-    rows = _selected_rows(st.session_state.get(chart_key))
+    rows = _selected_rows(st.session_state.get(chart_key), points)
     if len(rows):
         st.session_state[BRUSH] = {"dataset": name, "panel": panel, "rows": rows}
     else:
@@ -306,8 +307,9 @@ def brush_summary(name: str, labels: np.ndarray, classes, three_d: bool) -> None
         return
     if rows is None:
         st.caption(
-            "Drag a box (or, from the toolbar, a lasso) over points in any panel: the same points "
-            "stand out in every panel, the others fade. A click picks one point."
+            "Drag a box over points in any panel: the same points stand out in every panel, the "
+            "others fade. A click picks one point, a double click clears. Shift-drag pans, "
+            "ctrl-scroll zooms."
         )
         return
     mix = class_mix(labels, rows, classes)
@@ -365,13 +367,19 @@ def _scores(result: MethodResult, k: int) -> None:
 
 def _picture(label: str, points: np.ndarray, labels, classes, ranges, dataset: str, dims: int) -> None:
     key = f"compare-{label}"
-    fig = figures.embedding_scatter(
-        points[:, :dims], labels, classes, height=460, ranges=ranges,
-        uirevision=key, legend_above=True, highlight=brushed_rows(dataset),
-        dragmode="select" if dims == 2 else "zoom",
-    )  # fmt: skip
-    if dims == 3:  # Plotly selects in 2-D only
+    if dims == 3:  # Vega-Lite has no 3-D; a 3-D panel takes no selection
+        fig = figures.embedding_scatter(points[:, :3], labels, classes, height=PANEL_HEIGHT, ranges=ranges,
+                                        uirevision=key, legend_above=True)  # fmt: skip
         st.plotly_chart(fig, key=key)
         return
-    on_select = partial(_take_selection, key, label, dataset)
-    st.plotly_chart(fig, key=key, on_select=on_select, selection_mode=SELECTION_MODES)
+    _brushing_chart(key, label, points[:, :2], labels, classes, ranges, dataset)
+
+
+def _brushing_chart(key: str, label: str, points: np.ndarray, labels, classes, ranges, dataset: str) -> None:
+    """A 2-D panel as a Vega-Lite chart (its chunk loads far faster than Plotly's): a box or
+    a click in it becomes the brush, whose rows stand out in every panel."""
+    ranges = ranges if ranges is not None else figures.padded_ranges([points])
+    spec = live_charts.embedding_spec(classes, ranges, height=PANEL_HEIGHT, brushing=True)
+    rows = live_charts.brushing_rows(points, labels, classes, brushed_rows(dataset))
+    on_select = partial(_take_selection, key, label, dataset, points)
+    st.vega_lite_chart(rows, spec, key=key, on_select=on_select, selection_mode=SELECTION_PARAMS)

@@ -1,51 +1,96 @@
 """Compare and Your data in real Chromium."""
 
+import io
 from pathlib import Path
 
+import numpy as np
 import pytest
+from PIL import Image
+
+from nca_core.figures import class_colors
 
 pytestmark = pytest.mark.e2e
 
 SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "sample-iris.csv"
 
 
-def test_compare_page_shows_three_panels_and_the_table(page, app_url, screenshot):
+CHARTS = "[data-testid='stVegaLiteChart']"
+# The rings' five class colours as RGB, from the palette every chart shares
+CLASS_COLOURS = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in class_colors(5)]
+
+
+def _pixels(chart) -> np.ndarray:
+    """The chart's canvas as an (h, w, 3) array of RGB values."""
+    return np.asarray(Image.open(io.BytesIO(chart.locator("canvas").screenshot())).convert("RGB")).astype(int)
+
+
+def _class_coloured(pixels: np.ndarray, colours=CLASS_COLOURS) -> np.ndarray:
+    """Where a point is drawn in one of the classes' colours (a faded point is grey)."""
+    return np.any([np.abs(pixels - c).sum(2) < 60 for c in colours], axis=0)
+
+
+def _coloured_counts(page) -> list[int]:
+    """Class-coloured pixels in each 2-D panel, legend left out (its top quarter)."""
+    counts = []
+    for chart in page.locator(CHARTS).all():
+        pixels = _pixels(chart)
+        counts.append(int(_class_coloured(pixels[len(pixels) // 4 :]).sum()))
+    return counts
+
+
+def _settled(page) -> None:
+    page.get_by_test_id("stStatusWidget").wait_for(state="detached")
+    page.wait_for_timeout(1000)  # Vega draws the new table after the rerun's data arrives
+
+
+def test_compare_page_shows_three_vega_panels_at_one_scale_and_the_table(page, app_url, screenshot):
+    page.set_viewport_size({"width": 1024, "height": 768})  # narrow panels: a stretched axis shows
     page.goto(f"{app_url}/compare")
     page.get_by_role("heading", name="NCA against PCA and LDA").wait_for()
     for name in ("PCA", "LDA", "NCA"):
         page.get_by_role("heading", name=name, exact=True).wait_for(timeout=120_000)
     page.locator("[data-testid='stDataFrame']").wait_for()
-    page.locator(".js-plotly-plot").nth(2).wait_for()  # Plotly draws after the elements arrive
+    page.locator(CHARTS).nth(2).locator("canvas").wait_for()  # Vega draws after the elements arrive
+    assert page.locator(CHARTS).count() == 3 and page.locator(".js-plotly-plot").count() == 0
+    _settled(page)
+    nca = page.locator(CHARTS).nth(2)
+    nca.scroll_into_view_if_needed()
+    pixels = _pixels(nca)
+    plot = pixels[len(pixels) // 4 :]  # below the legend
+    ys, xs = np.nonzero(_class_coloured(plot, CLASS_COLOURS[:1]))  # NCA's innermost ring, round
+    width, height = xs.max() - xs.min(), ys.max() - ys.min()
+    assert len(xs) > 100 and 0.8 < width / height < 1.25, (width, height, pixels.shape)
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "compare-page")
 
 
-_SELECTED = """() => Array.from(document.querySelectorAll('.js-plotly-plot'), plot =>
-    plot.data.flatMap(trace => (trace.selectedpoints || []).map(i => trace.customdata[i])).sort((a, b) => a - b))"""
-
-
 def test_a_box_over_one_panel_highlights_the_same_points_in_every_panel(page, app_url, screenshot):
     page.goto(f"{app_url}/compare")
-    plots = page.locator(".js-plotly-plot")
-    plots.nth(2).wait_for(timeout=120_000)
-    page.get_by_test_id("stStatusWidget").wait_for(state="detached")
-    area = plots.nth(2).locator(".nsewdrag").first.bounding_box()  # NCA's plot area
-    page.mouse.move(area["x"] + area["width"] * 0.5, area["y"] + area["height"] * 0.15)
-    page.mouse.down()  # a drag starts a box: the panels open in select mode
-    page.mouse.move(area["x"] + area["width"] * 0.9, area["y"] + area["height"] * 0.6, steps=8)
+    charts = page.locator(CHARTS)
+    charts.nth(2).locator("canvas").wait_for(timeout=120_000)
+    _settled(page)
+    before = _coloured_counts(page)
+    assert len(before) == 3 and min(before) > 500
+    charts.nth(2).scroll_into_view_if_needed()
+    area = charts.nth(2).locator("canvas").bounding_box()  # NCA's chart, legend on top
+    page.mouse.move(area["x"] + area["width"] * 0.5, area["y"] + area["height"] * 0.3)
+    page.mouse.down()  # a plain drag draws a box
+    page.mouse.move(area["x"] + area["width"] * 0.9, area["y"] + area["height"] * 0.7, steps=8)
     page.mouse.up()
     summary = page.get_by_text(" selected in NCA: ")
     summary.wait_for()
-    page.get_by_test_id("stStatusWidget").wait_for(state="detached")
+    _settled(page)
     count = int(summary.inner_text().split(" of ")[0].replace(",", ""))
-    selected = page.evaluate(_SELECTED)
-    assert len(selected) == 3 and 0 < count < 700
-    assert selected[0] == selected[1] == selected[2] and len(selected[0]) == count
+    assert 0 < count < 700
+    brushed = _coloured_counts(page)
+    for panel, (was, now) in enumerate(zip(before, brushed)):  # every panel: the others fade to grey
+        assert 0 < now < 0.9 * was, (panel, before, brushed)
     screenshot(page, "compare-brushed")
     page.get_by_role("button", name="Clear selection").click()
     page.get_by_text("Drag a box").wait_for()
-    page.get_by_test_id("stStatusWidget").wait_for(state="detached")
-    assert page.evaluate(_SELECTED) == [[], [], []]
+    _settled(page)
+    cleared = _coloured_counts(page)
+    assert all(abs(now - was) < 0.1 * was for was, now in zip(before, cleared)), (before, cleared)
     assert page.locator("[data-testid='stException']").count() == 0
 
 
