@@ -51,7 +51,7 @@ PALETTE = (
 DIVERGING_COLORSCALE = "RdBu"
 DIVERGING_WORDS = {"positive": "blue", "negative": "red"}
 
-# Points outside a highlighted set (linked brushing): faint grey, so the chosen ones stand out.
+# Points outside Compare's brush (``live_charts``): faint grey, so the chosen ones stand out.
 DIMMED_MARKER = {"color": "#B4B4B4", "opacity": 0.15}
 
 # Lines from a chosen point in ``neighbour_links``, and the words captions use for them:
@@ -140,8 +140,6 @@ def embedding_scatter(
     height: int = 520,
     hover_text: Sequence[str] | None = None,
     legend_above: bool = False,
-    highlight: Sequence[int] | np.ndarray | None = None,
-    dragmode: str = "zoom",
 ) -> go.Figure:
     """Scatter of an embedding, one trace per class; 3-D when Z has three columns.
 
@@ -152,9 +150,6 @@ def embedding_scatter(
     ranges : fixed axis ranges (see ``padded_ranges``) so frames do not jump
     uirevision : keeps the user's zoom across redraws with the same value
     legend_above : a horizontal legend above the plot, leaving a narrow panel its width
-    highlight : rows of Z to stand out in a 2-D plot (linked brushing); the others are
-        drawn faint and grey (``DIMMED_MARKER``). An empty selection dims every point.
-    dragmode : what a drag does at first ("zoom", "pan", "select", "lasso")
     """
     Z = np.asarray(Z)
     three_d = Z.shape[1] >= 3
@@ -167,7 +162,6 @@ def embedding_scatter(
         legend=dict(itemsizing="constant", title=dict(text="class")),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         clickmode="event+select",
-        dragmode=dragmode,
     )
     if legend_above:
         layout["legend"].update(orientation="h", x=0, y=1.02, xanchor="left", yanchor="bottom", title=None)
@@ -176,20 +170,7 @@ def embedding_scatter(
     else:
         layout.update(_equal_axes(labels, ranges))
     traces = _class_traces(Z, np.asarray(y), classes, three_d, marker_size, hover_text)
-    if highlight is not None and not three_d:
-        _mark_selected(traces, highlight, len(Z))
     return _figure(traces, layout)
-
-
-def _mark_selected(traces: list[dict], rows, n: int) -> None:
-    """Plotly's own selection styling: each class trace's ``selectedpoints`` are its
-    positions among ``rows``; unselected points take ``DIMMED_MARKER``."""
-    chosen = np.zeros(n, dtype=bool)
-    chosen[np.asarray(rows, dtype=np.int64)] = True
-    for trace in traces:
-        trace["selectedpoints"] = np.flatnonzero(chosen[trace["customdata"]]).tolist()
-        trace["selected"] = {"marker": {"opacity": 1.0}}
-        trace["unselected"] = {"marker": dict(DIMMED_MARKER)}
 
 
 def _equal_axes(labels: Sequence[str], ranges: list[list[float]] | None) -> dict:

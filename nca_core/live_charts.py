@@ -140,7 +140,8 @@ def _with_brushing(spec: dict) -> None:
     browser keeps the chart, its zoom and the box, and only swaps the table."""
     # A scale-bound interval pans on its "translate" events (a plain drag by default, which
     # would take every drag from the box) and zooms on its "zoom" events.
-    spec["params"][1]["select"] = {
+    (zoom,) = [param for param in spec["params"] if param["name"] == "zoom"]
+    zoom["select"] = {
         "type": "interval",
         "translate": f"[pointerdown[{_SHIFT}], window:pointerup] > window:pointermove!",
         "zoom": "wheel![event.ctrlKey || event.metaKey]",

@@ -220,25 +220,6 @@ def test_decision_regions_shade_each_side_by_its_class():
     assert fig.layout.yaxis.scaleanchor == "x"
 
 
-def test_highlighted_rows_stand_out_in_every_class_and_the_rest_are_dimmed():
-    """Linked brushing: the same display rows are highlighted whichever panel draws them."""
-    Z = np.arange(12, dtype=float).reshape(6, 2)
-    y = np.array([0, 1, 0, 1, 2, 2])
-    fig = figures.embedding_scatter(Z, y, ["a", "b", "c"], highlight=[1, 2, 5], dragmode="select")
-    assert [list(t.selectedpoints) for t in fig.data] == [[1], [0], [1]]  # positions within each class
-    chosen = [int(t.customdata[i]) for t in fig.data for i in t.selectedpoints]
-    assert sorted(chosen) == [1, 2, 5]  # the rows themselves, found through each point's customdata
-    for trace in fig.data:
-        assert trace.unselected.marker.opacity == figures.DIMMED_MARKER["opacity"] < 0.5
-        assert trace.unselected.marker.color == figures.DIMMED_MARKER["color"]
-        assert trace.selected.marker.opacity == 1.0
-    assert fig.layout.dragmode == "select"
-    nothing = figures.embedding_scatter(Z, y, ["a", "b", "c"], highlight=[])
-    assert all(list(t.selectedpoints) == [] for t in nothing.data)  # an empty selection dims all
-    plain = figures.embedding_scatter(Z, y, ["a", "b", "c"])
-    assert all(t.selectedpoints is None for t in plain.data) and plain.layout.dragmode == "zoom"
-
-
 def test_hover_text_names_the_class_over_the_text_with_short_coordinates():
     Z = np.array([[0.123456789, 1.0], [2.0, 3.0]])
     fig = figures.embedding_scatter(
