@@ -72,6 +72,20 @@ def test_objective_g_is_exact_when_every_class_mate_is_far_away(far):
     np.testing.assert_allclose(grad, a.grad.reshape(-1).numpy(), rtol=1e-9)
 
 
+@pytest.mark.parametrize("far", [12.0, 17.0, 20.0, 30.0])
+def test_objective_f_matches_the_float64_reference_when_class_mates_are_far_away(far):
+    """The same float32 points as the test above under f: the e^-300 floor on the kernel must
+    not move p_0 (about e^-far^2) or the gradient beyond float64 rounding."""
+    X = torch.tensor([[0.0], [0.1], [far], [far + 0.1], [0.2], [far + 0.2]], dtype=torch.float32)
+    y = torch.tensor([0, 1, 0, 0, 1, 1])
+    A = torch.ones(1, 1)
+    problem = _problem(X, y, LinearEncoder(A), objective="f")
+    loss, grad = DenseObjective(problem)(np.ones(1))
+    ref_loss, ref_grad = _reference(problem, A, diagonal=False)
+    assert loss == pytest.approx(ref_loss, rel=1e-12)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("objective", ["f", "g"])
 def test_a_point_without_class_mates_adds_no_term_but_stays_a_neighbour(objective):
     X, y = _data(n=31)
