@@ -118,11 +118,14 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
     cols = st.columns(3)
     cols[0].metric("Epoch", figures.epoch_label(latest), help=f"Epochs done, of {config.epochs}.")
     label = {"f": "mean pᵢ", "g": "mean log pᵢ", "mcml": "−KL"}[config.objective]
+    # g and -KL are negative: a digit fewer keeps "-0.700" as wide as f's "0.9939", which a
+    # third of a 1024-pixel screen shows whole
+    decimals = 4 if config.objective == "f" else 3
     delta = latest.objective - snaps[0].objective if len(snaps) > 1 else None
     cols[1].metric(
         label,
-        f"{latest.objective:.4f}",
-        None if delta is None else f"{delta:+.4f}",
+        f"{latest.objective:.{decimals}f}",
+        None if delta is None else f"{delta:+.{decimals}f}",
         help="The objective per point, and its change since the start.",
     )
     scored = next((s for s in reversed(snaps) if s.train_accuracy is not None), None)

@@ -43,6 +43,7 @@ def test_a_short_run_produces_snapshots_and_metrics(app):
     app.run()
     labels = [m.label for m in app.metric]
     assert labels == ["Epoch", "mean pᵢ", "Test 5-NN"]
+    assert app.metric[1].value == f"{run.snapshots[-1].objective:.4f}"
     assert app.metric[0].value == "8"
     assert [t.label for t in app.tabs] == ["Replay", "Inspect a point", "Learned map", "Downloads"]
     assert not app.exception
@@ -134,6 +135,8 @@ def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
     assert run.snapshots[-1].components is None and run.snapshots[-1].dof > 0
     app.run()
     assert [m.label for m in app.metric][1] == "−KL"
+    objective = app.metric[1].value  # negative, so a decimal fewer than f's: fits at 1024 px
+    assert objective == f"{run.snapshots[-1].objective:.3f}" and len(objective) <= len("0.9939")
     assert any("Student-t degrees of freedom" in c.value and "learnt" in c.value for c in app.caption)
     assert any("no single matrix to draw" in i.value for i in app.info)
     assert not app.exception
