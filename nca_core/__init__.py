@@ -16,6 +16,7 @@ _HOMES = {
     "NCA": "estimator",
     "ModelFileError": "model_io",
     "Projection": "baselines",
+    "RandomShift": "augmentation",
     "Snapshot": "training",
     "TrainingDiverged": "training",
     "available_devices": "device",

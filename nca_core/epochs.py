@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import collections
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,8 +43,8 @@ from .losses import (
     mcml_objective,
     objective_terms,
 )
-from .optimizers import SGD, Adam
-from .rules import NEIGHBOR_SOURCES, candidates_note, neighbors_note
+from .optimizers import SGD, Adam, cosine_factor
+from .rules import NEIGHBOR_SOURCES, augmentation_note, candidates_note, neighbors_note
 
 __all__ = [
     "BankEpochs",
@@ -61,7 +61,11 @@ __all__ = [
 
 @dataclass
 class Problem:
-    """An encoder and a kernel to train on X, y sorted by class (``sorted_by_class`` sorts)."""
+    """An encoder and a kernel to train on X, y sorted by class (``sorted_by_class`` sorts).
+
+    ``augment`` (``augmentation``), if given, alters the anchors of every minibatch step of
+    the strategies that encode anchors on their own (memory bank, batch-only neighbours).
+    """
 
     encoder: nn.Module
     X: torch.Tensor
@@ -71,6 +75,7 @@ class Problem:
     weight_decay: float = 0.0
     block_elements: int = DEFAULT_BLOCK_ELEMENTS
     group: object = LOCAL
+    augment: Callable | None = None
 
     @classmethod
     def sorted_by_class(cls, encoder: nn.Module, X: torch.Tensor, y: torch.Tensor, **options) -> Problem:
@@ -93,6 +98,11 @@ class Problem:
             self.encoder, self.X, self.y, self.objective, anchors,
             self.weight_decay, self.block_elements, self.kernel, self.group,
         )  # fmt: skip
+
+    def anchor_inputs(self, anchors: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+        """The inputs of these anchors for one step: augmented afresh, if augmenting."""
+        X = self.X[anchors]
+        return X if self.augment is None else self.augment(X, generator)
 
     def penalty(self) -> float:
         return self.weight_decay * float(self.encoder.penalty().detach()) if self.weight_decay else 0.0
@@ -177,25 +187,35 @@ class MinibatchEpochs:
     """A pass over all anchors in random batches; neighbours come from all of X.
 
     The value reported is the mean over the epoch's batches, each measured before its step.
+    With ``decay_epochs``, the step size falls from ``learning_rate`` to 0 along a half
+    cosine over that many epochs (``optimizers.cosine_factor``), step by step.
     """
 
     converged = stalled = False  # only the tolerance on the epoch means (``finished``) stops it early
     message = ""
 
     def __init__(
-        self, problem: Problem, optimizer: str, learning_rate: float, batch_size: int, generator=None
+        self,
+        problem: Problem,
+        optimizer: str,
+        learning_rate: float,
+        batch_size: int,
+        generator=None,
+        decay_epochs: int | None = None,
     ):
         self.problem = problem
         self.optimizer = make_optimizer(optimizer, problem.parameters, learning_rate)
         self.batch_size = batch_size
         self.generator = generator
+        self.learning_rate, self.decay_epochs = learning_rate, decay_epochs
 
     def start_value(self, generator=None) -> float:
         """The objective before the first step (sampled anchors on very large sets)."""
         return self.problem.value(generator)
 
     def describe(self) -> str:
-        return f"learning rate {self.optimizer.param_groups[0]['lr']:g}, optimizer {type(self.optimizer).__name__}"
+        schedule = f" falling to 0 over {self.decay_epochs} epochs" if self.decay_epochs else ""
+        return f"learning rate {self.learning_rate:g}{schedule}, optimizer {type(self.optimizer).__name__}"
 
     def finished(self, value: float, previous: float | None, tol: float) -> bool:
         """The epoch's mean changed by less than ``tol`` relative to its size. The first
@@ -230,6 +250,9 @@ class MinibatchEpochs:
         batches = self.batches()
         total, seen = 0.0, 0
         for done, anchors in enumerate(batches, 1):
+            if self.decay_epochs:
+                progress = (epoch - 1 + (done - 1) / len(batches)) / self.decay_epochs
+                self.optimizer.param_groups[0]["lr"] = self.learning_rate * cosine_factor(progress)
             value = self.step(anchors)
             if value is not None:
                 total += value * len(anchors)
@@ -247,9 +270,10 @@ class CandidateEpochs(MinibatchEpochs):
     """
 
     def __init__(
-        self, problem, optimizer, learning_rate, batch_size, generator=None, n_candidates=50, refresh=1
-    ):
-        super().__init__(problem, optimizer, learning_rate, batch_size, generator)
+        self, problem, optimizer, learning_rate, batch_size, generator=None, decay_epochs=None,
+        n_candidates=50, refresh=1,
+    ):  # fmt: skip
+        super().__init__(problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
         self.n_candidates, self.refresh = n_candidates, refresh
         self.candidates: torch.Tensor | None = None
 
@@ -289,7 +313,7 @@ class BatchEpochs(MinibatchEpochs):
         p = self.problem
         anchors = anchors[torch.argsort(p.y[anchors], stable=True)]
         self.optimizer.zero_grad()
-        Z, y = p.encoder(p.X[anchors]), p.y[anchors]
+        Z, y = p.encoder(p.anchor_inputs(anchors, self.generator)), p.y[anchors]
         index = torch.arange(len(anchors), device=Z.device)
         if p.objective == "mcml":
             value = mcml_objective(Z, y, Z, y, index, p.kernel)
@@ -329,9 +353,10 @@ class BankEpochs(MinibatchEpochs):
     """
 
     def __init__(
-        self, problem, optimizer, learning_rate, batch_size, generator=None, momentum=0.5, bank=None
-    ):
-        super().__init__(problem, optimizer, learning_rate, batch_size, generator)
+        self, problem, optimizer, learning_rate, batch_size, generator=None, decay_epochs=None,
+        momentum=0.5, bank=None,
+    ):  # fmt: skip
+        super().__init__(problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
         if bank is None:
             with torch.no_grad():
                 bank = MemoryBank(problem.encoder(problem.X), momentum)
@@ -342,7 +367,7 @@ class BankEpochs(MinibatchEpochs):
         p = self.problem
         anchors = anchors[torch.argsort(p.y[anchors], stable=True)]
         self.optimizer.zero_grad()
-        Z_a = p.encoder(p.X[anchors])
+        Z_a = p.encoder(p.anchor_inputs(anchors, self.generator))
         value, grad_a, _, grad_dof = kernel_block_gradients(
             Z_a.detach(), p.y[anchors], self.bank.embeddings, self.bounds, anchors, p.objective, p.kernel,
             ref_grad=False,
@@ -366,8 +391,11 @@ def make_epochs(
     candidate_refresh: int = 1,
     bank_momentum: float = 0.5,
     tol: float = 1e-5,
+    decay_epochs: int | None = None,
 ):
     """The epoch strategy for these options (checked against ``rules``).
+
+    ``decay_epochs``: minibatch steps fall to 0 along a half cosine over that many epochs.
 
     Under ``torchrun`` the problem's group becomes data-parallel, which supports objectives
     f and g with neighbours from all points.
@@ -375,6 +403,7 @@ def make_epochs(
     for note in (
         neighbors_note(optimizer, neighbors),
         candidates_note(n_candidates, problem.kernel.name, problem.objective, neighbors),
+        augmentation_note(problem.augment, optimizer, neighbors, n_candidates),
     ):
         if note is not None:
             raise ValueError(note.error)
@@ -387,7 +416,7 @@ def make_epochs(
         problem.group = DataParallelGroup(problem.encoder, len(problem.X))
     if optimizer == "lbfgs":
         return LBFGSEpochs(problem, tol)  # its line search sets the step: no learning rate
-    minibatch = (problem, optimizer, learning_rate, batch_size, generator)
+    minibatch = (problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
     if n_candidates:
         return CandidateEpochs(*minibatch, n_candidates=n_candidates, refresh=candidate_refresh)
     if neighbors == "memory":

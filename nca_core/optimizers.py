@@ -12,7 +12,13 @@ import math
 
 import torch
 
-__all__ = ["SGD", "Adam"]
+__all__ = ["SGD", "Adam", "cosine_factor"]
+
+
+def cosine_factor(progress: float) -> float:
+    """The share of the base step size at ``progress`` (0 to 1) through training: a half
+    cosine from 1 down to 0 (Loshchilov and Hutter, 2017, without restarts)."""
+    return 0.5 * (1.0 + math.cos(math.pi * min(max(progress, 0.0), 1.0)))
 
 
 class _Optimizer:

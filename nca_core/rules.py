@@ -25,10 +25,16 @@ __all__ = [
     "OPTIMIZERS",
     "OPTIMIZER_CHOICES",
     "PER_ANCHOR_OBJECTIVES",
+    "SCHEDULES",
+    "SCHEDULE_CHOICES",
     "DataShape",
     "Note",
+    "augmentation_note",
+    "augments_anchors",
     "auto_objective",
+    "auto_schedule",
     "default_learning_rate",
+    "image_shift",
     "locked_values",
     "minibatch_defaults",
     "resolve",
@@ -46,6 +52,8 @@ OPTIMIZER_CHOICES = ("auto", *OPTIMIZERS)
 NEIGHBOR_SOURCES = ("all", "memory", "batch")
 NEIGHBOR_CHOICES = ("auto", *NEIGHBOR_SOURCES)
 INITS = ("auto", "pca", "lda", "identity", "random")
+SCHEDULES = ("constant", "cosine")
+SCHEDULE_CHOICES = ("auto", *SCHEDULES)
 OPTIONS = {
     "init": INITS,
     "objective": OBJECTIVES,
@@ -53,6 +61,7 @@ OPTIONS = {
     "kernel": KERNELS,
     "neighbors": NEIGHBOR_CHOICES,
     "optimizer": OPTIMIZERS,
+    "learning_rate_schedule": SCHEDULES,
 }
 
 # Step sizes that train without tuning. L-BFGS's line search scales its step; a network's
@@ -128,6 +137,25 @@ def auto_objective(encoder: str) -> str:
     return "g" if encoder == "mlp" else "f"
 
 
+def auto_schedule(encoder: str) -> str:
+    """The step-size schedule for "auto": a cosine decay for a network, constant for a map.
+
+    A network's minibatch steps stay noisy at a constant rate; falling to 0 over the run
+    let its last epochs settle: USPS 30-D dt-MCML with shifted images 2.94% against 3.49%
+    (benchmarks/RESULTS.md, issue 15).
+    """
+    return "cosine" if encoder == "mlp" else "constant"
+
+
+def image_shift(image_shape: tuple[int, int] | None) -> int:
+    """Pixels a network's training images are shifted by: one per 16 pixels of the shorter
+    side, so USPS (16 x 16) and MNIST (28 x 28) move by 1, and 8 x 8 digits, where a
+    pixel is an eighth of the image, and tabular rows not at all. On USPS at 30-D, one pixel
+    took dt-MCML from 5.23% to 3.49% (benchmarks/RESULTS.md, issue 15); on 8 x 8 digits it
+    cost accuracy."""
+    return 0 if image_shape is None else min(image_shape) // 16
+
+
 def uses_minibatches(optimizer: str) -> bool:
     """Adam and SGD step on batches of anchors; L-BFGS on all points at once."""
     return optimizer != "lbfgs"
@@ -174,14 +202,36 @@ def candidates_note(n_candidates: int | None, kernel: str, objective: str, neigh
     )
 
 
+def augments_anchors(optimizer: str, neighbors: str, n_candidates: int | None = None) -> bool:
+    """Whether training encodes each batch's anchors on their own, so that an augmentation
+    can hand it altered copies: minibatches with a memory bank or batch-only neighbours."""
+    return uses_minibatches(optimizer) and neighbors in ("memory", "batch") and not n_candidates
+
+
+def augmentation_note(augment: Any, optimizer: str, neighbors: str, n_candidates: int | None) -> Note | None:
+    """Augmented anchors need neighbours that are not recomputed from the clean inputs."""
+    if augment is None or augments_anchors(optimizer, neighbors, n_candidates):
+        return None
+    return Note(
+        "augment",
+        "error",
+        "Shifting images while training needs minibatches with neighbours from a memory bank "
+        "or the batch, so it is off.",
+        "augment needs a minibatch optimizer with neighbors='memory' or 'batch' and no n_candidates "
+        f"(here optimizer={optimizer!r}, neighbors={neighbors!r})",
+    )
+
+
 def resolve(request: Mapping[str, Any], shape: DataShape) -> tuple[dict[str, Any], list[Note]]:
     """Concrete settings for data of ``shape``, and a note for each request changed or qualified.
 
     ``request`` uses the estimator's names: n_components (None: n_features, or the rows of
     an init array), encoder, init (a name or an array), optimizer ("auto": ``auto_optimizer``),
     neighbors, learning_rate, batch_size and max_iter (None: tuned for the data size),
-    kernel, objective ("auto": ``auto_objective``), n_candidates. The result has the same keys with "auto"
-    and None replaced by what they mean here.
+    kernel, objective ("auto": ``auto_objective``), learning_rate_schedule ("auto":
+    ``auto_schedule``), n_candidates and augment (None or a callable; None when it cannot
+    apply). The result has the same keys with "auto" and
+    None replaced by what they mean here.
     """
     settings = dict(request)
     notes: list[Note] = []
@@ -192,7 +242,10 @@ def resolve(request: Mapping[str, Any], shape: DataShape) -> tuple[dict[str, Any
         settings["neighbors"], settings["n_candidates"] = "all", None
     s = settings
     candidates = candidates_note(s["n_candidates"], s["kernel"], s["objective"], s["neighbors"])
-    notes += [note for note in (lbfgs_note, candidates) if note is not None]
+    augmentation = augmentation_note(s.get("augment"), s["optimizer"], s["neighbors"], s["n_candidates"])
+    if augmentation is not None:
+        settings["augment"] = None
+    notes += [note for note in (lbfgs_note, candidates, augmentation) if note is not None]
     return settings, notes
 
 
@@ -286,6 +339,8 @@ def _auto_values(settings: dict, shape: DataShape) -> list[Note]:
         settings["optimizer"] = auto_optimizer(shape, encoder)
     if settings["objective"] == "auto":
         settings["objective"] = auto_objective(encoder)
+    if settings.get("learning_rate_schedule", "auto") == "auto":
+        settings["learning_rate_schedule"] = auto_schedule(encoder)
     optimizer = settings["optimizer"]
     settings["neighbors"] = neighbor_source(settings["neighbors"], optimizer, encoder)
     tuned = minibatch_defaults(shape.n_samples, settings["n_components"])

@@ -1,5 +1,7 @@
 """Epoch strategies: candidate neighbours, the memory bank, batch-only neighbours."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -35,8 +37,9 @@ def test_candidates_covering_everyone_give_the_exact_objective(problem, objectiv
     X, y, A = problem
     encoder = LinearEncoder(A)
     epochs = CandidateEpochs(
-        Problem(encoder, X, y, objective), "adam", 0.1, len(X), torch.Generator().manual_seed(0), len(X) - 1
-    )
+        Problem(encoder, X, y, objective), "adam", 0.1, len(X), torch.Generator().manual_seed(0),
+        n_candidates=len(X) - 1,
+    )  # fmt: skip
     epochs.optimizer = _NoStep(encoder)
     value = epochs.run(1)
     exact_encoder = LinearEncoder(A)
@@ -80,11 +83,11 @@ def test_memory_bank_rows_carry_no_gradient_and_are_not_aliased():
     assert not torch.equal(bank.embeddings[0], Z[0].detach())  # the source was not written
 
 
-def _one_step(problem, bank_mode):
+def _one_step(problem, bank_mode, augment=None):
     """One full-batch step in memory/batch mode with a stand-in optimiser; returns the grad."""
     X, y, A = problem
     encoder = LinearEncoder(A)
-    problem = Problem(encoder, X, y, "f")
+    problem = Problem(encoder, X, y, "f", augment=augment)
     generator = torch.Generator().manual_seed(0)
     if bank_mode:
         with torch.no_grad():
@@ -130,3 +133,72 @@ def test_bank_and_batch_modes_are_refused_with_lbfgs_and_candidates_need_the_clo
     student = Problem(LinearEncoder(A), X, y, kernel=StudentTKernel(1.0))
     with pytest.raises(ValueError, match="n_candidates works with the Gaussian"):
         make_epochs(student, "adam", 0.1, n_candidates=5)
+
+
+def _mirrored(X, generator):
+    """A row-wise stand-in augmentation: features in reverse order (deterministic)."""
+    assert isinstance(generator, torch.Generator)  # the strategy hands over its generator
+    return X.flip(1)
+
+
+def test_memory_mode_steps_on_the_augmented_anchors_and_banks_their_embeddings(problem):
+    from nca_core.losses import log_class_mass, objective_terms
+
+    X, y, A = problem
+    encoder, bank, before = _one_step(problem, bank_mode=True, augment=_mirrored)
+    A_ref = A.clone().requires_grad_(True)
+    Z = X.flip(1) @ A_ref.T
+    value = objective_terms(log_class_mass(Z, y, before, y, torch.arange(len(X))), "f").mean()
+    (-value).backward()
+    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(
+        bank.embeddings, 0.5 * before + 0.5 * (X.flip(1) @ A.T), rtol=1e-12, atol=1e-12
+    )
+
+
+def test_batch_mode_steps_on_the_augmented_batch(problem):
+    from nca_core.losses import nca_objective
+
+    X, y, A = problem
+    encoder, _, _ = _one_step(problem, bank_mode=False, augment=_mirrored)
+    A_ref = A.clone().requires_grad_(True)
+    (-nca_objective(X.flip(1) @ A_ref.T, y, "f") / len(X)).backward()
+    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("options", [{"neighbors": "all"}, {"neighbors": "all", "n_candidates": 5}])
+def test_augmenting_needs_anchors_encoded_on_their_own(problem, options):
+    X, y, A = problem
+    augmented = Problem(LinearEncoder(A), X, y, augment=_mirrored)
+    with pytest.raises(ValueError, match="augment needs a minibatch optimizer with neighbors='memory'"):
+        make_epochs(augmented, "adam", 0.1, **options)
+    with pytest.raises(ValueError, match="augment needs"):
+        make_epochs(augmented, "lbfgs")
+
+
+class _RateLog(_NoStep):
+    """A stand-in optimiser that records the step size of every step."""
+
+    def __init__(self, encoder):
+        super().__init__(encoder)
+        self.param_groups, self.rates = [{"lr": None}], []
+
+    def step(self):
+        self.rates.append(self.param_groups[0]["lr"])
+
+
+@pytest.mark.parametrize("decay_epochs, expected", [
+    (None, [0.1] * 8),
+    (2, [0.1 * (1 + math.cos(math.pi * k / 8)) / 2 for k in range(8)]),
+    (1, [0.1 * (1 + math.cos(math.pi * k / 4)) / 2 for k in range(4)] + [0.0] * 4),
+])  # fmt: skip
+def test_the_step_size_falls_along_a_half_cosine_step_by_step(problem, decay_epochs, expected):
+    X, y, A = problem
+    encoder = LinearEncoder(A)
+    problem = Problem(encoder, X, y, "f")
+    epochs = make_epochs(problem, "adam", 0.1, batch_size=30, neighbors="memory", decay_epochs=decay_epochs,
+                         generator=torch.Generator().manual_seed(0))  # fmt: skip
+    epochs.optimizer = _RateLog(encoder)
+    epochs.optimizer.param_groups[0]["lr"] = 0.1
+    epochs.run(1), epochs.run(2)  # 120 points in batches of 30: 4 steps an epoch
+    assert epochs.optimizer.rates == pytest.approx(expected, abs=1e-15)

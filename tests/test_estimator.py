@@ -9,7 +9,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from nca_core import NCA, Snapshot, TrainingDiverged
+from nca_core import NCA, RandomShift, Snapshot, TrainingDiverged
 
 DEVICES = [
     "cpu",
@@ -320,6 +320,34 @@ def test_a_network_learns_objective_g_and_a_map_objective_f_by_default(digits):
     assert all(0 <= value <= 1 for value in linear.objective_curve_)
 
 
+class _Recorded:
+    """RandomShift that keeps the batch sizes and dtypes it was handed."""
+
+    def __init__(self):
+        self.shift, self.calls = RandomShift((8, 8), 1), []
+
+    def __call__(self, X, generator):
+        self.calls.append((len(X), X.dtype))
+        return self.shift(X, generator)
+
+
+@pytest.mark.parametrize("neighbors", ["memory", "batch"])
+def test_augment_shifts_every_steps_anchors_and_the_run_still_learns(digits, neighbors):
+    X, y = digits
+    params = dict(encoder="mlp", hidden_sizes=(32,), batch_size=100, max_iter=6, neighbors=neighbors,
+                  device="cpu", random_state=0)  # fmt: skip
+    recorded = _Recorded()
+    model = NCA(2, augment=recorded, **params)
+    snaps = list(model.fit_iter(X[:300], y[:300], display_size=0, eval_every=6))
+    assert recorded.calls[0] == (2, torch.float32)  # the check before training
+    assert recorded.calls[1:] == [(100, torch.float32)] * 18  # 3 steps in each of 6 epochs
+    assert snaps[-1].train_accuracy > snaps[0].train_accuracy + 0.15  # leave-one-out 5-NN, from 0.23
+    again = NCA(2, augment=RandomShift((8, 8), 1), **params).fit(X[:300], y[:300])
+    np.testing.assert_array_equal(again.transform(X[:10]), model.transform(X[:10]))  # same seed, same shifts
+    plain = NCA(2, **params).fit(X[:300], y[:300])
+    assert not np.allclose(plain.transform(X[:10]), model.transform(X[:10]))
+
+
 def test_mlp_runs_are_reproducible_from_the_seed(digits):
     X, y = digits
     params = dict(encoder="mlp", hidden_sizes=(32,), optimizer="adam", max_iter=2, device="cpu")
@@ -383,6 +411,12 @@ def test_warm_start_continues_an_mlp(digits):
         (dict(optimizer="adam", kernel="student-t", n_candidates=5), "n_candidates works with the Gaussian"),
         (dict(kernel="student-t", dof=-1.0), "dof"),
         (dict(bank_momentum=1.0), "bank_momentum"),
+        (
+            dict(optimizer="adam", augment=lambda X, g: X),
+            "augment needs a minibatch optimizer with neighbors",
+        ),
+        (dict(encoder="mlp", augment=lambda X, g: X[:, :4]), r"batch's shape \(2, 13\), got \(2, 4\)"),
+        (dict(encoder="mlp", augment=RandomShift((4, 4))), r"needs rows of 16 pixels, got shape \(2, 13\)"),
     ],
 )
 def test_deep_options_have_specific_messages(wine, params, message):

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from nca_core.optimizers import SGD, Adam
+from nca_core.optimizers import SGD, Adam, cosine_factor
 
 
 def _trajectory(make, steps=25):
@@ -43,3 +43,9 @@ def test_a_first_step_imports_no_compiler():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_cosine_factor_falls_from_one_to_zero_along_a_half_cosine():
+    assert [cosine_factor(p) for p in (0.0, 0.5, 1.0)] == pytest.approx([1.0, 0.5, 0.0], abs=1e-15)
+    assert cosine_factor(0.25) == pytest.approx((1 + 2**-0.5) / 2)
+    assert cosine_factor(-1.0) == 1.0 and cosine_factor(3.0) == 0.0  # clamped to the run

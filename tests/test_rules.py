@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from nca_core import NCA, datasets
-from nca_core.rules import DataShape, default_learning_rate, resolve
+from nca_core.rules import DataShape, default_learning_rate, image_shift, resolve
 
 WINE = DataShape(n_samples=125, n_features=13, n_classes=3)
 BASE = {
@@ -20,6 +20,7 @@ IMPOSSIBLE = [
     ({"encoder": "mlp", "init": "lda"}, "init", "random"),
     ({"optimizer": "lbfgs", "neighbors": "memory"}, "neighbors", "all"),
     ({"n_candidates": 10, "kernel": "student-t"}, "n_candidates", 10),
+    ({"augment": lambda X, generator: X}, "augment", None),
 ]
 
 
@@ -61,6 +62,39 @@ def test_auto_objective_is_g_for_a_network_and_f_for_a_map():
     }
     assert chosen == {"linear": "f", "diagonal": "f", "mlp": "g"}
     assert resolve({**BASE, "encoder": "mlp"}, WINE)[0]["objective"] == "f"
+
+
+def test_a_network_decays_its_step_size_and_a_map_keeps_it_unless_told():
+    chosen = {
+        encoder: resolve({**BASE, "encoder": encoder, "n_components": None}, WINE)[0][
+            "learning_rate_schedule"
+        ]
+        for encoder in ("linear", "diagonal", "mlp")
+    }
+    assert chosen == {"linear": "constant", "diagonal": "constant", "mlp": "cosine"}
+    told = {**BASE, "encoder": "mlp", "learning_rate_schedule": "constant"}
+    assert resolve(told, WINE)[0]["learning_rate_schedule"] == "constant"
+
+
+def test_images_shift_by_a_pixel_per_sixteen_and_tabular_rows_not_at_all():
+    assert [image_shift(shape) for shape in (None, (8, 8), (16, 16), (28, 28), (40, 20))] == [0, 0, 1, 1, 1]
+
+
+def test_augmentation_stays_only_where_anchors_are_encoded_on_their_own():
+    """A memory bank or batch-only neighbours keep it; neighbours recomputed from clean
+    inputs (all points, candidates, L-BFGS) drop it with a note."""
+
+    def shift(X, generator):
+        return X
+
+    kept = {
+        change: resolve({**BASE, **dict(change), "augment": shift}, WINE)
+        for change in [(("encoder", "mlp"),), (("neighbors", "batch"),), (("neighbors", "memory"),)]
+    }
+    assert all(settings["augment"] is shift and notes == [] for settings, notes in kept.values())
+    for change in [{}, {"optimizer": "lbfgs"}, {"neighbors": "memory", "n_candidates": 5}]:
+        settings, notes = resolve({**BASE, **change, "augment": shift}, WINE)
+        assert settings["augment"] is None and "augment" in [n.setting for n in notes]
 
 
 def test_the_lda_cap_is_a_warning_in_the_estimator_and_a_note_in_the_app():
