@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from sklearn.preprocessing import StandardScaler
 
+from .augmentation import RandomShift
 from .datasets import Dataset
 from .estimator import NCA
 from .formatting import percent
@@ -25,7 +26,9 @@ from .rules import (
     DataShape,
     auto_init,
     auto_objective,
+    auto_schedule,
     default_learning_rate,
+    image_shift,
     locked_values,
     minibatch_defaults,
     resolve,
@@ -57,13 +60,15 @@ def recommended_config(
     rings start from PCA without standardisation, so the picture begins with the noise axis
     that PCA prefers; other sets start from LDA when d allows it, as scikit-learn's "auto".
     A network (``encoder="mlp"``) gets the Student-t kernel, a memory bank and objective g
-    (dt-NCA of Min et al., 2010, with ``rules.auto_objective``); L-BFGS and networks take
-    the library's default step size.
+    (dt-NCA of Min et al., 2010, with ``rules.auto_objective``), a step size that decays
+    (``rules.auto_schedule``) and images shifted while it trains (``rules.image_shift``);
+    L-BFGS and networks take the library's default step size.
     """
     config = _recommended_linear(data, n_components)
     if encoder == "mlp":
         config = config.replace(
             encoder="mlp", kernel="student-t", neighbors="memory", objective=auto_objective("mlp"),
+            learning_rate_schedule=auto_schedule("mlp"), shift=image_shift(data.image_shape),
             **locked_values("mlp"),
         )  # fmt: skip
     if encoder != "linear" or optimizer != "adam":
@@ -98,8 +103,10 @@ def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
     return config
 
 
-def estimator_params(config: RunConfig) -> dict:
-    """The ``NCA`` keyword arguments a RunConfig stands for (standardisation aside)."""
+def estimator_params(config: RunConfig, image_shape: tuple[int, int] | None = None) -> dict:
+    """The ``NCA`` keyword arguments a RunConfig stands for (standardisation aside); its
+    image shift needs the ``image_shape`` of the data (none for tabular data)."""
+    shift = config.shift if image_shape is not None else 0
     return {
         "n_components": config.n_components,
         "init": config.init,
@@ -111,20 +118,23 @@ def estimator_params(config: RunConfig) -> dict:
         "neighbors": config.neighbors,
         "optimizer": config.optimizer,
         "learning_rate": config.learning_rate,
+        "learning_rate_schedule": config.learning_rate_schedule,
         "batch_size": config.batch_size,
         "max_iter": config.epochs,
         "weight_decay": config.weight_decay,
         "device": config.device,
         "random_state": config.seed,
         "n_candidates": None,
+        "augment": RandomShift(image_shape, shift) if shift else None,
     }
 
 
 def resolve_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[str]]:
     """``config`` made possible for ``data`` (``rules.resolve``), and what changed, in words."""
     shape = DataShape(len(data.y_train), data.n_features, data.n_classes)
-    request = estimator_params(config)
+    request = estimator_params(config, data.image_shape)
     settings, notes = resolve(request, shape)
+    texts = [note.text for note in notes]
     changed = {
         name: settings[name]
         for name in ("n_components", "init", "batch_size")
@@ -132,8 +142,12 @@ def resolve_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[st
     }
     if request["neighbors"] not in ("auto", settings["neighbors"]):
         changed["neighbors"] = settings["neighbors"]
+    if config.shift and settings["augment"] is None:
+        changed["shift"] = 0
+        if data.image_shape is None:
+            texts.append("Shifting is for images; this dataset's rows are not images, so it is off.")
     config = config.replace(**changed, display_size=min(config.display_size, shape.n_samples))
-    return config, [note.text for note in notes]
+    return config, texts
 
 
 class Run:
@@ -149,7 +163,7 @@ class Run:
         self.config = config
         self.data = data
         self.scaler = StandardScaler().fit(data.X_train) if config.standardize else None
-        self.model = NCA(**estimator_params(config), tol=0.0)
+        self.model = NCA(**estimator_params(config, data.image_shape), tol=0.0)
         self.display_index: np.ndarray | None = None
         self.latest: Snapshot | None = None
 

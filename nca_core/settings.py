@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .rules import OPTIONS, default_learning_rate, uses_minibatches
+from .rules import OPTIONS, augments_anchors, default_learning_rate, neighbor_source, uses_minibatches
 
 __all__ = ["SETTINGS", "RunConfig", "Setting", "parse_boolean", "parse_flag"]
 
@@ -27,8 +27,8 @@ class Setting:
     ``choices`` lists every value allowed (with ``labels`` to show them); otherwise
     ``low``..``high`` bound a number. ``applies`` says when the setting matters given the
     others (the app greys it out otherwise); ``reset_on`` names settings whose change brings
-    back this one's recommended value. ``bound`` ("n_features" or "n_samples") limits the
-    choices to the data. ``widget`` picks the app's control; ``url_key`` None keeps it out of
+    back this one's recommended value. ``bound`` ("n_features", "n_samples" or
+    "image_shape") limits the choices to the data. ``widget`` picks the app's control; ``url_key`` None keeps it out of
     links.
     """
 
@@ -98,6 +98,12 @@ def parse_boolean(text: str) -> bool:
 
 def _minibatch(values: Mapping[str, Any]) -> bool:
     return uses_minibatches(values.get("optimizer", "adam"))
+
+
+def _anchors_alone(values: Mapping[str, Any]) -> bool:
+    optimizer = values.get("optimizer", "adam")
+    neighbors = neighbor_source(values.get("neighbors", "auto"), optimizer, values.get("encoder", "linear"))
+    return augments_anchors(optimizer, neighbors)
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -177,6 +183,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Optimiser", "number", low=1e-5, high=1e3, url_key="lr", reset_on=("optimizer", "encoder"),
     ),
     Setting(
+        "learning_rate_schedule", "constant", "Step size over the run",
+        "Constant keeps the learning rate; cosine lowers it smoothly to 0 by the last epoch, so "
+        "a network's final epochs settle instead of jittering.",
+        "Optimiser", "radio", choices=OPTIONS["learning_rate_schedule"], url_key="schedule",
+        reset_on=("encoder",), applies=_minibatch,
+        labels={"constant": "constant", "cosine": "cosine decay to 0"},
+    ),
+    Setting(
         "batch_size", 128, "Batch size", "Anchors per step (minibatch optimisers only).",
         "Optimiser", "select_slider", choices=(32, 64, 128, 256, 512, 1024, 2048, 4096), url_key="batch",
         applies=_minibatch,
@@ -189,6 +203,14 @@ SETTINGS: tuple[Setting, ...] = (
         "network, all points for a linear map.",
         "Optimiser", "selectbox", choices=OPTIONS["neighbors"], url_key="neighbors", applies=_minibatch,
         labels={"auto": "automatic", "all": "all points (exact)", "memory": "memory bank", "batch": "this batch only"},
+    ),
+    Setting(
+        "shift", 0, "Shift images while training",
+        "Every step sees its images moved by up to this many pixels, differently each time, so "
+        "a network cannot learn the training images by heart. For images, with neighbours from "
+        "a memory bank or the batch.",
+        "Optimiser", "select_slider", choices=(0, 1, 2), url_key="shift", reset_on=("encoder",),
+        labels={0: "off", 1: "1 pixel", 2: "2 pixels"}, applies=_anchors_alone, bound="image_shape",
     ),
     Setting(
         "epochs", 60, "Epochs", "Passes over the training set (L-BFGS: iterations).",

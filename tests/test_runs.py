@@ -137,3 +137,57 @@ def test_feature_influence_weighs_each_column_of_a_by_the_features_spread():
     expected = np.linalg.norm(raw.model.components_, axis=0) * data.X_train.std(0)
     np.testing.assert_allclose(raw.feature_influence(), expected, rtol=1e-4)
     assert raw.top_features(3) == list(np.argsort(-expected, kind="stable")[:3])
+
+
+def _digits_at_16_pixels():
+    """The 8 x 8 digits with every pixel doubled: real 16 x 16 images, as USPS's."""
+    import dataclasses
+
+    digits = datasets.load("digits")
+
+    def doubled(X):
+        images = X.reshape(-1, 8, 8)
+        return np.kron(images, np.ones((1, 2, 2), dtype=X.dtype)).reshape(len(X), 256)
+
+    return dataclasses.replace(
+        digits, X_train=doubled(digits.X_train), X_test=doubled(digits.X_test), image_shape=(16, 16)
+    )
+
+
+def test_the_deep_preset_shifts_images_and_decays_its_step_size():
+    from nca_core import RandomShift
+
+    images, wine, digits = _digits_at_16_pixels(), datasets.load("wine"), datasets.load("digits")
+    deep = recommended_config(images, encoder="mlp")
+    assert (deep.shift, deep.learning_rate_schedule) == (1, "cosine")
+    assert recommended_config(digits, encoder="mlp").shift == 0  # a pixel is an eighth of an 8 x 8 digit
+    assert recommended_config(wine, encoder="mlp").shift == 0  # rows that are not images
+    assert (recommended_config(images).shift, recommended_config(images).learning_rate_schedule) == (
+        0,
+        "constant",
+    )
+    run = Run(deep.replace(device="cpu"), images)
+    assert run.model.augment == RandomShift((16, 16), 1) and run.model.learning_rate_schedule == "cosine"
+
+
+def test_resolve_config_turns_shifting_off_where_it_cannot_apply():
+    config, notes = resolve_config(
+        RunConfig(encoder="mlp", init="random", shift=1, batch_size=64), datasets.load("wine")
+    )
+    assert config.shift == 0
+    assert notes == ["Shifting is for images; this dataset's rows are not images, so it is off."]
+    images = _digits_at_16_pixels()
+    config, notes = resolve_config(RunConfig(shift=1, neighbors="all"), images)  # a linear map, all points
+    assert config.shift == 0 and notes == [
+        "Shifting images while training needs minibatches with neighbours from a memory bank "
+        "or the batch, so it is off."
+    ]
+    config, notes = resolve_config(RunConfig(shift=1, neighbors="batch"), images)
+    assert config.shift == 1 and notes == []
+
+
+def test_a_deep_run_on_shifted_images_learns():
+    images = _digits_at_16_pixels()
+    config = recommended_config(images, encoder="mlp").replace(device="cpu", epochs=8, hidden_width=64)
+    snaps = list(Run(config, images).stream(eval_every=8))
+    assert snaps[-1].test_accuracy > snaps[0].test_accuracy + 0.4  # 2-D after 8 epochs: about 0.7

@@ -57,11 +57,15 @@ def run_settings(
 
 
 def options_for(setting: Setting, data: Dataset) -> list:
-    """The setting's choices that make sense for ``data`` (d up to D, at most n points drawn)."""
+    """The setting's choices that make sense for ``data`` (d up to D, at most n points drawn,
+    image shifts only for images)."""
     if setting.bound == "n_features":
         return [c for c in setting.choices if c <= data.n_features]
     if setting.bound == "n_samples":
         return sorted({min(c, len(data.y_train)) for c in setting.choices})
+    if setting.bound == "image_shape":  # tabular rows have no pixels to move
+        shorter = min(data.image_shape) if data.image_shape is not None else 1
+        return [c for c in setting.choices if c < shorter]
     return list(setting.choices)
 
 
@@ -93,13 +97,17 @@ def _control(setting: Setting, data: Dataset, key: str, values: Mapping, overrid
     """Draw one setting's widget and return its value."""
     locked = locked_values(values.get("encoder", "linear")).get(setting.name)
     value = locked if locked is not None else _default(setting, data, values, overrides)
+    options = options_for(setting, data)
     common = {
         "label": setting.label,
         "help": setting.help,
         "key": "-".join([key, setting.url_key or setting.name, *(str(values[n]) for n in setting.reset_on)]),
-        "disabled": locked is not None or (setting.applies is not None and not setting.applies(values)),
+        "disabled": (
+            locked is not None
+            or (setting.applies is not None and not setting.applies(values))
+            or len(options) == 1  # nothing to choose
+        ),
     }
-    options = options_for(setting, data)
     if setting.widget == "select_slider":
         value = value if value in options else min(options, key=lambda o: abs(o - value))
         return st.select_slider(options=options, value=value, format_func=setting.label_of, **common)

@@ -95,17 +95,23 @@ def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
 
 def test_picking_a_network_brings_the_deep_preset_and_picking_a_map_brings_it_back(app):
     """A user who only picks "neural network" gets what won in benchmarks/deep_nca.py:
-    the Student-t kernel and objective g; back on a linear map, the Gaussian and f."""
+    the Student-t kernel, objective g and a decaying step; back on a linear map, the
+    Gaussian, f and a constant step."""
 
     def kernel_and_objective(encoder: str) -> tuple[str, str]:
         radio = app.sidebar.radio
         return radio(key=f"rings-kernel-{encoder}").value, radio(key=f"rings-objective-{encoder}").value
 
     assert kernel_and_objective("linear") == ("gaussian", "f")
+    assert app.sidebar.radio(key="rings-schedule-linear").value == "constant"
     app.sidebar.selectbox(key="rings-encoder").set_value("mlp").run()
     assert kernel_and_objective("mlp") == ("student-t", "g")
+    assert app.sidebar.radio(key="rings-schedule-mlp").value == "cosine"
+    shift = app.sidebar.select_slider(key="rings-shift-mlp")
+    assert shift.value == 0 and shift.disabled  # the rings are points, not images
     app.sidebar.selectbox(key="rings-encoder").set_value("linear").run()
     assert kernel_and_objective("linear") == ("gaussian", "f")
+    assert app.sidebar.radio(key="rings-schedule-linear").value == "constant"
 
 
 def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
