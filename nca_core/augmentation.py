@@ -6,16 +6,20 @@ leave-one-out error falls to 0.23% while its test error stays above a linear map
 differently at every step, asks the map to be robust to what does not change a digit.
 
 An augmentation is any callable ``(X, generator) -> X'`` on a (batch, n_features) tensor
-that returns a tensor of the same shape; ``RandomShift`` is the one the library ships.
+that returns a tensor of the same shape, dtype and device; ``RandomShift`` is the one the
+library ships.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 
 __all__ = ["RandomShift"]
 
 
+@dataclass(frozen=True)
 class RandomShift:
     """Move each image by up to ``max_shift`` pixels along each axis, independently per image.
 
@@ -23,34 +27,33 @@ class RandomShift:
     shifted in at an edge repeat that edge, which is background for centred digits.
     """
 
-    def __init__(self, image_shape: tuple[int, int], max_shift: int = 1):
-        height, width = (int(v) for v in image_shape)
+    image_shape: tuple[int, int]
+    max_shift: int = 1
+
+    def __post_init__(self):
+        height, width = (int(v) for v in self.image_shape)
         if height < 1 or width < 1:
-            raise ValueError(f"image_shape must be (height, width) of positive sizes, got {image_shape!r}")
-        if int(max_shift) != max_shift or not 1 <= max_shift < min(height, width):
             raise ValueError(
-                f"max_shift must be a whole number from 1 to {min(height, width) - 1}, got {max_shift!r}"
+                f"image_shape must be (height, width) of positive sizes, got {self.image_shape!r}"
             )
-        self.image_shape = (height, width)
-        self.max_shift = int(max_shift)
-
-    def __repr__(self) -> str:
-        return f"RandomShift(image_shape={self.image_shape}, max_shift={self.max_shift})"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, RandomShift) and (other.image_shape, other.max_shift) == (
-            self.image_shape,
-            self.max_shift,
-        )
+        if int(self.max_shift) != self.max_shift or not 1 <= self.max_shift < min(height, width):
+            raise ValueError(
+                f"max_shift must be a whole number from 1 to {min(height, width) - 1}, got {self.max_shift!r}"
+            )
+        object.__setattr__(self, "image_shape", (height, width))
+        object.__setattr__(self, "max_shift", int(self.max_shift))
 
     def __call__(self, X: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+        """X of shape (batch, height * width), shifted; the offsets are drawn from ``generator``
+        (on the CPU) and the result has X's shape, dtype and device."""
         height, width = self.image_shape
         if X.ndim != 2 or X.shape[1] != height * width:
             raise ValueError(
                 f"RandomShift{self.image_shape} needs rows of {height * width} pixels, got shape {tuple(X.shape)}"
             )
         s, n = self.max_shift, len(X)
-        padded = torch.nn.functional.pad(X.view(n, 1, height, width), (s, s, s, s), mode="replicate")[:, 0]
+        images = X.reshape(n, 1, height, width)
+        padded = torch.nn.functional.pad(images, (s, s, s, s), mode="replicate")[:, 0]
         offsets = torch.randint(0, 2 * s + 1, (2, n), generator=generator).to(X.device)
         rows = offsets[0, :, None] + torch.arange(height, device=X.device)
         columns = offsets[1, :, None] + torch.arange(width, device=X.device)

@@ -126,7 +126,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     learning_rate_schedule : {"auto", "constant", "cosine"}, default="auto"
         Minibatch optimisers only. "cosine": the step falls from learning_rate to 0 along
         a half cosine over max_iter epochs, so the last epochs settle; "constant" keeps it.
-        "auto": cosine for the MLP, constant for a linear or diagonal map.
+        "auto": cosine for the MLP, constant for a linear or diagonal map. A warm start
+        decays again from learning_rate; tol can end a run before the step reaches 0.
     weight_decay : float, default=0.0
         L2 penalty on the map, ``weight_decay * ||A||_F^2`` (the MLP: its squared weights),
         subtracted from the objective.
@@ -140,7 +141,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Epochs between candidate searches.
     augment : callable or None, default=None
         Alters each minibatch's anchors afresh at every step, as ``augment(X_batch,
-        generator)`` on a float tensor, returning the same shape: e.g.
+        generator)`` on a tensor, returning one of the same shape, dtype and device: e.g.
         ``augmentation.RandomShift((28, 28), 1)`` moves images by up to a pixel. A network
         that learns a few thousand images by heart generalises better so (USPS 30-D dt-MCML:
         3.49% against 5.23%; benchmarks/RESULTS.md). Needs a minibatch optimizer with
@@ -385,10 +386,10 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             check_classification_targets(y)
             classes, y_index = np.unique(y, return_inverse=True)
             settings = self._resolve(DataShape(len(X), X.shape[1], len(classes)))
-            _check_augment(settings["augment"], X)
             rng = check_random_state(self.random_state)
             device = resolve_device(self.device)
             dtype = resolve_dtype(self.dtype, device)
+            _check_augment(settings["augment"], X, dtype, device)
             with report.timing_start(settings):
                 components = self._initial_components(X, y_index, settings, rng)
             seed = int(rng.randint(np.iinfo(np.int32).max))
@@ -620,16 +621,26 @@ class _Report:
         print(f"[{self.name}] Training took {time.perf_counter() - self.clock:8.2f}s.")
 
 
-def _check_augment(augment, X: np.ndarray) -> None:
-    """Try ``augment`` on two rows before training, so a mismatch is refused up front."""
+def _check_augment(augment, X: np.ndarray, dtype: torch.dtype, device) -> None:
+    """Try ``augment`` on two rows as training will hand them over, so that a mismatch is
+    refused before training starts."""
     if augment is None:
         return
-    rows = torch.as_tensor(np.ascontiguousarray(X[:2]), dtype=torch.float32)
+    rows = torch.as_tensor(np.ascontiguousarray(X[:2]), dtype=dtype, device=device)
     out = augment(rows, torch.Generator().manual_seed(0))
-    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(rows.shape):
-        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+    if not isinstance(out, torch.Tensor) or (out.shape, out.dtype, out.device) != (
+        rows.shape,
+        dtype,
+        rows.device,
+    ):
+        got = (
+            (tuple(out.shape), out.dtype, str(out.device))
+            if isinstance(out, torch.Tensor)
+            else type(out).__name__
+        )
         raise ValueError(
-            f"augment must return a tensor of the batch's shape {tuple(rows.shape)}, got {shape}"
+            f"augment must return a tensor of the batch's shape, dtype and device "
+            f"{(tuple(rows.shape), dtype, str(rows.device))}, got {got}"
         )
 
 

@@ -32,6 +32,7 @@ from .rules import (
     locked_values,
     minibatch_defaults,
     resolve,
+    uses_minibatches,
 )
 from .sampling import stratified_subsample
 from .settings import RunConfig
@@ -68,7 +69,8 @@ def recommended_config(
     if encoder == "mlp":
         config = config.replace(
             encoder="mlp", kernel="student-t", neighbors="memory", objective=auto_objective("mlp"),
-            learning_rate_schedule=auto_schedule("mlp"), shift=image_shift(data.image_shape),
+            learning_rate_schedule=auto_schedule("mlp"),
+            shift=image_shift(data.image_shape) if uses_minibatches(optimizer) else 0,
             **locked_values("mlp"),
         )  # fmt: skip
     if encoder != "linear" or optimizer != "adam":

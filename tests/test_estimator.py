@@ -3,6 +3,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
@@ -346,6 +347,23 @@ def test_augment_shifts_every_steps_anchors_and_the_run_still_learns(digits, nei
     np.testing.assert_array_equal(again.transform(X[:10]), model.transform(X[:10]))  # same seed, same shifts
     plain = NCA(2, **params).fit(X[:300], y[:300])
     assert not np.allclose(plain.transform(X[:10]), model.transform(X[:10]))
+    copy = clone(again)
+    assert copy.augment == again.augment and copy.augment is not again.augment
+
+
+@pytest.mark.parametrize("schedule, decays", [("auto", True), ("cosine", True), ("constant", False)])
+def test_a_networks_step_size_decays_to_zero_over_max_iter_unless_told_otherwise(
+    digits, monkeypatch, schedule, decays
+):
+    from nca_core import epochs
+
+    progress = []
+    monkeypatch.setattr(epochs, "cosine_factor", lambda p: progress.append(p) or 1.0)
+    X, y = digits
+    NCA(2, encoder="mlp", hidden_sizes=(16,), batch_size=100, max_iter=4, learning_rate_schedule=schedule,
+        device="cpu", random_state=0, tol=0).fit(X[:300], y[:300])  # fmt: skip
+    expected = [k / 12 for k in range(12)] if decays else []  # 3 steps in each of 4 epochs
+    assert progress == pytest.approx(expected)
 
 
 def test_mlp_runs_are_reproducible_from_the_seed(digits):
@@ -415,7 +433,11 @@ def test_warm_start_continues_an_mlp(digits):
             dict(optimizer="adam", augment=lambda X, g: X),
             "augment needs a minibatch optimizer with neighbors",
         ),
-        (dict(encoder="mlp", augment=lambda X, g: X[:, :4]), r"batch's shape \(2, 13\), got \(2, 4\)"),
+        (
+            dict(encoder="mlp", augment=lambda X, g: X[:, :4]),
+            r"batch's shape, dtype and device \(\(2, 13\), torch.float32, 'cpu'\), got \(\(2, 4\)",
+        ),
+        (dict(encoder="mlp", augment=lambda X, g: X.double()), r"got \(\(2, 13\), torch.float64, 'cpu'\)"),
         (dict(encoder="mlp", augment=RandomShift((4, 4))), r"needs rows of 16 pixels, got shape \(2, 13\)"),
     ],
 )

@@ -162,6 +162,7 @@ def test_the_deep_preset_shifts_images_and_decays_its_step_size():
     assert (deep.shift, deep.learning_rate_schedule) == (1, "cosine")
     assert recommended_config(digits, encoder="mlp").shift == 0  # a pixel is an eighth of an 8 x 8 digit
     assert recommended_config(wine, encoder="mlp").shift == 0  # rows that are not images
+    assert recommended_config(images, encoder="mlp", optimizer="lbfgs").shift == 0  # full batch: no anchors
     assert (recommended_config(images).shift, recommended_config(images).learning_rate_schedule) == (
         0,
         "constant",

@@ -37,7 +37,7 @@ def test_every_allowed_value_parses_back_and_the_estimator_accepts_it(setting):
         value = setting.kind(value)
         text = str(value).lower() if setting.kind is bool else str(value)
         assert setting.parse(text) == value
-        NCA(**estimator_params(RunConfig(**{setting.name: value})))._validate_params()
+        NCA(**estimator_params(RunConfig(**{setting.name: value}), image_shape=(16, 16)))._validate_params()
 
 
 @pytest.mark.parametrize(
