@@ -14,8 +14,9 @@ if presenting:
 else:
     st.title("Train NCA and watch it learn")
     st.caption(
-        "Neighbourhood Components Analysis learns a linear map under which each point's nearest "
-        "neighbours share its class. Press **Train** and watch the embedding move as it learns."
+        "Neighbourhood Components Analysis learns a map, linear or a neural network, under which "
+        "each point's nearest neighbours share its class. Press **Train** and watch the embedding "
+        "move as it learns."
     )
     top = st.container()
 
