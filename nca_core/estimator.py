@@ -144,8 +144,9 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         generator)`` on a tensor, returning one of the same shape, dtype and device: e.g.
         ``augmentation.RandomShift((28, 28), 1)`` moves images by up to a pixel. A network
         that learns a few thousand images by heart generalises better so (USPS 30-D dt-MCML:
-        3.49% against 5.23%; benchmarks/RESULTS.md). Needs a minibatch optimizer with
-        neighbors "memory" or "batch" (the default for the MLP); None: the inputs as given.
+        3.19% against 5.01%, mean of 3 seeds; benchmarks/RESULTS.md). Needs a minibatch
+        optimizer with neighbors "memory" or "batch" (the default for the MLP); None: the
+        inputs as given.
     device : str, default="auto"
         "auto" uses CUDA, then Apple MPS, then the CPU; or any torch device string.
     dtype : {"float32", "float64"}, default="float32"

@@ -141,8 +141,8 @@ def auto_schedule(encoder: str) -> str:
     """The step-size schedule for "auto": a cosine decay for a network, constant for a map.
 
     A network's minibatch steps stay noisy at a constant rate; falling to 0 over the run
-    let its last epochs settle: USPS 30-D dt-MCML with shifted images 2.94% against 3.49%
-    (benchmarks/RESULTS.md, issue 15).
+    let its last epochs settle: USPS 30-D dt-MCML with shifted images 3.19% against 3.49%,
+    mean of 3 seeds (benchmarks/RESULTS.md, issue 15).
     """
     return "cosine" if encoder == "mlp" else "constant"
 
@@ -151,8 +151,7 @@ def image_shift(image_shape: tuple[int, int] | None) -> int:
     """Pixels a network's training images are shifted by: one per 16 pixels of the shorter
     side, so USPS (16 x 16) and MNIST (28 x 28) move by 1, and 8 x 8 digits, where a
     pixel is an eighth of the image, and tabular rows not at all. On USPS at 30-D, one pixel
-    took dt-MCML from 5.23% to 3.49% (benchmarks/RESULTS.md, issue 15); on 8 x 8 digits it
-    cost accuracy."""
+    took dt-MCML from 5.01% to 3.19%, mean of 3 seeds (benchmarks/RESULTS.md, issue 15)."""
     return 0 if image_shape is None else min(image_shape) // 16
 
 
