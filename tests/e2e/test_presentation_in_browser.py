@@ -19,7 +19,7 @@ def test_a_bookmarked_presentation_fits_a_1024_by_768_projector(browser, app_url
         page.get_by_test_id("stSidebar").wait_for(state="hidden", timeout=5_000)
         page.get_by_test_id("stHeader").wait_for(state="hidden", timeout=5_000)
         assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "20px"
-        assert page.get_by_role("button", name="Step").count() == 0
+        assert page.get_by_role("button", name="Step", exact=True).count() == 0
         train.click()
         chart = page.get_by_test_id("stVegaLiteChart")
         chart.wait_for()
@@ -29,7 +29,7 @@ def test_a_bookmarked_presentation_fits_a_1024_by_768_projector(browser, app_url
             assert box["y"] + box["height"] <= 768, "not on the first screen"
         page.get_by_role("button", name="Stop").click()
         page.get_by_text("Presentation mode").click()  # the toggle's label
-        page.get_by_role("button", name="Step").wait_for()
+        page.get_by_role("button", name="Step", exact=True).wait_for()
         assert page.get_by_test_id("stSidebar").is_visible()
         assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "16px"
     finally:
