@@ -30,10 +30,11 @@ def _offsets(images: np.ndarray, out: np.ndarray, s: int) -> list[tuple[int, int
     return found
 
 
+@pytest.mark.parametrize("offset", [0.0, 1e4])  # far from the origin, float32 keeps every value
 @pytest.mark.parametrize("shape, s", [((16, 16), 1), ((28, 28), 2), ((5, 7), 2)])
-def test_every_row_is_its_image_moved_by_at_most_max_shift_pixels(shape, s):
+def test_every_row_is_its_image_moved_by_at_most_max_shift_pixels(shape, s, offset):
     gen = np.random.default_rng(0)
-    images = gen.random((400, *shape), dtype=np.float32)
+    images = gen.random((400, *shape), dtype=np.float32) + np.float32(offset)
     X = torch.from_numpy(images.reshape(400, -1))
     out = RandomShift(shape, s)(X, torch.Generator().manual_seed(1))
     assert out.dtype == torch.float32 and out.shape == X.shape

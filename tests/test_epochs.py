@@ -202,3 +202,32 @@ def test_the_step_size_falls_along_a_half_cosine_step_by_step(problem, decay_epo
     epochs.optimizer.param_groups[0]["lr"] = 0.1
     epochs.run(1), epochs.run(2)  # 120 points in batches of 30: 4 steps an epoch
     assert epochs.optimizer.rates == pytest.approx(expected, abs=1e-15)
+
+
+def _shifted_images_step(dtype, offset):
+    """The gradient (as float64) of one memory-bank step in ``dtype`` on 4 x 4 images that
+    RandomShift moves by a pixel."""
+    from nca_core.augmentation import RandomShift
+
+    gen = torch.Generator().manual_seed(0)
+    centres = torch.tensor([0.0, 1.0, 12.0], dtype=torch.float64)  # class 2 lies far from 0 and 1
+    y = torch.arange(3).repeat_interleave(40)
+    X = centres[y, None] + torch.randn(120, 16, generator=gen, dtype=torch.float64) + offset
+    A = 0.3 * torch.randn(2, 16, generator=gen, dtype=torch.float64)
+    encoder = LinearEncoder(A.to(dtype))
+    problem = Problem(encoder, X.to(dtype), y, "g", augment=RandomShift((4, 4), 1))
+    epochs = make_epochs(problem, "adam", 0.1, batch_size=120, neighbors="memory",
+                         generator=torch.Generator().manual_seed(1))  # fmt: skip
+    epochs.optimizer = _NoStep(encoder)
+    epochs.run(1)
+    return encoder.weight.grad.double()
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e3])
+def test_a_float32_step_on_shifted_images_matches_float64(offset):
+    """The user's dtype on far-apart classes, near and far from the origin: the same shifts
+    (one generator) give the float64 step's gradient."""
+    want = _shifted_images_step(torch.float64, offset)
+    got = _shifted_images_step(torch.float32, offset)
+    tolerance = 1e-4 if offset == 0 else 1e-3  # float32 holds 1e3 to about 6e-5
+    torch.testing.assert_close(got, want, rtol=0, atol=tolerance * float(want.abs().max()))
