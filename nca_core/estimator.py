@@ -629,19 +629,14 @@ def _check_augment(augment, X: np.ndarray, dtype: torch.dtype, device) -> None:
         return
     rows = torch.as_tensor(np.ascontiguousarray(X[:2]), dtype=dtype, device=device)
     out = augment(rows, torch.Generator().manual_seed(0))
-    if not isinstance(out, torch.Tensor) or (out.shape, out.dtype, out.device) != (
-        rows.shape,
-        dtype,
-        rows.device,
-    ):
-        got = (
-            (tuple(out.shape), out.dtype, str(out.device))
-            if isinstance(out, torch.Tensor)
-            else type(out).__name__
-        )
+
+    def described(t):
+        return (tuple(t.shape), t.dtype, str(t.device)) if isinstance(t, torch.Tensor) else type(t).__name__
+
+    if described(out) != described(rows):
         raise ValueError(
-            f"augment must return a tensor of the batch's shape, dtype and device "
-            f"{(tuple(rows.shape), dtype, str(rows.device))}, got {got}"
+            f"augment must return a tensor of the batch's shape, dtype and device {described(rows)}, "
+            f"got {described(out)}"
         )
 
 

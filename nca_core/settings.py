@@ -28,8 +28,8 @@ class Setting:
     ``low``..``high`` bound a number. ``applies`` says when the setting matters given the
     others (the app greys it out otherwise); ``reset_on`` names settings whose change brings
     back this one's recommended value. ``bound`` ("n_features", "n_samples" or
-    "image_shape") limits the choices to the data. ``widget`` picks the app's control; ``url_key`` None keeps it out of
-    links.
+    "image_shape") limits the choices to the data. ``widget`` picks the app's control;
+    ``url_key`` None keeps it out of links.
     """
 
     name: str
