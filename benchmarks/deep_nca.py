@@ -199,10 +199,11 @@ def main() -> None:
     )
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; hidden layers {HIDDEN}\n")
+    overrides = parse_overrides(args.set)
+    hidden = overrides.get("hidden_sizes", HIDDEN)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; hidden layers {hidden}\n")
     rows = []
     if "methods" in args.tables:
-        overrides = parse_overrides(args.set)
         rows += results_table(
             args.datasets,
             args.dims,
