@@ -3,8 +3,8 @@
 import streamlit as st
 
 from app_pages.ui.toy import toy_problem
-from nca_core import figures
-from nca_core.toy import neighbourhood
+from nca_core.plots import figures
+from nca_core.runs.toy import neighbourhood
 
 st.title("How NCA works")
 st.caption("The idea behind Neighbourhood Components Analysis in a few lines, with the paper's formulas.")

@@ -4,7 +4,7 @@ import streamlit as st
 
 from app_pages.ui import compare, speed
 from app_pages.ui import data as app_data
-from nca_core import figures
+from nca_core.plots import figures
 
 st.title("What the projection saves in kNN")
 st.caption(

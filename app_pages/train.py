@@ -39,7 +39,7 @@ with top if presenting else st.container():
 
 from app_pages.ui import notices, views  # noqa: E402  (see the buttons: these load torch)
 from app_pages.ui.controls import demo_for, run_settings  # noqa: E402
-from nca_core.runs import Run, resolve_config  # noqa: E402
+from nca_core.runs.run import Run, resolve_config  # noqa: E402
 
 data = app_data.load_dataset(name)
 if data is None:

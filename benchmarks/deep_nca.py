@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from nca_core import NCA, RandomShift, datasets, knn_predict
-from nca_core.rules import image_shift
+from nca_core.config.rules import image_shift
 
 HIDDEN = (500, 500)
 # Deep runs take the library's defaults for a network: objective g for the NCA variants and a

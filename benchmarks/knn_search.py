@@ -32,9 +32,10 @@ import time
 import numpy as np
 from compare_sklearn import machine  # the same machine line as the other tables
 
-from nca_core import datasets, knn, stratified_subsample
-from nca_core.comparison import model_cache_dir, quick_nca
-from nca_core.runs import EVAL_POINTS, recommended_config
+from nca_core import datasets, stratified_subsample
+from nca_core.runs.comparison import model_cache_dir, quick_nca
+from nca_core.runs.run import EVAL_POINTS, recommended_config
+from nca_core.search import knn
 
 
 def _timed(search, repeats: int):

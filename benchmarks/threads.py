@@ -19,7 +19,7 @@ CASE = """
 import sys, time, torch
 torch.set_num_threads(int(sys.argv[1]))
 from nca_core.datasets import load
-from nca_core.runs import Run, recommended_config
+from nca_core.runs.run import Run, recommended_config
 data = load(sys.argv[2])
 run = Run(recommended_config(data).replace(epochs=int(sys.argv[3])), data)
 stream = run.stream()

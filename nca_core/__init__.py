@@ -4,7 +4,7 @@ Never imports Streamlit; the app builds on this package, not the other way round
 
 The public names below are imported on first use (PEP 562): most of them load torch and
 scikit-learn, seconds on a cold start, which a caller that only reads settings or a dataset
-(``nca_core.settings``, ``nca_core.datasets``) should not wait for.
+(``nca_core.config.settings``, ``nca_core.datasets``) should not wait for.
 """
 
 from __future__ import annotations
@@ -13,22 +13,22 @@ import importlib
 
 # Each public name and the module that defines it.
 _HOMES = {
-    "NCA": "estimator",
-    "ModelFileError": "model_io",
-    "Projection": "baselines",
-    "RandomShift": "augmentation",
-    "Snapshot": "training",
-    "TrainingDiverged": "training",
-    "available_devices": "device",
-    "fit_projection": "baselines",
-    "knn_accuracy": "knn",
-    "knn_predict": "knn",
-    "leave_one_out_accuracy": "knn",
-    "load_model": "model_io",
-    "nca_objective": "losses",
-    "resolve_device": "device",
-    "save_model": "model_io",
-    "stratified_subsample": "sampling",
+    "NCA": "estimator.nca",
+    "ModelFileError": "estimator.model_io",
+    "Projection": "estimator.baselines",
+    "RandomShift": "training.augmentation",
+    "Snapshot": "training.loop",
+    "TrainingDiverged": "training.loop",
+    "available_devices": "util.device",
+    "fit_projection": "estimator.baselines",
+    "knn_accuracy": "search.knn",
+    "knn_predict": "search.knn",
+    "leave_one_out_accuracy": "search.knn",
+    "load_model": "estimator.model_io",
+    "nca_objective": "objective.losses",
+    "resolve_device": "util.device",
+    "save_model": "estimator.model_io",
+    "stratified_subsample": "util.sampling",
 }
 
 __all__ = list(_HOMES)

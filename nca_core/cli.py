@@ -3,13 +3,13 @@
 The run settings' flags are generated from ``settings.SETTINGS`` (the same declaration as
 the app's controls); a flag left out takes the value recommended for the dataset, as the
 app's sidebar does. Training goes through ``runs.Run``, as in the app, so the model file
-(.npz, see ``nca_core.model_io``) acts on raw inputs, with any standardisation folded in.
+(.npz, see ``nca_core.estimator.model_io``) acts on raw inputs, with any standardisation folded in.
 Also writes a metrics JSON (settings, per-epoch objective and kNN accuracies, final kNN
 test error, timings) and, with ``--snapshots``, the display embeddings of every epoch.
 Progress is a tqdm bar on stderr.
 
 Launched by ``torchrun --nproc_per_node=N -m nca_core train ...`` it trains data-parallel
-(see ``nca_core.distributed``): every process loads the data, rank 0 reports and writes.
+(see ``nca_core.training.distributed``): every process loads the data, rank 0 reports and writes.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ CLI_EVAL_POINTS = 10000
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .config.settings import SETTINGS
     from .datasets import REGISTRY
-    from .settings import SETTINGS
 
     parser = argparse.ArgumentParser(prog="python -m nca_core", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_flag(group, setting) -> None:
-    from .settings import parse_flag
+    from .config.settings import parse_flag
 
     if setting.kind is bool:
         group.add_argument(setting.flag, action=argparse.BooleanOptionalAction, help=setting.help)
@@ -71,8 +71,8 @@ def _add_flag(group, setting) -> None:
 
 def _config(args: argparse.Namespace, data, device: str):
     """The recommended settings for ``data``, changed by the flags given, made possible."""
-    from .runs import recommended_config, resolve_config
-    from .settings import SETTINGS
+    from .config.settings import SETTINGS
+    from .runs.run import recommended_config, resolve_config
 
     given = {s.name: getattr(args, s.name) for s in SETTINGS if getattr(args, s.name) is not None}
     base = recommended_config(
@@ -86,7 +86,8 @@ def _config(args: argparse.Namespace, data, device: str):
 
 def _load(args: argparse.Namespace, lead: bool):
     """Rank 0 downloads what is missing; the other processes read the files it wrote."""
-    from . import datasets, distributed
+    from . import datasets
+    from .training import distributed
 
     data = None
     if lead:
@@ -129,8 +130,9 @@ def _train_with_progress(run, args, title: str, lead: bool) -> tuple[list[dict],
 
 def train(args: argparse.Namespace) -> dict:
     """Run one training as described by ``args``; returns the metrics written (rank 0)."""
-    from . import distributed, knn_accuracy
-    from .runs import Run
+    from . import knn_accuracy
+    from .runs.run import Run
+    from .training import distributed
 
     rank, world_size, local_rank = distributed.init_from_environment()
     lead = rank == 0
@@ -187,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:
-        from .distributed import shutdown
+        from .training.distributed import shutdown
 
         shutdown()
     if not metrics:  # a worker process of a data-parallel run: rank 0 reports

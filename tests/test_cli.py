@@ -34,7 +34,7 @@ def test_train_wine_writes_model_metrics_and_snapshots(tmp_path):
 def test_the_cli_and_the_app_give_the_same_model_for_the_same_settings(tmp_path):
     """Both train through runs.Run: same recommended settings, a model that takes raw inputs."""
     from nca_core import datasets
-    from nca_core.runs import Run, recommended_config
+    from nca_core.runs.run import Run, recommended_config
 
     out = tmp_path / "run"
     result = subprocess.run(

@@ -1,11 +1,12 @@
-"""The library never imports the UI: every nca_core module imports without Streamlit.
+"""The library's layers: imports point down, and the library never imports the UI.
 
-Each check runs in a fresh interpreter, because this test process may already have
+The import checks run in a fresh interpreter, because this test process may already have
 imported Streamlit (the app tests do) and ``sys.modules`` is shared.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -61,8 +62,8 @@ def test_no_nca_core_module_imports_streamlit():
     report = _fresh_python(_IMPORT_EVERY_MODULE, "nca_core")
     assert report["imported"] == report["walked"]
     # The walk reaches the modules most tempted to touch the UI, and the subpackage's modules.
-    for name in ("nca_core.runs", "nca_core.figures", "nca_core.cli", "nca_core.comparison",
-                 "nca_core.distributed", "nca_core.live_charts", "nca_core.__main__",
+    for name in ("nca_core.runs.run", "nca_core.plots.figures", "nca_core.cli", "nca_core.runs.comparison",
+                 "nca_core.training.distributed", "nca_core.plots.live_charts", "nca_core.__main__",
                  "nca_core.datasets", "nca_core.datasets._csv", "nca_core.datasets._download"):  # fmt: skip
         assert name in report["imported"]
     assert "streamlit" not in _top_level(report["loaded"]), report["loaded"]
@@ -100,7 +101,7 @@ def test_the_command_line_runs_without_plotly():
         "        if name.split('.')[0] == 'plotly':\n"
         "            raise ImportError('plotly is not installed')\n"
         "sys.meta_path.insert(0, NoPlotly())\n"
-        "for name in ('nca_core.cli', 'nca_core.runs', 'nca_core.comparison', 'nca_core.demo'):\n"
+        "for name in ('nca_core.cli', 'nca_core.runs.run', 'nca_core.runs.comparison', 'nca_core.runs.demo'):\n"
         "    importlib.import_module(name)\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'plotly')))\n"
     )
@@ -113,10 +114,100 @@ def test_the_package_settings_and_datasets_load_neither_torch_nor_scikit_learn()
     """Reading settings, a link or a dataset list must not wait seconds for torch; the
     public names load their modules on first use."""
     code = (
-        "import json, sys, nca_core, nca_core.settings, nca_core.datasets\n"
+        "import json, sys, nca_core, nca_core.config.settings, nca_core.datasets\n"
         "before = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'sklearn', 'scipy'})\n"
         "from nca_core import NCA\n"
         "print(json.dumps([before, NCA.__module__, 'torch' in sys.modules]))\n"
     )
-    assert _fresh_python(code) == [[], "nca_core.estimator", True]
+    assert _fresh_python(code) == [[], "nca_core.estimator.nca", True]
     assert set(nca_core.__all__) <= set(dir(nca_core))
+
+
+# nca_core's packages from the bottom up. A module may import from its own package and from
+# packages below it; packages on one rank (objective and search) do not import each other.
+LAYERS = (
+    ("util",),
+    ("config",),
+    ("datasets",),
+    ("objective", "search"),
+    ("training",),
+    ("estimator",),
+    ("runs",),
+    ("plots",),
+    ("__init__",),  # the public names, imported on first use from the layers above
+    ("cli",),
+    ("__main__",),
+)
+RANK = {package: rank for rank, packages in enumerate(LAYERS) for package in packages}
+PACKAGE_ROOT = Path(nca_core.__file__).parent
+
+
+def _package_of(module: str, root: Path) -> str:
+    """The layer of a dotted name inside nca_core: "nca_core.training.loop" -> "training";
+    a public name of the package itself ("nca_core.NCA") -> "__init__"."""
+    parts = module.split(".")
+    if len(parts) > 1 and ((root / parts[1]).is_dir() or (root / f"{parts[1]}.py").exists()):
+        return parts[1]
+    return "__init__"
+
+
+def _imports(path: Path, root: Path) -> list[str]:
+    """The nca_core modules (dotted) that the file at ``path`` imports, relative ones resolved."""
+    own = ["nca_core", *path.relative_to(root).with_suffix("").parts]
+    package = own[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if node.module is None:  # from . import x: each name is a module
+                found += [f"{target}.{alias.name}" for alias in node.names]
+            else:
+                found.append(target)
+        elif isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+    return [name for name in found if name == "nca_core" or name.startswith("nca_core.")]
+
+
+def _violations(root: Path) -> list[str]:
+    problems = []
+    for path in sorted(root.rglob("*.py")):
+        source = path.relative_to(root).parts
+        mine = source[0].removesuffix(".py")
+        for target in _imports(path, root):
+            theirs = _package_of(target, root)
+            if theirs == mine or (theirs == "__init__" and mine in ("cli", "__main__")):
+                continue
+            if theirs not in RANK or mine not in RANK:
+                problems.append(f"{'/'.join(source)} imports {target}: a package outside LAYERS")
+            elif RANK[theirs] >= RANK[mine]:
+                problems.append(f"{'/'.join(source)} ({mine}) imports {target} ({theirs}), which is not below it")
+    return problems
+
+
+def test_every_package_is_in_a_layer():
+    packages = {p.name for p in PACKAGE_ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    modules = {p.stem for p in PACKAGE_ROOT.glob("*.py")}
+    assert packages | modules == set(RANK)
+
+
+def test_imports_point_down_the_layers():
+    assert _violations(PACKAGE_ROOT) == []
+
+
+def test_the_layer_check_catches_an_upward_import(tmp_path):
+    """A copy where the objective imports the training loop fails, and so does one where
+    the two packages of one rank import each other."""
+    copy = tmp_path / "nca_core"
+    shutil.copytree(PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    kernels = copy / "objective" / "kernels.py"
+    kernels.write_text(kernels.read_text() + "\nfrom ..training.loop import Snapshot\n")
+    knn = copy / "search" / "knn.py"
+    knn.write_text(knn.read_text() + "\nfrom ..objective import losses\n")
+    assert _violations(copy) == [
+        "objective/kernels.py (objective) imports nca_core.training.loop (training), which is not below it",
+        "search/knn.py (search) imports nca_core.objective (objective), which is not below it",
+    ]

@@ -19,8 +19,9 @@ import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from nca_core import figures, live_charts
-from nca_core.comparison import (
+from nca_core.datasets import Dataset
+from nca_core.plots import figures, live_charts
+from nca_core.runs.comparison import (
     MethodResult,
     class_mix,
     evaluate,
@@ -29,8 +30,7 @@ from nca_core.comparison import (
     quick_nca,
     training_subset,
 )
-from nca_core.datasets import Dataset
-from nca_core.runs import recommended_config
+from nca_core.runs.run import recommended_config
 
 from . import state
 from .data import UPLOAD_NAME, session_cached

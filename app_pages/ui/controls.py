@@ -1,4 +1,4 @@
-"""The sidebar's run settings, generated from ``nca_core.settings.SETTINGS``.
+"""The sidebar's run settings, generated from ``nca_core.config.settings.SETTINGS``.
 
 Each declared setting becomes one control; this module only chooses the Streamlit widget
 for it, its options for the dataset at hand and its default (the value recommended for the
@@ -14,11 +14,11 @@ from typing import Any
 import streamlit as st
 
 from nca_core import available_devices
+from nca_core.config.rules import locked_values
+from nca_core.config.settings import SETTINGS, Setting
 from nca_core.datasets import REGISTRY, Dataset
-from nca_core.demo import DemoStart, demo_start
-from nca_core.rules import locked_values
-from nca_core.runs import RunConfig, recommended_config
-from nca_core.settings import SETTINGS, Setting
+from nca_core.runs.demo import DemoStart, demo_start
+from nca_core.runs.run import RunConfig, recommended_config
 
 from . import share
 
@@ -29,7 +29,7 @@ def _demo_start(name: str, _data: Dataset) -> DemoStart | None:
 
 
 def demo_for(name: str, data: Dataset) -> DemoStart | None:
-    """The Train page's demonstration start for a registered set (``nca_core.demo``),
+    """The Train page's demonstration start for a registered set (``nca_core.runs.demo``),
     measured once per process: it depends on the data alone, the same for every session.
     An uploaded set keeps the library's start."""
     return _demo_start(name, data) if name in REGISTRY else None

@@ -230,7 +230,7 @@ class TrainingJob:
         # which need this module, before torch has loaded (seconds on a first visit).
         import torch
 
-        from nca_core.training import TrainingDiverged, stop_when
+        from nca_core.training.loop import TrainingDiverged, stop_when
 
         if not self.slots.acquire(self.ticket, self._should_stop, lambda: self.seconds_left):
             self.state = "stopped"

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nca_core import Snapshot
+from nca_core.config.settings import BY_NAME
 from nca_core.datasets import Dataset
-from nca_core.demo import SEPARATED, DemoStart
-from nca_core.formatting import percent
-from nca_core.runs import RunConfig
-from nca_core.settings import BY_NAME
+from nca_core.runs.demo import SEPARATED, DemoStart
+from nca_core.runs.run import RunConfig
+from nca_core.util.formatting import percent
 
 from .state import ActiveRun
 

@@ -1,6 +1,6 @@
 """Settings in the URL query string, so a link opens the same configuration.
 
-Only the keys declared in ``nca_core.settings.SETTINGS`` are read, each checked against its
+Only the keys declared in ``nca_core.config.settings.SETTINGS`` are read, each checked against its
 declared type, choices and range; anything else is ignored and the page says so. Values are
 written back as plain strings (JSON-safe scalars).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from nca_core.settings import SETTINGS, RunConfig, parse_boolean
+from nca_core.config.settings import SETTINGS, RunConfig, parse_boolean
 
 from . import presentation
 
@@ -17,7 +17,7 @@ APPLIED = "_query_applied"
 NOTICES = "_query_notices"
 VALUES = "_query_values"
 
-# query key -> the setting it carries (type, choices, range: see nca_core.settings)
+# query key -> the setting it carries (type, choices, range: see nca_core.config.settings)
 FIELDS = {s.url_key: s for s in SETTINGS if s.url_key}
 RUN_FIELDS = tuple(s.name for s in FIELDS.values())
 

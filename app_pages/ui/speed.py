@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 import pandas as pd
 import streamlit as st
 
-from nca_core.comparison import INDEX_LABELS, SearchCost, best_gains, cost_table, knn_search_cost
 from nca_core.datasets import Dataset
+from nca_core.runs.comparison import INDEX_LABELS, SearchCost, best_gains, cost_table, knn_search_cost
 
 from . import compare
 from .data import UPLOAD_NAME, session_cached

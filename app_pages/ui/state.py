@@ -15,7 +15,7 @@ from .pacing import SLOW_EPOCHS, Pace, frames_per_epoch
 
 if TYPE_CHECKING:  # the Train page draws its buttons, which need this module, before torch loads
     from nca_core import Snapshot
-    from nca_core.runs import Run
+    from nca_core.runs.run import Run
 
 RUN_KEY = "train_run"
 

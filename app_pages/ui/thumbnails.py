@@ -15,8 +15,8 @@ import pandas as pd
 import streamlit as st
 
 from nca_core.datasets import Dataset
-from nca_core.live_charts import thumbnail_rows
-from nca_core.thumbnails import png_data_urls
+from nca_core.plots.live_charts import thumbnail_rows
+from nca_core.plots.thumbnails import png_data_urls
 
 from .data import UPLOAD_NAME
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from nca_core import toy
+from nca_core.runs import toy
 
 
 @st.cache_resource

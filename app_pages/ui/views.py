@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from nca_core import figures, live_charts
 from nca_core.datasets import Dataset
-from nca_core.demo import SEPARATED, DemoStart
-from nca_core.formatting import percent
-from nca_core.gif import replay_gif
-from nca_core.runs import EVAL_POINTS, blow_up_note
+from nca_core.plots import figures, live_charts
+from nca_core.plots.gif import replay_gif
+from nca_core.runs.demo import SEPARATED, DemoStart
+from nca_core.runs.run import EVAL_POINTS, blow_up_note
+from nca_core.util.formatting import percent
 
 from . import notices, presentation, thumbnails
 from .data import dataset_title
@@ -448,7 +448,7 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
 
 
 def gif_file(active: ActiveRun, data: Dataset, snapshots=None) -> bytes:
-    """The replay as an animated GIF for slides (``nca_core.gif``); ``snapshots`` defaults
+    """The replay as an animated GIF for slides (``nca_core.plots.gif``); ``snapshots`` defaults
     to the run's."""
     run = active.run
     return replay_gif(

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..sampling import stratified_subsample
+from ..util.sampling import stratified_subsample
 from ._cache import cached_arrays
 from ._csv import from_csv, guess_label_column
 from ._download import ProgressCallback, download

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..sampling import stratified_subsample
+from ..util.sampling import stratified_subsample
 from ._errors import DatasetError
 
 if TYPE_CHECKING:

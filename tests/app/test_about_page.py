@@ -1,7 +1,7 @@
 """AppTest of How NCA works: formulas and the neighbour-probability illustration."""
 
 from nca_core.datasets import make_stretched_blobs
-from nca_core.losses import selection_probabilities
+from nca_core.objective.losses import selection_probabilities
 
 
 def test_formulas_and_the_illustration(app):
@@ -34,7 +34,7 @@ def test_choosing_another_point_shows_its_probabilities(app):
 def test_the_caption_names_the_line_colours_the_figure_draws(app):
     import json
 
-    from nca_core import figures
+    from nca_core.plots import figures
 
     at = app.switch_page("app_pages/about.py").run()
     caption = next(c.value for c in at.caption if "p_ij to the others" in c.value)
@@ -54,7 +54,7 @@ def about_figures(at):
 
 
 def test_line_colours_cannot_be_taken_for_class_colours(app):
-    from nca_core import figures
+    from nca_core.plots import figures
 
     at = app.switch_page("app_pages/about.py").run()
     for fig in about_figures(at):

@@ -8,9 +8,9 @@ import torch
 
 from app_pages.ui.jobs import JobSlots, TrainingJob
 from nca_core import NCA, datasets
-from nca_core.encoders import LinearEncoder
-from nca_core.epochs import Problem, make_epochs
-from nca_core.training import train
+from nca_core.training.encoders import LinearEncoder
+from nca_core.training.epochs import Problem, make_epochs
+from nca_core.training.loop import train
 
 
 def rings_stream(**kwargs):
@@ -164,7 +164,7 @@ def test_thread_count_applies_to_the_job_thread_only():
 
 def test_small_sets_train_on_one_thread_and_large_ones_share_the_cores(monkeypatch):
     from app_pages.ui.state import threads_for
-    from nca_core.runs import Run, recommended_config
+    from nca_core.runs.run import Run, recommended_config
 
     rings = datasets.load("rings")
     monkeypatch.setattr("os.cpu_count", lambda: 8)

@@ -73,7 +73,7 @@ def test_reuses_the_train_run_when_it_matches(app):
 def _summary_script(raw_seconds, nca_seconds, raw_error, nca_error):
     """A script drawing the page's summary for given costs (raw and NCA, exact and HNSW)."""
     from app_pages.ui import speed
-    from nca_core.comparison import SearchCost
+    from nca_core.runs.comparison import SearchCost
 
     costs = [
         SearchCost("raw 64-D", 64, raw_error, raw_seconds, 4000, "exact"),

@@ -6,9 +6,9 @@ import numpy as np
 
 from app_pages.ui import notices
 from nca_core.datasets import Dataset
-from nca_core.demo import DemoStart
-from nca_core.runs import Run, RunConfig
-from nca_core.training import Snapshot
+from nca_core.runs.demo import DemoStart
+from nca_core.runs.run import Run, RunConfig
+from nca_core.training.loop import Snapshot
 
 
 def snap(epoch, accuracy):

@@ -5,7 +5,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from app_pages.ui.share import parse, to_params
-from nca_core.runs import RunConfig
+from nca_core.runs.run import RunConfig
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

@@ -5,7 +5,7 @@ import json
 
 from apptest_helpers import button, drawn_before_heavy_imports, wait_for
 
-from nca_core import figures
+from nca_core.plots import figures
 
 
 def active_run(at):

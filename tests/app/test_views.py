@@ -43,7 +43,7 @@ def test_a_slow_run_gives_seconds_per_epoch_not_zero_epochs_per_second():
     import numpy as np
 
     from app_pages.ui.views import status_text
-    from nca_core.training import Snapshot
+    from nca_core.training.loop import Snapshot
 
     latest = Snapshot(1, 0.4, 9.0, None, np.zeros((2, 2), np.float32), fraction=0.19)
     job = SimpleNamespace(

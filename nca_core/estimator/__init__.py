@@ -1,0 +1,1 @@
+"""The scikit-learn estimator ``NCA``, the PCA and LDA baselines, and model files."""

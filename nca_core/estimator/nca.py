@@ -1,0 +1,678 @@
+"""``NCA``: a scikit-learn estimator built on the torch training loop."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import warnings
+from collections.abc import Iterator
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.decomposition import PCA
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+from ..config.rules import OBJECTIVE_CHOICES, OPTIMIZER_CHOICES, OPTIONS, SCHEDULE_CHOICES, DataShape, resolve
+from ..objective.kernels import make_kernel
+from ..search import knn
+from ..training.encoders import DEFAULT_HIDDEN_SIZES, MLPEncoder, make_encoder
+from ..training.epochs import Problem, make_epochs
+from ..training.loop import Snapshot, train
+from ..training.pretraining import PRETRAIN_BATCH_SIZE, pretrain_autoencoder
+from ..util.device import resolve_device, resolve_dtype
+from ..util.sampling import stratified_subsample
+from .baselines import discriminant_directions
+
+__all__ = ["NCA"]
+
+# The parameters that ``rules.resolve`` turns into concrete settings for the data.
+_RESOLVED = (
+    "n_components", "encoder", "init", "optimizer", "neighbors", "learning_rate",
+    "batch_size", "max_iter", "kernel", "objective", "n_candidates", "augment", "learning_rate_schedule",
+)  # fmt: skip
+_TRANSFORM_BATCH = 8192
+
+
+class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Neighbourhood Components Analysis (Goldberger et al., 2004), trained with PyTorch.
+
+    Learns a map A of shape (n_components, n_features) so that a stochastic nearest-neighbour
+    rule works well in the space z = A x; or, with ``encoder="mlp"``, a neural network z = f(x)
+    (nonlinear NCA), optionally with the Student-t kernel and MCML objective of Min et al.
+    (2010) and a memory bank of neighbours (Wu et al., 2018). Parameters shared with
+    ``sklearn.neighbors.NeighborhoodComponentsAnalysis`` have the same names and meanings.
+    As there, inputs are used as given: put a ``StandardScaler`` in front in a ``Pipeline``
+    when features have different scales.
+
+    Parameters
+    ----------
+    n_components : int, default=None
+        Dimension d of the embedding; None keeps n_features (or the rows of an init array).
+    init : {"auto", "pca", "lda", "identity", "random"} or ndarray, default="auto"
+        Starting map. "auto" picks "lda" when n_components <= min(n_features,
+        n_classes - 1), else "pca" when n_components < min(n_features, n_samples), else
+        "identity" (as scikit-learn). "lda" gives at most n_classes - 1 directions; further
+        rows start from PCA directions, with a warning. An array has shape (k, n_features)
+        with k <= n_features, and k = n_components when that is given.
+    warm_start : bool, default=False
+        Start from the map of the previous call to fit.
+    max_iter : int, default=None
+        Maximum number of iterations (L-BFGS) or epochs (full passes of minibatch
+        optimisers). None: 50 for L-BFGS, and for minibatch training a count tuned to the
+        data size (``rules.minibatch_defaults``: 5 epochs on all of MNIST at d > 3).
+    tol : float, default=1e-5
+        L-BFGS stops when the loss falls by less than tol relative to its size or every
+        gradient entry is below tol (as scikit-learn's L-BFGS-B); minibatch training when
+        the epoch's mean objective changes by less than tol relative to its size.
+    callback : callable, default=None
+        Called after each iteration or epoch as ``callback(params, n_iter)``, params being
+        the flattened map (as scikit-learn) or, for the MLP, its flattened weights;
+        returning True stops training and keeps the map learnt so far.
+    verbose : int, default=0
+        1 prints, as scikit-learn does, how the map was started, one line per iteration
+        (objective, seconds), the training time, and a ConvergenceWarning when max_iter
+        ends training before it converged.
+    random_state : int, RandomState or None, default=None
+        Seeds random init, minibatch order and the display subset.
+    objective : {"auto", "f", "g", "mcml"}, default="auto"
+        "f" maximises sum_i p_i, the expected number of points classified correctly;
+        "g" maximises sum_i log p_i; "mcml" minimises KL(P || Q) between the label
+        distribution P (uniform over same-class pairs) and the joint q_ij over all pairs
+        (dt-MCML of Min et al., 2010). The reported objective is then -KL (at most 0).
+        "auto" is f for a linear or diagonal map (as scikit-learn) and g for
+        ``encoder="mlp"``: from random weights f's gradient vanishes for points among
+        other classes, and deep NCA with g generalises far better (benchmarks/RESULTS.md).
+    encoder : {"linear", "diagonal", "mlp"}, default="linear"
+        "linear": a full d x D map; "diagonal": one scale per feature (d = D); "mlp": a
+        ReLU network with ``hidden_sizes`` hidden layers and a linear output layer,
+        starting from random weights (init must be "auto" or "random").
+    hidden_sizes : tuple of int, default=(500, 500)
+        Hidden layer widths of the MLP encoder (ignored by the others).
+    pretrain_epochs : int, default=0
+        MLP encoder only: epochs of autoencoder pre-training (``pretraining``; a stand-in
+        for the RBM pre-training of Min et al., 2010) before NCA trains a fresh network.
+        0: none; a warm start keeps the network it has.
+    kernel : {"gaussian", "student-t"}, default="gaussian"
+        Similarity of two embedded points: exp(-d^2) as in the paper, or the heavy-tailed
+        Student-t (1 + d^2 / a)^(-(a + 1) / 2) of Min et al. (2010).
+    dof : float, "learn" or None, default=None
+        Degrees of freedom a of the Student-t kernel: a positive number, None for the
+        paper's choice d - 1 (at least 1), or "learn" to train it by gradient from d - 1,
+        kept positive. Ignored by the Gaussian kernel.
+    neighbors : {"auto", "all", "memory", "batch"}, default="auto"
+        Minibatch optimisers only: where each batch's anchors take their neighbours.
+        "all": every training point, embeddings recomputed at each step (exact);
+        "memory": a bank of all points' embeddings updated with momentum (Wu et al.,
+        2018), gradients only through the batch; "batch": the batch alone. "auto":
+        "memory" for the MLP encoder with Adam or SGD, else "all".
+    bank_momentum : float, default=0.5
+        Weight of the old bank row in each memory-bank update.
+    optimizer : {"auto", "lbfgs", "adam", "sgd"}, default="auto"
+        "lbfgs": full batch, float64 steps with a strong-Wolfe line search; "adam" and
+        "sgd": minibatches of anchors whose neighbours are taken from the whole training
+        set. "auto": L-BFGS for a linear or diagonal map on at most
+        ``rules.LBFGS_MAX_SAMPLES`` points, else Adam with tuned settings.
+    batch_size : int, default=None
+        Anchors per minibatch (ignored by L-BFGS); None: tuned to the data size.
+    learning_rate : float, default=None
+        Minibatch step size (L-BFGS's line search sets its own); None: tuned to the data
+        size for Adam on a map, 0.1 for SGD, 0.003 (Adam) and 0.01 (SGD) for the MLP.
+    learning_rate_schedule : {"auto", "constant", "cosine"}, default="auto"
+        Minibatch optimisers only. "cosine": the step falls from learning_rate to 0 along
+        a half cosine over max_iter epochs, so the last epochs settle; "constant" keeps it.
+        "auto": cosine for the MLP, constant for a linear or diagonal map. A warm start
+        decays again from learning_rate; tol can end a run before the step reaches 0.
+    weight_decay : float, default=0.0
+        L2 penalty on the map, ``weight_decay * ||A||_F^2`` (the MLP: its squared weights),
+        subtracted from the objective.
+    n_candidates : int, default=None
+        Minibatch optimisers only: restrict each anchor's neighbours to its
+        ``n_candidates`` nearest points in the current embedding (plus its nearest class
+        mates), found again every ``candidate_refresh`` epochs. p_ij falls off fast, so this
+        changes little but makes epochs on large sets several times cheaper. None: every
+        point is a neighbour (exact).
+    candidate_refresh : int, default=1
+        Epochs between candidate searches.
+    augment : callable or None, default=None
+        Alters each minibatch's anchors afresh at every step, as ``augment(X_batch,
+        generator)`` on a tensor, returning one of the same shape, dtype and device: e.g.
+        ``augmentation.RandomShift((28, 28), 1)`` moves images by up to a pixel. A network
+        that learns a few thousand images by heart generalises better so (USPS 30-D dt-MCML:
+        3.19% against 5.01%, mean of 3 seeds; benchmarks/RESULTS.md). Needs a minibatch
+        optimizer with neighbors "memory" or "batch" (the default for the MLP); None: the
+        inputs as given.
+    device : str, default="auto"
+        "auto" uses CUDA, then Apple MPS, then the CPU; or any torch device string.
+    dtype : {"float32", "float64"}, default="float32"
+        Precision of training.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The map A (linear and diagonal encoders only).
+    encoder_ : torch.nn.Module
+        The trained encoder; ``transform`` runs it for the MLP.
+    dof_ : float or None
+        The Student-t kernel's degrees of freedom after training (None for the Gaussian).
+    pretrain_curve_ : list of float
+        Mean squared reconstruction error after each pre-training epoch (empty: none).
+    n_iter_ : int
+        Epochs run.
+    objective_curve_ : list of float
+        Objective per point after each epoch (index 0 is the starting map).
+    n_features_in_ : int
+    classes_ : ndarray of shape (n_classes,)
+    device_ : str
+        The device training ran on.
+    """
+
+    _parameter_constraints: dict = {  # noqa: RUF012 (scikit-learn's convention)
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "init": [StrOptions(set(OPTIONS["init"])), np.ndarray],
+        "warm_start": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "callback": [callable, None],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+        "objective": [StrOptions(set(OBJECTIVE_CHOICES))],
+        "encoder": [StrOptions(set(OPTIONS["encoder"]))],
+        "hidden_sizes": [tuple, list],
+        "pretrain_epochs": [Interval(Integral, 0, None, closed="left")],
+        "kernel": [StrOptions(set(OPTIONS["kernel"]))],
+        "dof": [Interval(Real, 0, None, closed="neither"), StrOptions({"learn"}), None],
+        "neighbors": [StrOptions(set(OPTIONS["neighbors"]))],
+        "bank_momentum": [Interval(Real, 0, 1, closed="left")],
+        "optimizer": [StrOptions(set(OPTIMIZER_CHOICES))],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
+        "learning_rate_schedule": [StrOptions(set(SCHEDULE_CHOICES))],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "n_candidates": [Interval(Integral, 1, None, closed="left"), None],
+        "candidate_refresh": [Interval(Integral, 1, None, closed="left")],
+        "augment": [callable, None],
+        "device": [str],
+        "dtype": [StrOptions({"float32", "float64"})],
+    }
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        init="auto",
+        warm_start=False,
+        max_iter=None,
+        tol=1e-5,
+        callback=None,
+        verbose=0,
+        random_state=None,
+        objective="auto",
+        encoder="linear",
+        hidden_sizes=DEFAULT_HIDDEN_SIZES,
+        pretrain_epochs=0,
+        kernel="gaussian",
+        dof=None,
+        neighbors="auto",
+        bank_momentum=0.5,
+        optimizer="auto",
+        batch_size=None,
+        learning_rate=None,
+        learning_rate_schedule="auto",
+        weight_decay=0.0,
+        n_candidates=None,
+        candidate_refresh=1,
+        augment=None,
+        device="auto",
+        dtype="float32",
+    ):
+        self.n_components = n_components
+        self.init = init
+        self.warm_start = warm_start
+        self.max_iter = max_iter
+        self.tol = tol
+        self.callback = callback
+        self.verbose = verbose
+        self.random_state = random_state
+        self.objective = objective
+        self.encoder = encoder
+        self.hidden_sizes = hidden_sizes
+        self.pretrain_epochs = pretrain_epochs
+        self.kernel = kernel
+        self.dof = dof
+        self.neighbors = neighbors
+        self.bank_momentum = bank_momentum
+        self.optimizer = optimizer
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.learning_rate_schedule = learning_rate_schedule
+        self.weight_decay = weight_decay
+        self.n_candidates = n_candidates
+        self.candidate_refresh = candidate_refresh
+        self.augment = augment
+        self.device = device
+        self.dtype = dtype
+
+    # -- scikit-learn API -------------------------------------------------------------
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Learn the map from X of shape (n_samples, n_features) and labels y."""
+        for _ in self._fit_iter(X, y, display_size=0):  # no pictures: nobody sees the snapshots
+            pass
+        return self
+
+    def transform(self, X):
+        """Map X of shape (n_samples, n_features) to shape (n_samples, n_components)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        if hasattr(self, "components_"):
+            return X @ self.components_.T.astype(X.dtype, copy=False)
+        first = next(self.encoder_.parameters())
+        out = np.empty((len(X), self.n_components_), dtype=X.dtype)
+        with torch.no_grad():
+            for start in range(0, len(X), _TRANSFORM_BATCH):
+                batch = torch.tensor(
+                    X[start : start + _TRANSFORM_BATCH], dtype=first.dtype, device=first.device
+                )
+                out[start : start + len(batch)] = self.encoder_(batch).cpu().numpy()
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+    # -- streaming training -----------------------------------------------------------
+
+    def fit_iter(
+        self,
+        X,
+        y,
+        X_test=None,
+        y_test=None,
+        *,
+        display_size: int | None = 2000,
+        eval_every: int | None = None,
+        k: int = 5,
+        eval_size: int | None = 10000,
+        frames_per_epoch: int = 1,
+    ) -> Iterator[Snapshot]:
+        """Train and yield a frozen Snapshot at the start and after every epoch.
+
+        Parameters
+        ----------
+        X, y : training data of shape (n_samples, n_features) and labels.
+        X_test, y_test : optional held-out data for test kNN accuracy.
+        display_size : int or None
+            Size of the fixed, stratified subset of X whose embedding each snapshot carries
+            (None: all of X; 0: none). ``display_index_`` holds its indices.
+        eval_every : int or None
+            Measure kNN accuracy every this many epochs (and at the last); None never.
+        k : int
+            Neighbours for the kNN accuracies.
+        eval_size : int or None
+            Leave-one-out training accuracy is measured on a stratified sample of this
+            many training points (against all of them); None uses every point.
+        frames_per_epoch : int
+            With k > 1, minibatch optimisers also yield k - 1 evenly spaced snapshots during
+            each epoch (``Snapshot.fraction`` < 1; no accuracies), for live pictures of large sets.
+
+        The fitted attributes are updated after every epoch, so closing the generator (or a
+        callback returning True) keeps everything learnt so far.
+        """
+        self._validate_params()
+        return self._fit_iter(X, y, X_test, y_test, display_size, eval_every, k, eval_size, frames_per_epoch)
+
+    def _fit_iter(
+        self,
+        X,
+        y,
+        X_test=None,
+        y_test=None,
+        display_size=2000,
+        eval_every=None,
+        k=5,
+        eval_size=10000,
+        frames_per_epoch=1,
+    ):
+        report = _Report(self, self.verbose)
+        X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype = self._prepare(X, y, report)
+        X_t = torch.tensor(X, dtype=dtype, device=device)  # a copy: X may be read-only
+        self.display_index_ = _display_index(y, display_size, seed)
+        evaluate = None
+        if eval_every is not None:
+            evaluate = self._make_evaluator(X_t, y, X_test, y_test, k, eval_size, seed, dtype, device)
+        problem = Problem.sorted_by_class(
+            encoder, X_t, torch.as_tensor(y_index, device=device),
+            objective=settings["objective"], kernel=kernel, weight_decay=self.weight_decay,
+            augment=settings["augment"],
+        )  # fmt: skip
+        epochs = make_epochs(
+            problem, settings["optimizer"], settings["learning_rate"], batch_size=settings["batch_size"],
+            neighbors=settings["neighbors"], generator=generator, n_candidates=settings["n_candidates"],
+            candidate_refresh=self.candidate_refresh, bank_momentum=self.bank_momentum, tol=self.tol,
+            decay_epochs=settings["max_iter"] if settings["learning_rate_schedule"] == "cosine" else None,
+        )  # fmt: skip
+        stream = train(
+            epochs, max_iter=settings["max_iter"], tol=self.tol, evaluate=evaluate, eval_every=eval_every or 1,
+            X_display=X_t[torch.as_tensor(self.display_index_, device=device)], generator=generator,
+            frames_per_epoch=frames_per_epoch,
+        )  # fmt: skip
+        scale = len(X) if settings["objective"] != "mcml" else 1
+        if (yield from self._follow(stream, report, scale)):
+            settled = epochs.converged or (self.n_iter_ < settings["max_iter"] and not epochs.stalled)
+            report.finish(settled, epochs.message)
+
+    def _prepare(self, X, y, report):
+        """Validate, resolve the settings and build the encoder and kernel; a failure leaves
+        the estimator as it was before this call."""
+        before = {
+            name: getattr(self, name)
+            for name in ("n_features_in_", "feature_names_in_")
+            if hasattr(self, name)
+        }
+        try:
+            X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=[np.float64, np.float32])
+            check_classification_targets(y)
+            classes, y_index = np.unique(y, return_inverse=True)
+            settings = self._resolve(DataShape(len(X), X.shape[1], len(classes)))
+            rng = check_random_state(self.random_state)
+            device = resolve_device(self.device)
+            dtype = resolve_dtype(self.dtype, device)
+            _check_augment(settings["augment"], X, dtype, device)
+            with report.timing_start(settings):
+                components = self._initial_components(X, y_index, settings, rng)
+            seed = int(rng.randint(np.iinfo(np.int32).max))
+            generator = torch.Generator().manual_seed(seed)
+            encoder = self._encoder(settings, X.shape[1], components, generator, dtype, device)
+            pretrain_curve = self._pretrain(encoder, X, settings, generator, report)
+            if not all(bool(torch.isfinite(p).all()) for p in encoder.parameters()):
+                raise ValueError(
+                    f"the starting map (init={settings['init']!r}) is not finite in {self.dtype}: "
+                    "standardise the inputs, or choose another init or dtype='float64'"
+                )
+            kernel = self._kernel(settings, device)
+        except BaseException:
+            for name in ("n_features_in_", "feature_names_in_"):
+                if name in before:
+                    setattr(self, name, before[name])
+                elif hasattr(self, name):
+                    delattr(self, name)
+            raise
+        self._start_fit(classes, settings, encoder, kernel, device)
+        self.pretrain_curve_ = pretrain_curve
+        return X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype
+
+    def _follow(self, stream: Iterator[Snapshot], report, scale: float):
+        """Keep the fitted attributes current with each snapshot; report and call back.
+
+        Returns True when training ran to its end (not stopped by the callback or a close).
+        """
+        try:
+            for snap in stream:
+                if snap.components is not None:
+                    self.components_ = snap.components.copy()  # the snapshot stays frozen
+                self.dof_ = snap.dof
+                if snap.fraction < 1.0:  # part-way through an epoch: the map so far, no new epoch
+                    yield snap
+                    continue
+                self.n_iter_ = snap.epoch
+                self.objective_curve_.append(snap.objective)
+                report.epoch(snap, scale)
+                yield snap
+                if (
+                    snap.epoch
+                    and self.callback is not None
+                    and self.callback(self._flat_params(), self.n_iter_)
+                ):
+                    return False
+        finally:
+            stream.close()
+        return True
+
+    def _flat_params(self) -> np.ndarray:
+        """The map as scikit-learn's callback receives it: raveled; the MLP's weights likewise."""
+        if hasattr(self, "components_"):
+            return self.components_.ravel()
+        return np.concatenate([p.detach().cpu().double().numpy().ravel() for p in self.encoder_.parameters()])
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _resolve(self, shape: DataShape) -> dict:
+        """Concrete settings for this data (``rules.resolve``): errors raise, caveats warn."""
+        request = {name: getattr(self, name) for name in _RESOLVED}
+        settings, notes = resolve(request, shape)
+        for note in notes:
+            if note.level == "error":
+                raise ValueError(note.error)
+            if note.level == "warning":
+                warnings.warn(note.error, stacklevel=6)
+        return settings
+
+    def _start_fit(self, classes, settings, encoder, kernel, device) -> None:
+        """Set the fitted attributes a fit starts from (all checks have passed)."""
+        if self.encoder == "mlp" and hasattr(self, "components_"):
+            del self.components_  # left from an earlier linear fit
+        self.classes_ = classes
+        self.encoder_, self.kernel_ = encoder, kernel
+        self.n_components_ = settings["n_components"]
+        self.device_ = str(device)
+        self.dof_ = None
+        self.objective_curve_ = []
+        self.n_iter_ = 0
+
+    def _warm(self) -> bool:
+        """Whether this fit continues the previous one (same kind of encoder)."""
+        if not (self.warm_start and hasattr(self, "encoder_")):
+            return False
+        previous = "mlp" if isinstance(self.encoder_, MLPEncoder) else "map"
+        if previous != ("mlp" if self.encoder == "mlp" else "map"):
+            raise ValueError(
+                f"warm_start continues the previous fit, which trained a {'network' if previous == 'mlp' else 'linear map'}: "
+                f"set warm_start=False to start encoder={self.encoder!r} afresh"
+            )
+        return True
+
+    def _encoder(self, settings, n_features, components, generator, dtype, device):
+        if self.encoder == "mlp" and self._warm():
+            return self.encoder_
+        init = None if components is None else torch.as_tensor(components)
+        return make_encoder(
+            self.encoder, n_features, settings["n_components"], init=init, hidden_sizes=self.hidden_sizes,
+            generator=generator, dtype=dtype, device=device,
+        )  # fmt: skip
+
+    def _pretrain(self, encoder, X, settings, generator, report) -> list[float]:
+        """Autoencoder pre-training of a fresh network (``pretrain_epochs``); its curve."""
+        if not self.pretrain_epochs or self.encoder != "mlp" or self._warm():
+            return []
+        full_batch = settings["optimizer"] == "lbfgs"
+        batch_size = PRETRAIN_BATCH_SIZE if full_batch else settings["batch_size"]
+        curve = []
+        for loss in pretrain_autoencoder(encoder, X, self.pretrain_epochs, batch_size, generator):
+            curve.append(loss)
+            report.pretrain_epoch(len(curve), loss)
+        return curve
+
+    def _kernel(self, settings, device):
+        """A fresh kernel, or the previous fit's (keeping a learnt dof) when warm-starting."""
+        previous = getattr(self, "kernel_", None)
+        if self._warm() and previous is not None and previous.name == self.kernel and self.dof == "learn":
+            return previous
+        return make_kernel(self.kernel, self.dof, settings["n_components"]).to(device)
+
+    def _initial_components(self, X, y_index, settings, rng) -> np.ndarray | None:
+        """The starting map, shape (d, D); None for the MLP, which draws its own weights."""
+        d, n_features = settings["n_components"], X.shape[1]
+        if self.encoder == "mlp":
+            self._check_network(n_features, d)
+            return None
+        if self._warm() and hasattr(self, "components_"):
+            if self.components_.shape != (d, n_features):
+                raise ValueError(
+                    f"warm_start needs the same shape as the previous fit, "
+                    f"{self.components_.shape}, but got {(d, n_features)}"
+                )
+            return self.components_.copy()
+        method = settings["init"]
+        if isinstance(method, np.ndarray):  # its shape was checked by rules.resolve
+            return np.asarray(method, dtype=np.float64)
+        if method == "identity":
+            return np.eye(d, n_features)
+        if method == "random":
+            return rng.standard_normal((d, n_features))
+        if method == "pca":
+            return _pca_directions(X, d, rng)
+        return _lda_directions(X, y_index, d, rng)
+
+    def _check_network(self, n_features: int, d: int) -> None:
+        if any(not isinstance(h, Integral) or h < 1 for h in self.hidden_sizes):
+            raise ValueError(f"hidden_sizes must be positive integers, got {self.hidden_sizes!r}")
+        if self._warm():
+            previous = (
+                self.encoder_.layers[0].in_features,
+                self.n_components_,
+                tuple(self.encoder_.hidden_sizes),
+            )
+            if previous != (n_features, d, tuple(self.hidden_sizes)):
+                raise ValueError(
+                    f"warm_start needs the same network as the previous fit "
+                    f"(n_features, n_components, hidden_sizes) = {previous}"
+                )
+
+    def _make_evaluator(self, X_t, y, X_test, y_test, k, eval_size, seed, dtype, device):
+        if (X_test is None) != (y_test is None):
+            raise ValueError("X_test and y_test must be given together")
+        sample = np.arange(len(y)) if eval_size is None else stratified_subsample(y, eval_size, seed)
+        X_test_t = None
+        if X_test is not None:
+            X_test = validate_data(self, X_test, reset=False, dtype=[np.float64, np.float32])
+            X_test_t = torch.tensor(X_test, dtype=dtype, device=device)
+            y_test = np.asarray(y_test)
+
+        def evaluate(encoder):
+            with torch.no_grad():
+                Z = encoder(X_t)
+                train_acc = knn.leave_one_out_accuracy(Z, y, k, sample=sample, device=device)
+                test_acc = None
+                if X_test_t is not None:
+                    test_acc = knn.knn_accuracy(Z, y, encoder(X_test_t), y_test, k, device=device)
+            return train_acc, test_acc
+
+        return evaluate
+
+
+class _Report:
+    """scikit-learn's verbose output on stdout: how the map started, one line per iteration
+    (objective as scikit-learn sums it, seconds), the training time, and a
+    ConvergenceWarning when training ends short of convergence."""
+
+    _STARTS: ClassVar[dict[str, str]] = {
+        "pca": "Finding principal components... ",
+        "lda": "Finding most discriminative components... ",
+    }
+
+    def __init__(self, estimator, verbose: int):
+        self.name, self.verbose = type(estimator).__name__, verbose
+        self.clock, self.last = time.perf_counter(), 0.0
+
+    @contextlib.contextmanager
+    def timing_start(self, settings):
+        method = settings["init"] if isinstance(settings["init"], str) else None
+        start = time.perf_counter()
+        if self.verbose and method in self._STARTS:
+            print(self._STARTS[method], end="", flush=True)
+        yield
+        if self.verbose and method in self._STARTS:
+            print(f"done in {time.perf_counter() - start:5.2f}s")
+
+    def pretrain_epoch(self, epoch: int, loss: float) -> None:
+        if self.verbose:
+            print(f"[{self.name}] pre-training epoch {epoch:>4}: reconstruction error {loss:.6f}")
+
+    def epoch(self, snap: Snapshot, scale: float) -> None:
+        """One line; ``scale`` turns a per-point objective into scikit-learn's sum."""
+        if not self.verbose:
+            return
+        if snap.epoch == 0:
+            header = f"{'Iteration':>10} {'Objective Value':>20} {'Time(s)':>10}"
+            print(f"[{self.name}]\n[{self.name}] {header}\n[{self.name}] {'-' * len(header)}")
+        print(
+            f"[{self.name}] {snap.epoch:>10} {snap.objective * scale:>20.6e} {snap.elapsed - self.last:>10.2f}"
+        )
+        self.last = snap.elapsed
+
+    def finish(self, converged: bool, message: str = "") -> None:
+        if not self.verbose:
+            return
+        if not converged:
+            reason = message or "max_iter reached before the objective settled"
+            warnings.warn(f"[{self.name}] NCA did not converge: {reason}", ConvergenceWarning, stacklevel=4)
+        print(f"[{self.name}] Training took {time.perf_counter() - self.clock:8.2f}s.")
+
+
+def _check_augment(augment, X: np.ndarray, dtype: torch.dtype, device) -> None:
+    """Try ``augment`` on two rows as training will hand them over, so that a mismatch is
+    refused before training starts."""
+    if augment is None:
+        return
+    rows = torch.as_tensor(np.ascontiguousarray(X[:2]), dtype=dtype, device=device)
+    out = augment(rows, torch.Generator().manual_seed(0))
+
+    def described(t):
+        return (tuple(t.shape), t.dtype, str(t.device)) if isinstance(t, torch.Tensor) else type(t).__name__
+
+    if described(out) != described(rows):
+        raise ValueError(
+            f"augment must return a tensor of the batch's shape, dtype and device {described(rows)}, "
+            f"got {described(out)}"
+        )
+
+
+def _display_index(y, size: int | None, seed: int) -> np.ndarray:
+    """Indices of the points each snapshot embeds: all (None), none (0) or a stratified few."""
+    if size is None:
+        return np.arange(len(y))
+    return stratified_subsample(y, size, seed) if size else np.arange(0)
+
+
+def _pca_directions(X, d, rng) -> np.ndarray:
+    n_components = min(d, *X.shape)
+    pca = PCA(n_components=n_components, random_state=rng).fit(X)
+    directions = pca.components_
+    if len(directions) < d:  # fewer samples than d: complete with random unit rows
+        extra = rng.standard_normal((d - len(directions), X.shape[1]))
+        directions = np.vstack([directions, extra / np.linalg.norm(extra, axis=1, keepdims=True)])
+    return directions
+
+
+def _lda_directions(X, y_index, d, rng) -> np.ndarray:
+    n_classes = int(y_index.max()) + 1
+    available = min(X.shape[1], n_classes - 1)
+    if available < 1:
+        warnings.warn("init='lda' needs at least two classes; starting from PCA", stacklevel=4)
+        return _pca_directions(X, d, rng)
+    try:
+        with np.errstate(all="ignore"):  # overflow shows as non-finite directions, below
+            directions = discriminant_directions(X, y_index)[:d]
+    except np.linalg.LinAlgError:  # the SVD did not converge (e.g. non-finite scatter)
+        directions = np.empty((0, X.shape[1]))
+    if not np.isfinite(directions).all():  # e.g. variances that underflow
+        directions = np.empty((0, X.shape[1]))
+    if len(directions) == 0:
+        warnings.warn("LDA found no discriminant direction on this data; starting from PCA", stacklevel=4)
+        return _pca_directions(X, d, rng)
+    if d > len(directions):  # rules.resolve has warned when the class count caps LDA
+        directions = np.vstack([directions, _pca_directions(X, d - len(directions), rng)])
+    return directions

@@ -1,0 +1,479 @@
+"""The NCA objectives of Goldberger et al. (2004), exact and memory-bounded.
+
+Each anchor i picks a neighbour j with probability
+
+    p_ij = exp(-||z_i - z_j||^2) / sum_{k != i} exp(-||z_i - z_k||^2),   p_ii = 0,
+
+and p_i = sum_{j in C_i} p_ij is the mass on its own class. The paper maximises
+f = sum_i p_i (eq. 3) or g = sum_i log p_i (eq. 6). Everything here works in log space
+(log-sum-exp), so huge distances or a large map give neither NaN nor inf.
+
+Any kernel from ``kernels`` can replace the Gaussian exp(-d^2) (dt-NCA of Min et al.,
+2010). ``mcml_objective`` is their other objective: minus the KL divergence from the
+label distribution (uniform over same-class pairs) to the joint q_ij over all pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from ..config.rules import OBJECTIVES, PER_ANCHOR_OBJECTIVES
+
+__all__ = [
+    "OBJECTIVES",
+    "block_terms_and_gradients",
+    "kernel_block_gradients",
+    "log_class_mass",
+    "mcml_objective",
+    "nca_objective",
+    "objective_terms",
+    "pair_log_kernel",
+    "selection_probabilities",
+]
+
+
+def _squared_distances(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Tensor:
+    """Squared Euclidean distances, shape (n_anchor, n_ref), clamped at zero (centred first,
+    see ``_centred``)."""
+    return _squared_distances_of_centred(*_centred(Z_anchor, Z_ref))
+
+
+def _squared_distances_of_centred(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Tensor:
+    """|a|^2 + |b|^2 - 2ab for inputs already centred on the references' mean."""
+    sq = (Z_anchor * Z_anchor).sum(1, keepdim=True) + (Z_ref * Z_ref).sum(1) - 2.0 * Z_anchor @ Z_ref.T
+    return sq.clamp_min(0.0)
+
+
+def pair_log_kernel(
+    Z_anchor: torch.Tensor,
+    Z_ref: torch.Tensor,
+    anchor_index: torch.Tensor | None = None,
+    kernel: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """log k(||z_i - z_j||^2) for anchors i against references j, -inf where j is i.
+
+    ``kernel`` maps squared distances to log-similarities (None: the Gaussian, -d^2);
+    ``anchor_index`` gives each anchor's row among the references (None when disjoint).
+    """
+    sq = _squared_distances(Z_anchor, Z_ref)
+    logits = -sq if kernel is None else kernel(sq)
+    if anchor_index is not None:
+        is_self = anchor_index[:, None] == torch.arange(len(Z_ref), device=logits.device)
+        logits = logits.masked_fill(is_self, float("-inf"))
+    return logits
+
+
+def log_class_mass(
+    Z_anchor: torch.Tensor,
+    y_anchor: torch.Tensor,
+    Z_ref: torch.Tensor,
+    y_ref: torch.Tensor,
+    anchor_index: torch.Tensor | None = None,
+    kernel: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """log p_i for each anchor, taking neighbours from a reference set.
+
+    Parameters
+    ----------
+    Z_anchor : Tensor of shape (n_anchor, d)
+    y_anchor : Tensor of shape (n_anchor,), integer labels
+    Z_ref : Tensor of shape (n_ref, d)
+    y_ref : Tensor of shape (n_ref,)
+    anchor_index : Tensor of shape (n_anchor,), optional
+        Position of each anchor inside the reference set, so that p_ii = 0. None when
+        anchors and references are disjoint.
+    kernel : callable, optional
+        Squared distances to log-similarities (``kernels.StudentTKernel``); None: Gaussian.
+
+    Returns
+    -------
+    Tensor of shape (n_anchor,)
+        log p_i; -inf for an anchor with no other member of its class among the references.
+    """
+    logits = pair_log_kernel(Z_anchor, Z_ref, anchor_index, kernel)
+    same = y_anchor[:, None] == y_ref[None, :]
+    log_all = torch.logsumexp(logits, dim=1)
+    log_same = torch.logsumexp(logits.masked_fill(~same, float("-inf")), dim=1)
+    return log_same - log_all
+
+
+def mcml_objective(
+    Z_anchor: torch.Tensor,
+    y_anchor: torch.Tensor,
+    Z_ref: torch.Tensor,
+    y_ref: torch.Tensor,
+    anchor_index: torch.Tensor | None = None,
+    kernel: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """-KL(P || Q) over the pairs (anchor i, reference j), j not i; at most 0.
+
+    P is uniform over same-class pairs; q_ij = k_ij / sum over all pairs of k (the
+    symmetric joint of Min et al., 2010, when anchors and references are the same set).
+    With N same-class pairs, -KL = mean over same pairs of log q_ij + log N. Returns 0
+    when no pair shares a class (nothing to learn).
+    """
+    logits = pair_log_kernel(Z_anchor, Z_ref, anchor_index, kernel)
+    same = (y_anchor[:, None] == y_ref[None, :]) & torch.isfinite(logits)
+    n_same = int(same.sum())
+    if n_same == 0:
+        return logits.new_zeros(())
+    log_normaliser = torch.logsumexp(logits.flatten(), 0)
+    mean_same = torch.where(same, logits, 0.0).sum() / n_same
+    return mean_same - log_normaliser + math.log(n_same)
+
+
+def objective_terms(log_p: torch.Tensor, objective: str) -> torch.Tensor:
+    """Per-anchor terms of f (p_i) or g (log p_i); anchors with p_i = 0 add nothing to g.
+
+    A member of a singleton class can never pick its own class: its p_i is 0 whatever the
+    map, so it is a constant 0 in f and is left out of g (where it would be -inf).
+    """
+    if objective == "f":
+        return log_p.exp()
+    if objective == "g":
+        return torch.where(torch.isfinite(log_p), log_p, torch.zeros_like(log_p))
+    raise ValueError(f"per-anchor objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
+
+
+def nca_objective(
+    Z: torch.Tensor,
+    y: torch.Tensor,
+    objective: str = "f",
+    kernel: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """The paper's objective on an embedding, to be maximised.
+
+    Parameters
+    ----------
+    Z : Tensor of shape (n_samples, d)
+        The embedding A x_i of every point.
+    y : Tensor of shape (n_samples,)
+        Class labels.
+    objective : {"f", "g", "mcml"}
+        "f": sum_i p_i, the expected number of points classified correctly (eq. 3);
+        "g": sum_i log p_i (eq. 6); "mcml": -KL(P || Q) (see ``mcml_objective``).
+    kernel : callable, optional
+        Squared distances to log-similarities; None is the paper's Gaussian.
+
+    Returns
+    -------
+    Tensor of shape ()
+        Autograd through it gives the paper's gradients, eqs. (5) and (7).
+
+    Notes
+    -----
+    This holds an (n, n) matrix; the training loop uses the same terms in blocks of anchors.
+    """
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    y = torch.as_tensor(y, device=Z.device)
+    index = torch.arange(len(Z), device=Z.device)
+    if objective == "mcml":
+        return mcml_objective(Z, y, Z, y, index, kernel)
+    return objective_terms(log_class_mass(Z, y, Z, y, index, kernel), objective).sum()
+
+
+def _same_class_blocks(y_anchor: torch.Tensor, ref_bounds: list[int]) -> list[tuple[slice, slice]]:
+    """(anchor rows, reference rows) of each class present in both, for class-sorted data."""
+    bounds = torch.searchsorted(y_anchor, torch.arange(len(ref_bounds), device=y_anchor.device)).tolist()
+    return [
+        (slice(bounds[c], bounds[c + 1]), slice(ref_bounds[c], ref_bounds[c + 1]))
+        for c in range(len(ref_bounds) - 1)
+        if bounds[c + 1] > bounds[c] and ref_bounds[c + 1] > ref_bounds[c]
+    ]
+
+
+def _anchor_weights(log_same, log_total, same_shift, total_shift, objective: str):
+    """Terms of f or g per anchor, and the weights of their gradient through the logits.
+
+    With S the same-class mask and P_ij = k_ij / sum_k k_ik,
+    d(term_i)/d(log k_ij) = P_ij (alpha_i S_ij - beta_i): for f, alpha = 1 and beta = p_i;
+    for g, alpha = 1 / p_i and beta = 1 (the paper's eqs. 5 and 7 before the chain rule).
+    The kernel values come in two arrays, each shifted by its own row maximum so that
+    neither underflows in float32: E_ij = k_ij / exp(total_shift_i) over all references
+    and E'_ij = k_ij / exp(same_shift_i) over the anchor's class. ``log_same`` and
+    ``log_total`` are log sum_{j in C_i} k_ij and log sum_j k_ij (-inf without a class mate).
+    Returns the terms and the columns (b, 1) that multiply E' (the alpha part) and E (the
+    beta part). An anchor without a class mate adds nothing.
+    """
+    has_mate = torch.isfinite(log_same)
+    log_p = torch.where(has_mate, log_same - log_total, -math.inf)
+    if objective == "f":
+        terms, log_alpha, beta = log_p.exp(), torch.zeros_like(log_p), log_p.exp()
+    else:
+        terms = torch.where(has_mate, log_p, 0.0)
+        log_alpha, beta = torch.where(has_mate, -log_p, 0.0), has_mate.to(log_p.dtype)
+    scale_same = torch.where(has_mate, (log_alpha + same_shift - log_total).exp(), 0.0)
+    scale_all = beta * (total_shift - log_total).exp()
+    return terms, scale_same[:, None], scale_all[:, None]
+
+
+def _exp_shifted(logits: torch.Tensor, shift, floor: float, out: torch.Tensor | None = None) -> torch.Tensor:
+    """exp(logits - shift), 0 where a logit is -inf; values below e^floor are floored.
+
+    exp() of very negative numbers yields subnormal floats, many times slower on CPUs; the
+    floor (far below any sum that matters) keeps them normal. ``out=logits`` works in place.
+    """
+    excluded = logits == -math.inf
+    E = logits.sub(shift) if out is None else out.sub_(shift)
+    return E.clamp_(min=floor).exp_().masked_fill_(excluded, 0.0)
+
+
+def _row_shift(logits: torch.Tensor) -> torch.Tensor:
+    """Each row's largest logit, as a column; 0 for a row with no finite logit."""
+    top = logits.amax(1, keepdim=True)
+    return torch.where(torch.isfinite(top), top, 0.0)
+
+
+def _log_mass(E_sums: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+    """log of the unshifted sums, -inf where a sum is 0."""
+    return shift[:, 0] + torch.log(E_sums)
+
+
+def _with_ones(Z: torch.Tensor) -> torch.Tensor:
+    """[Z, 1]: one product then gives both the weighted sum of rows and the sum of weights."""
+    return torch.cat([Z, torch.ones(len(Z), 1, dtype=Z.dtype, device=Z.device)], 1)
+
+
+@torch.no_grad()
+def block_terms_and_gradients(
+    Z_anchor: torch.Tensor,
+    y_anchor: torch.Tensor,
+    Z_ref: torch.Tensor,
+    ref_bounds: list[int],
+    anchor_index: torch.Tensor | None,
+    objective: str,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Objective terms of a block of anchors and their gradients, in closed form (Gaussian).
+
+    The fast path of the training loop; ``nca_objective`` is its autograd reference.
+    References must be sorted by class, class c occupying rows
+    ``ref_bounds[c]:ref_bounds[c + 1]``, and anchors sorted by class too. Then every
+    same-class sum is a small matrix product on a sub-block, and the gradients need two
+    passes over the (b, n) matrix of neighbour weights W (see ``_anchor_weights``), never a
+    same-class mask. Rows of W sum to zero, so the anchor gradient is 2 (W Z_ref)_i and the
+    reference gradient is 2 (W^T Z_anchor - colsum(W) z_j).
+
+    Parameters
+    ----------
+    Z_anchor : Tensor of shape (b, d), anchors sorted by class
+    y_anchor : Tensor of shape (b,), their class indices, ascending
+    Z_ref : Tensor of shape (n, d), sorted by class
+    ref_bounds : list of n_classes + 1 ints
+    anchor_index : Tensor of shape (b,) or None
+        Each anchor's row among the references (so that p_ii = 0); None if disjoint.
+    objective : {"f", "g"}
+
+    Returns
+    -------
+    terms : Tensor of shape (b,), p_i for "f", log p_i for "g" (0 without a class mate)
+    grad_anchor : Tensor of shape (b, d), d(sum of terms)/d(Z_anchor) through l_ij only
+    grad_ref : Tensor of shape (n, d), d(sum of terms)/d(Z_ref)
+    """
+    if objective not in PER_ANCHOR_OBJECTIVES:
+        raise ValueError(f"objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
+    d = Z_anchor.shape[1]
+    Z_anchor, Z_ref = _centred(Z_anchor, Z_ref)
+    L = _gaussian_logits(Z_anchor, Z_ref, anchor_index)
+    blocks = _same_class_blocks(y_anchor, ref_bounds)
+    same_logits = [L[a, r].clone() for a, r in blocks]
+    total_shift = _row_shift(L)
+    E = _exp_shifted(L, total_shift, _floor(L.dtype), out=L)  # in place: one (b, n) matrix
+    R = _with_ones(Z_ref)
+    every = E @ R  # (b, d + 1): sum_j e_ij z_j and sum_j e_ij
+    same = torch.zeros_like(every)  # the same over the anchor's class, with its own shift
+    same_shift = torch.zeros_like(total_shift)
+    E_same = []
+    for (a, r), logits in zip(blocks, same_logits):
+        same_shift[a] = _row_shift(logits)
+        E_same.append(_exp_shifted(logits, same_shift[a], _floor(L.dtype)))
+        same[a] = E_same[-1] @ R[r]
+    log_same, log_total = _log_mass(same[:, d], same_shift), _log_mass(every[:, d], total_shift)
+    terms, scale_same, scale_all = _anchor_weights(
+        log_same, log_total, same_shift[:, 0], total_shift[:, 0], objective
+    )
+    grad_anchor = 2.0 * (scale_same * same[:, :d] - scale_all * every[:, :d])
+
+    A = _with_ones(Z_anchor)
+    back = -(E.T @ (scale_all * A))  # (n, d + 1): sum_i W_ij [z_i, 1], the -beta part
+    for (a, r), E_c in zip(blocks, E_same):
+        back[r] += E_c.T @ (scale_same[a] * A[a])
+    grad_ref = 2.0 * (back[:, :d] - back[:, d : d + 1] * Z_ref)
+    return terms, grad_anchor, grad_ref
+
+
+def _floor(dtype: torch.dtype) -> float:
+    """Logits this far below a row's largest add nothing that float arithmetic keeps."""
+    return math.log(torch.finfo(dtype).tiny) + 8.0
+
+
+def _centred(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both sets moved so the references' mean is 0: distances and gradients are unchanged,
+    and |a|^2 + |b|^2 - 2ab keeps its digits in float32 for data far from the origin."""
+    centre = Z_ref.mean(0)
+    return Z_anchor - centre, Z_ref - centre
+
+
+def _gaussian_logits(Z_anchor, Z_ref, anchor_index) -> torch.Tensor:
+    """-||z_i - z_j||^2 for anchors against references, shape (b, n); -inf at j = i."""
+    L = torch.addmm((Z_ref * Z_ref).sum(1).neg_(), Z_anchor, Z_ref.T, alpha=2.0)
+    L.sub_((Z_anchor * Z_anchor).sum(1, keepdim=True)).clamp_(max=0.0)
+    if anchor_index is not None:
+        L[torch.arange(len(Z_anchor), device=L.device), anchor_index] = float("-inf")
+    return L
+
+
+def selection_probabilities(Z, anchor: int):
+    """p_ij of one anchor i to every point j (p_ii = 0), as a float64 numpy array.
+
+    Z : array of shape (n, d), the embedding A x.
+    """
+    import numpy as np
+
+    Z = torch.as_tensor(np.asarray(Z, dtype=np.float64))
+    logits = -((Z - Z[anchor]) ** 2).sum(1)
+    logits[anchor] = float("-inf")
+    return torch.softmax(logits, 0).numpy()
+
+
+@torch.no_grad()
+def kernel_block_gradients(
+    Z_anchor: torch.Tensor,
+    y_anchor: torch.Tensor,
+    Z_ref: torch.Tensor,
+    ref_bounds: list[int],
+    anchor_index: torch.Tensor | None,
+    objective: str,
+    kernel,
+    log_norm: float | None = None,
+    n_same: int | None = None,
+    ref_grad: bool = True,
+) -> tuple[float, torch.Tensor, torch.Tensor | None, float | None]:
+    """A block's objective and its gradients in closed form, for any kernel and objective.
+
+    The general sibling of ``block_terms_and_gradients`` (same sorting rules). With
+    c_ij = d(value)/d(s_ij) for s_ij = ||z_i - z_j||^2, the anchor gradient is
+    2 (rowsum(c) z_i - c Z_ref) and the reference gradient 2 (colsum(c) z_j - c^T Z_anchor),
+    where c_ij = G_ij * (d log k / d s) and G_ij = d(value)/d(log k_ij): for "f"/"g" the
+    weights of ``_anchor_weights``; for "mcml" S_ij / N - q_ij.
+
+    ``kernel`` must offer ``slope(s)`` (and ``dof_slope(s, log_k)`` when ``learnable``).
+    For "mcml", ``log_norm`` and ``n_same`` are log sum k and the count of same-class
+    pairs over all blocks, and the value returned is this block's share
+    sum_same(log k) / n_same; with ``log_norm`` None the block is all the pairs and the
+    value is the whole -KL.
+
+    Returns
+    -------
+    value : float, the sum of the block's terms ("f", "g") or as described for "mcml"
+    grad_anchor : Tensor of shape (b, d)
+    grad_ref : Tensor of shape (n, d), or None when not ``ref_grad``
+    grad_dof : float or None, d(value)/d(dof) for a kernel with a learnable dof
+    """
+    Z_anchor, Z_ref = _centred(Z_anchor, Z_ref)  # the gradients below use the centred rows too
+    sq = _squared_distances_of_centred(Z_anchor, Z_ref)
+    pairs = _KernelPairs(sq, kernel, anchor_index, _same_class_blocks(y_anchor, ref_bounds))
+    if objective == "mcml":
+        value, c, grad_dof = _mcml_slopes(pairs, log_norm, n_same)
+    elif objective in PER_ANCHOR_OBJECTIVES:
+        value, c, grad_dof = _per_anchor_slopes(pairs, objective)
+    else:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    row = c @ _with_ones(Z_ref)
+    grad_anchor = 2.0 * (row[:, -1:] * Z_anchor - row[:, :-1])
+    grad_ref = None
+    if ref_grad:
+        col = c.T @ _with_ones(Z_anchor)
+        grad_ref = 2.0 * (col[:, -1:] * Z_ref - col[:, :-1])
+    return value, grad_anchor, grad_ref, grad_dof
+
+
+class _KernelPairs:
+    """log k, d log k / ds and d log k / d dof of a block's pairs, self-pairs masked."""
+
+    def __init__(self, sq, kernel, anchor_index, same_blocks):
+        self.rows = torch.arange(len(sq), device=sq.device)
+        self.anchor_index, self.same_blocks = anchor_index, same_blocks
+        self.log_k = kernel(sq)
+        if anchor_index is not None:
+            self.log_k[self.rows, anchor_index] = float("-inf")
+        # As in _floor, but higher (1e-19 in float32): here E is further
+        # multiplied by kernel slopes and 1/total, and products below the smallest normal
+        # float made the Student-t path at d = 30 several times slower on CPUs.
+        self.floor = math.log(torch.finfo(self.log_k.dtype).tiny) / 2.0
+        self.slope = kernel.slope(sq)
+        self.dof_slope = kernel.dof_slope(sq, self.log_k) if kernel.learnable else None
+        if anchor_index is not None and self.dof_slope is not None:
+            self.dof_slope[self.rows, anchor_index] = 0.0
+
+    def exp_shifted(self, shift, rows=slice(None), columns=slice(None)) -> torch.Tensor:
+        """exp(log k - shift) over the given rows and columns, floored; self-pairs at 0."""
+        return _exp_shifted(self.log_k[rows, columns], shift, self.floor)
+
+
+def _mcml_slopes(pairs: _KernelPairs, log_norm, n_same):
+    """MCML's value, c_ij and d(value)/d(dof) for a block (``kernel_block_gradients``)."""
+    whole = log_norm is None
+    if whole:
+        shift = float(pairs.log_k.max())
+        E = pairs.exp_shifted(shift)
+        total = float(E.sum())
+        E.div_(total)
+        log_norm = shift + math.log(total)
+        n_same = sum((r.stop - r.start) * (a.stop - a.start) for a, r in pairs.same_blocks)
+        if pairs.anchor_index is not None:
+            n_same -= len(pairs.rows)
+    else:
+        E = pairs.exp_shifted(log_norm)
+    log_k = pairs.log_k
+    if pairs.anchor_index is not None:
+        log_k[pairs.rows, pairs.anchor_index] = 0.0
+    if not n_same:
+        return 0.0, torch.zeros_like(E), (0.0 if pairs.dof_slope is not None else None)
+    sum_same = sum(float(log_k[a, r].sum()) for a, r in pairs.same_blocks)
+    grad_dof = None
+    if pairs.dof_slope is not None:
+        grad_dof = -float((E * pairs.dof_slope).sum())
+        grad_dof += sum(float(pairs.dof_slope[a, r].sum()) for a, r in pairs.same_blocks) / n_same
+    c = E.mul_(pairs.slope).neg_()  # -q_ij * dlogk/ds
+    for a, r in pairs.same_blocks:
+        c[a, r] += pairs.slope[a, r] / n_same
+    if pairs.anchor_index is not None:
+        c[pairs.rows, pairs.anchor_index] = 0.0
+    value = sum_same / n_same - log_norm + math.log(n_same) if whole else sum_same / n_same
+    return value, c, grad_dof
+
+
+def _per_anchor_slopes(pairs: _KernelPairs, objective: str):
+    """f's or g's summed terms, c_ij and d(value)/d(dof) for a block (``kernel_block_gradients``).
+
+    As in ``block_terms_and_gradients``, the same-class kernel values get their own shift,
+    so an anchor whose class mates are all far away keeps an exact log p_i in float32.
+    """
+    total_shift = _row_shift(pairs.log_k)
+    E = pairs.exp_shifted(total_shift)
+    same_shift = torch.zeros_like(total_shift)
+    same = torch.zeros(len(E), dtype=E.dtype, device=E.device)
+    E_same = []
+    for a, r in pairs.same_blocks:
+        same_shift[a] = _row_shift(pairs.log_k[a, r])
+        E_same.append(pairs.exp_shifted(same_shift[a], a, r))
+        same[a] = E_same[-1].sum(1)
+    log_same, log_total = _log_mass(same, same_shift), _log_mass(E.sum(1), total_shift)
+    terms, scale_same, scale_all = _anchor_weights(
+        log_same, log_total, same_shift[:, 0], total_shift[:, 0], objective
+    )
+    same_parts = [E_c * scale_same[a] for (a, _), E_c in zip(pairs.same_blocks, E_same)]
+    grad_dof = None
+    if pairs.dof_slope is not None:
+        grad_dof = -float((E * pairs.dof_slope * scale_all).sum())
+        grad_dof += sum(
+            float((part * pairs.dof_slope[a, r]).sum()) for (a, r), part in zip(pairs.same_blocks, same_parts)
+        )
+    c = E.mul_(scale_all).neg_()  # the -beta part, then the alpha part on the anchor's class
+    for (a, r), part in zip(pairs.same_blocks, same_parts):
+        c[a, r] += part
+    return float(terms.sum()), c.mul_(pairs.slope), grad_dof

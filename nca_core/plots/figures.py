@@ -1,0 +1,552 @@
+"""Plotly figure builders: pure functions from arrays (or snapshots) to ``go.Figure``.
+
+Colours follow class order everywhere, so a class keeps its colour and legend slot on every
+page and in every frame. Needs plotly, which comes with the ``app`` extra.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+try:
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+except ImportError as exc:  # the library alone is installed without plotly
+    raise ImportError("nca_core.plots.figures needs plotly: pip install 'nca-explorer[app]'") from exc
+
+from ..training.loop import Snapshot
+
+if TYPE_CHECKING:
+    from ..runs.comparison import SearchCost
+
+__all__ = [
+    "PALETTE",
+    "animation",
+    "class_colors",
+    "component_images",
+    "embedding_scatter",
+    "image_grid",
+    "map_heatmap",
+    "neighbour_links",
+    "padded_ranges",
+    "search_cost_chart",
+    "steady_ranges",
+    "with_decision_regions",
+    "with_neighbour_lines",
+]
+
+# Colour-blind-safe qualitative palette (Okabe-Ito, then Tableau-like extras).
+PALETTE = (
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
+    "#56B4E9", "#F0E442", "#000000", "#8C564B", "#7F7F7F",
+    "#17BECF", "#BCBD22", "#9467BD", "#FF9896", "#98DF8A",
+)  # fmt: skip
+
+
+# Plotly's "RdBu" runs from red (low) to blue (high): with zmid=0, positive weights are blue.
+DIVERGING_COLORSCALE = "RdBu"
+DIVERGING_WORDS = {"positive": "blue", "negative": "red"}
+
+# Points outside Compare's brush (``live_charts``): faint grey, so the chosen ones stand out.
+DIMMED_MARKER = {"color": "#B4B4B4", "opacity": 0.15}
+
+# Lines from a chosen point in ``neighbour_links``, and the words captions use for them:
+# black and grey, solid and dashed, so no line can be read as a class colour.
+SAME_CLASS_LINE = ("#1A1A1A", "solid black")
+OTHER_CLASS_LINE = ("#8C8C8C", "dashed grey")
+
+
+def class_colors(n_classes: int) -> list[str]:
+    """One colour per class index, cycling the palette past 15 classes."""
+    return [PALETTE[i % len(PALETTE)] for i in range(n_classes)]
+
+
+def padded_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[float]]:
+    """Axis ranges covering every array (each (n, d)), padded, one [lo, hi] per dimension."""
+    stacked = np.concatenate([np.asarray(a, dtype=np.float64) for a in arrays])
+    finite = stacked[np.isfinite(stacked).all(1)]
+    if len(finite) == 0:
+        return [[-1.0, 1.0]] * stacked.shape[1]
+    lo, hi = finite.min(0), finite.max(0)
+    span = np.maximum(hi - lo, 1e-9)
+    return [[float(a - pad * s), float(b + pad * s)] for a, b, s in zip(lo, hi, span)]
+
+
+def _grid_step(span: float) -> float:
+    """The largest 1, 2 or 5 times a power of ten that fits four times into ``span``."""
+    quarter = max(span / 4, 1e-12)
+    power = 10.0 ** math.floor(math.log10(quarter))
+    return max(m * power for m in (1, 2, 5) if m * power <= quarter)
+
+
+def steady_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[float]]:
+    """``padded_ranges`` widened outward to a coarse grid (four to ten steps per axis).
+
+    While a run spreads out, these ranges change only when a point crosses a grid line, so
+    a live chart keeps its axes for many frames instead of shifting a little on each one.
+    """
+    steady = []
+    for lo, hi in padded_ranges(arrays, pad):
+        step = _grid_step(hi - lo)
+        steady.append([math.floor(lo / step) * step, math.ceil(hi / step) * step])
+    return steady
+
+
+def _figure(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plain dicts without per-property validation: these builders run
+    several times a second while a run is drawn live, and validation dominated their cost.
+    The tests check the structure instead."""
+    return go.Figure(dict(data=data, layout=layout), _validate=False)
+
+
+def _class_traces(Z, y, classes, three_d: bool, marker_size: float, hover_text=None) -> list[dict]:
+    colors = class_colors(len(classes))
+    traces = []
+    for c, name in enumerate(classes):
+        idx = np.flatnonzero(y == c)
+        trace = dict(
+            type="scatter3d" if three_d else "scatter",
+            mode="markers",
+            name=str(name),
+            legendgroup=str(name),
+            customdata=idx,
+            marker=dict(color=colors[c], size=marker_size, opacity=0.8),
+            x=Z[idx, 0],
+            y=Z[idx, 1],
+        )
+        if three_d:
+            trace["z"] = Z[idx, 2]
+        if hover_text is not None:  # the class in bold over the given text, short coordinates
+            trace["text"] = [hover_text[i] for i in idx]
+            where = "(%{x:.3g}, %{y:.3g}, %{z:.3g})" if three_d else "(%{x:.3g}, %{y:.3g})"
+            trace["hovertemplate"] = f"<b>{name}</b><br>%{{text}}<br>{where}<extra></extra>"
+        traces.append(trace)
+    return traces
+
+
+def embedding_scatter(
+    Z: np.ndarray,
+    y: np.ndarray,
+    classes: Sequence[str],
+    *,
+    title: str | None = None,
+    ranges: list[list[float]] | None = None,
+    uirevision: str = "embedding",
+    axis_label: str = "z",
+    height: int = 520,
+    hover_text: Sequence[str] | None = None,
+    legend_above: bool = False,
+) -> go.Figure:
+    """Scatter of an embedding, one trace per class; 3-D when Z has three columns.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, 2) or (n, 3+); columns past the third are not drawn
+    y : ndarray of shape (n,), class indices into ``classes``
+    ranges : fixed axis ranges (see ``padded_ranges``) so frames do not jump
+    uirevision : keeps the user's zoom across redraws with the same value
+    legend_above : a horizontal legend above the plot, leaving a narrow panel its width
+    """
+    Z = np.asarray(Z)
+    three_d = Z.shape[1] >= 3
+    marker_size = 3 if three_d else (4 if len(Z) > 2000 else 6)
+    labels = [f"{axis_label}{i + 1}" for i in range(3)]
+    layout = dict(
+        title=dict(text=title) if title else None,
+        height=height,
+        uirevision=uirevision,
+        legend=dict(itemsizing="constant", title=dict(text="class")),
+        margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        clickmode="event+select",
+    )
+    if legend_above:
+        layout["legend"].update(orientation="h", x=0, y=1.02, xanchor="left", yanchor="bottom", title=None)
+    if three_d:
+        layout["scene"] = _scene(Z, labels, ranges)
+    else:
+        layout.update(_equal_axes(labels, ranges))
+    traces = _class_traces(Z, np.asarray(y), classes, three_d, marker_size, hover_text)
+    return _figure(traces, layout)
+
+
+def _equal_axes(labels: Sequence[str], ranges: list[list[float]] | None) -> dict:
+    """x and y axes at one scale (a unit is as long across as up: distances are what NCA
+    learns), with room for their tick labels."""
+    xaxis = dict(title=dict(text=labels[0]), automargin=True)
+    yaxis = dict(title=dict(text=labels[1]), automargin=True, scaleanchor="x", scaleratio=1)
+    if ranges is not None:
+        xaxis["range"], yaxis["range"] = list(ranges[0]), list(ranges[1])
+    return {"xaxis": xaxis, "yaxis": yaxis}
+
+
+def _scene(Z: np.ndarray, labels: Sequence[str], ranges: list[list[float]] | None) -> dict:
+    """A 3-D scene that orbits on drag, at one scale on every axis, seen from a direction
+    that shows the structure: mostly along the points' direction of least spread (a flat
+    structure is seen face-on rather than edge-on), tilted so depth still reads."""
+    scene = {"dragmode": "turntable", "camera": {"eye": _camera_eye(Z[:, :3])}}
+    for i, axis in enumerate(("xaxis", "yaxis", "zaxis")):
+        scene[axis] = dict(title=dict(text=labels[i]))
+        if ranges is not None:
+            scene[axis].update(range=list(ranges[i]), autorange=False)
+    if ranges is None:
+        scene["aspectmode"] = "data"
+    else:
+        spans = np.array([hi - lo for lo, hi in ranges[:3]], dtype=np.float64)
+        ratio = spans / max(spans.max(), 1e-12)
+        scene["aspectmode"] = "manual"
+        scene["aspectratio"] = dict(zip("xyz", (float(r) for r in np.maximum(ratio, 0.05))))
+    return scene
+
+
+def _camera_eye(Z: np.ndarray, distance: float = 2.0) -> dict:
+    """Eye position (Plotly's unit box) along the direction of least spread, tilted by 30
+    degrees towards the z axis so the view is not flat."""
+    Z = np.asarray(Z, dtype=np.float64)
+    Z = Z[np.isfinite(Z).all(1)]
+    if len(Z) < 3:
+        return dict(x=1.25, y=1.25, z=1.25)
+    _, _, vt = np.linalg.svd(Z - Z.mean(0), full_matrices=False)
+    normal = vt[-1] if vt[-1][2] >= 0 else -vt[-1]
+    up = np.array([0.0, 0.0, 1.0])
+    tilted = normal + 0.58 * (up - normal * normal @ up)  # tan(30 deg) towards z
+    if np.linalg.norm(tilted) < 1e-9:
+        tilted = np.array([1.0, 1.0, 1.0])
+    eye = distance * tilted / np.linalg.norm(tilted)
+    return dict(x=float(eye[0]), y=float(eye[1]), z=float(eye[2]))
+
+
+def _evenly_spaced(n: int, cap: int) -> np.ndarray:
+    """At most ``cap`` indices from range(n), always keeping the first and the last."""
+    if n <= cap:
+        return np.arange(n)
+    return np.unique(np.round(np.linspace(0, n - 1, cap)).astype(int))
+
+
+def animation(
+    snapshots: Sequence[Snapshot],
+    y: np.ndarray,
+    classes: Sequence[str],
+    *,
+    title: str = "",
+    max_frames: int = 100,
+    max_points: int = 3000,
+    height: int = 640,
+) -> go.Figure:
+    """An animated replay of a run: play/pause, speed buttons and an epoch slider.
+
+    Points keep their identity between frames (same trace and order per class); axes are
+    fixed to cover every frame, at one scale. Each frame's title (``title`` then its epoch
+    and objective) follows the slider. At most ``max_frames`` evenly spaced snapshots and
+    ``max_points`` points per frame keep the figure light.
+    """
+    if not snapshots:
+        raise ValueError("animation needs at least one snapshot")
+    chosen = [snapshots[i] for i in _evenly_spaced(len(snapshots), max_frames)]
+    y = np.asarray(y)
+    points = _evenly_spaced(len(y), max_points)
+    y = y[points]
+    embeddings = [np.asarray(s.embedding)[points] for s in chosen]
+    three_d = embeddings[0].shape[1] >= 3
+    dims = 3 if three_d else 2
+    ranges = padded_ranges([e[:, :dims] for e in embeddings])
+    fig = embedding_scatter(embeddings[-1], y, classes, ranges=ranges, uirevision="replay", height=height)
+    fig.frames = [
+        go.Frame(
+            data=_class_traces(e, y, classes, three_d, 3 if three_d else 5),  # same order: same identity
+            name=epoch_label(s),
+            layout=dict(title=dict(text=_frame_title(title, s))),
+        )
+        for s, e in zip(chosen, embeddings)
+    ]
+    fig.update(data=fig.frames[0].data)  # open on the start, the camera chosen for the end
+    fig.update_layout(
+        title=dict(text=_frame_title(title, chosen[0]), x=0.02, xanchor="left"),
+        margin=dict(l=10, r=10, t=80 if title else 50, b=110),
+        updatemenus=[_play_buttons(three_d)],
+        sliders=[_epoch_slider([epoch_label(s) for s in chosen])],
+    )
+    return fig
+
+
+def epoch_label(snapshot: Snapshot) -> str:
+    """Epochs done at a snapshot: "12" after epoch 12, "12.25" a quarter into epoch 13."""
+    if snapshot.fraction >= 1.0:
+        return str(snapshot.epoch)
+    return f"{snapshot.epoch - 1 + snapshot.fraction:.2f}".rstrip("0")
+
+
+def _frame_title(title: str, snapshot: Snapshot) -> str:
+    """The run's name over its epoch and objective (two lines: narrow screens and slides)."""
+    where = f"epoch {epoch_label(snapshot)}   objective {snapshot.objective:.4f}"
+    return f"{title}<br>{where}" if title else where
+
+
+def _play_args(duration_ms: int) -> dict:
+    """Animate from the current frame, ``duration_ms`` per frame, redrawn so that the
+    title (epoch, objective) follows the frames."""
+    return dict(
+        frame=dict(duration=duration_ms, redraw=True),
+        transition=dict(duration=0),
+        fromcurrent=True,
+        mode="immediate",
+    )
+
+
+def _play_buttons(three_d: bool) -> dict:
+    """Play, pause and two speeds, under the plot on the left, above the slider."""
+    pause = dict(frame=dict(duration=0, redraw=False), mode="immediate", transition=dict(duration=0))
+    return dict(
+        type="buttons",
+        direction="left",
+        x=0.0,
+        y=0.0,
+        xanchor="left",
+        yanchor="top",
+        pad=dict(t=45 if not three_d else 10),
+        showactive=False,
+        buttons=[
+            dict(label="▶ Play", method="animate", args=[None, _play_args(200)]),
+            dict(label="❚❚ Pause", method="animate", args=[[None], pause]),
+            dict(label="slow", method="animate", args=[None, _play_args(600)]),
+            dict(label="fast", method="animate", args=[None, _play_args(60)]),
+        ],
+    )
+
+
+def _epoch_slider(labels: Sequence[str]) -> dict:
+    """A slider with one step per frame, named by its epoch, below the buttons, full width;
+    a jump redraws so that the title follows."""
+    jump = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    return dict(
+        active=0,
+        x=0.0,
+        len=1.0,
+        y=0.0,
+        yanchor="top",
+        pad=dict(t=80, b=0),
+        currentvalue=dict(prefix="epoch ", xanchor="right"),
+        steps=[dict(label=label, method="animate", args=[[label], jump]) for label in labels],
+    )
+
+
+def neighbour_links(
+    Z: np.ndarray,
+    y: np.ndarray,
+    classes: Sequence[str],
+    anchor: int,
+    probabilities: np.ndarray,
+    *,
+    title: str = "",
+    min_probability: float = 0.005,
+    height: int = 420,
+    uirevision: str | None = None,
+) -> go.Figure:
+    """The points, with a line from ``anchor`` to each j whose width is p_ij: solid for
+    j in the anchor's class, dashed for another (``SAME_CLASS_LINE``, ``OTHER_CLASS_LINE``).
+
+    Lines for p_ij below ``min_probability`` are left out to keep the figure readable.
+    ``uirevision`` (default: the title) keeps the user's zoom while the title changes.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    fig = embedding_scatter(
+        Z[:, :2], y, classes, title=title, height=height, uirevision=uirevision or title, legend_above=True
+    )
+    strongest = float(probabilities.max()) or 1.0
+    links = []
+    for j in np.flatnonzero(probabilities >= min_probability):
+        same = y[j] == y[anchor]
+        links.append(
+            dict(
+                type="scatter",
+                x=[Z[anchor, 0], Z[j, 0]],
+                y=[Z[anchor, 1], Z[j, 1]],
+                mode="lines",
+                line=dict(
+                    width=0.5 + 8 * probabilities[j] / strongest,
+                    color=(SAME_CLASS_LINE if same else OTHER_CLASS_LINE)[0],
+                    dash="solid" if same else "dash",
+                ),
+                opacity=0.7,
+                hoverinfo="text",
+                text=f"p = {probabilities[j]:.3f}",
+                showlegend=False,
+            )
+        )
+    ring = dict(
+        type="scatter",
+        x=[Z[anchor, 0]],
+        y=[Z[anchor, 1]],
+        mode="markers",
+        marker=dict(size=16, color="rgba(0,0,0,0)", line=dict(width=2, color="black")),
+        showlegend=False,
+        hoverinfo="skip",
+    )
+    return go.Figure(
+        dict(data=[*links, *fig.to_dict()["data"], ring], layout=fig.to_dict()["layout"]), _validate=False
+    )
+
+
+def with_neighbour_lines(fig: go.Figure, Z: np.ndarray, anchor: int, neighbours: Sequence[int]) -> go.Figure:
+    """``fig`` (a 2-D ``embedding_scatter`` of ``Z``) with lines from ``anchor`` to each of
+    its ``neighbours``, each labelled with its distance, and a ring around the anchor."""
+    Z = np.asarray(Z, dtype=np.float64)[:, :2]
+    xs, ys = [], []
+    for j in neighbours:
+        xs += [Z[anchor, 0], Z[j, 0], None]
+        ys += [Z[anchor, 1], Z[j, 1], None]
+    lines = dict(
+        type="scatter", x=xs, y=ys, mode="lines", line=dict(color="rgba(0,0,0,0.55)", width=1.5),
+        hoverinfo="skip", showlegend=False,
+    )  # fmt: skip
+    middle = (Z[list(neighbours)] + Z[anchor]) / 2
+    distances = np.linalg.norm(Z[list(neighbours)] - Z[anchor], axis=1)
+    labels = dict(
+        type="scatter", x=middle[:, 0], y=middle[:, 1], mode="text", text=[f"{d:.2g}" for d in distances],
+        textfont=dict(size=10, color="#333"), hoverinfo="skip", showlegend=False,
+    )  # fmt: skip
+    ring = dict(
+        type="scatter", x=[Z[anchor, 0]], y=[Z[anchor, 1]], mode="markers", hoverinfo="skip", showlegend=False,
+        marker=dict(size=16, color="rgba(0,0,0,0)", line=dict(width=2, color="black")),
+    )  # fmt: skip
+    drawn = fig.to_dict()
+    return _figure([*drawn["data"], lines, labels, ring], drawn["layout"])
+
+
+def with_decision_regions(
+    fig: go.Figure, Z: np.ndarray, y: np.ndarray, n_classes: int, *, k: int = 5, resolution: int = 120
+) -> go.Figure:
+    """``fig`` (a 2-D ``embedding_scatter`` of ``Z``) with each class's k-NN region shaded
+    behind the points: every cell of a ``resolution``-wide grid over the axes, coloured by
+    the majority vote of its k nearest points (the picture of scikit-learn's "nearest
+    neighbours with and without NCA" example)."""
+    from ..search.knn import knn_predict
+
+    Z = np.asarray(Z, dtype=np.float64)[:, :2]
+    drawn = fig.to_dict()
+    layout = drawn["layout"]
+    ranges = [layout.get(a, {}).get("range") for a in ("xaxis", "yaxis")]
+    if any(r is None for r in ranges):
+        ranges = padded_ranges([Z])
+    xs = np.linspace(*ranges[0], resolution)
+    ys = np.linspace(*ranges[1], resolution)
+    grid = np.stack(np.meshgrid(xs, ys), -1).reshape(-1, 2)
+    votes = knn_predict(grid.astype(np.float32), Z.astype(np.float32), np.asarray(y), k=k, index="exact")
+    colors = class_colors(n_classes)
+    scale = (
+        [[c / max(n_classes - 1, 1), colors[c]] for c in range(n_classes)]
+        if n_classes > 1
+        else [[0, colors[0]], [1, colors[0]]]
+    )
+    regions = dict(
+        type="heatmap", x=xs, y=ys, z=votes.reshape(resolution, resolution), zmin=0, zmax=max(n_classes - 1, 1),
+        colorscale=scale, opacity=0.18, showscale=False, hoverinfo="skip", zsmooth=False,
+    )  # fmt: skip
+    return _figure([regions, *drawn["data"]], layout)
+
+
+def map_heatmap(
+    components: np.ndarray, feature_names: Sequence[str] | None = None, height: int = 320
+) -> go.Figure:
+    """The learned map A (n_components x n_features) as a diverging heatmap."""
+    A = np.asarray(components)
+    limit = float(np.abs(A).max()) or 1.0
+    fig = go.Figure(
+        go.Heatmap(
+            z=A,
+            x=list(feature_names) if feature_names is not None else None,
+            y=[f"z{i + 1}" for i in range(A.shape[0])],
+            colorscale=DIVERGING_COLORSCALE,
+            zmid=0.0,
+            zmin=-limit,
+            zmax=limit,
+            colorbar=dict(title=dict(text="weight")),
+        )
+    )
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), title=dict(text="learned map A"))
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def component_images(components: np.ndarray, image_shape: tuple[int, int], max_rows: int = 8) -> go.Figure:
+    """Each row of A reshaped to the image grid: which pixels each output coordinate reads."""
+    A = np.asarray(components)[:max_rows]
+    return image_grid(A, image_shape, [f"z{i + 1}" for i in range(len(A))], diverging=True)
+
+
+def image_grid(
+    images: np.ndarray,
+    image_shape: tuple[int, int],
+    titles: Sequence[str],
+    *,
+    diverging: bool = False,
+    columns: int = 8,
+    tile: int = 110,
+) -> go.Figure:
+    """Flattened images (n, h*w) in a grid with one title each."""
+    images = np.asarray(images, dtype=np.float64)
+    n = len(images)
+    cols = min(columns, max(n, 1))
+    rows = int(np.ceil(n / cols))
+    fig = make_subplots(
+        rows=rows, cols=cols, subplot_titles=list(titles), horizontal_spacing=0.01, vertical_spacing=0.08
+    )
+    for i, flat in enumerate(images):
+        image = flat.reshape(image_shape)
+        if diverging:
+            limit = float(np.abs(image).max()) or 1.0
+            trace = go.Heatmap(
+                z=image, colorscale=DIVERGING_COLORSCALE, zmid=0, zmin=-limit, zmax=limit, showscale=False
+            )
+        else:
+            trace = go.Heatmap(z=image, colorscale="gray_r", showscale=False)
+        fig.add_trace(trace, row=i // cols + 1, col=i % cols + 1)
+    fig.update_xaxes(visible=False, constrain="domain")
+    fig.update_yaxes(visible=False, autorange="reversed", constrain="domain")
+    for i in range(1, n + 1):  # square pixels: an 8x8 digit reads as a digit at any width
+        suffix = "" if i == 1 else str(i)
+        fig.layout[f"yaxis{suffix}"].update(scaleanchor=f"x{suffix}", scaleratio=1)
+    fig.update_layout(height=rows * tile + 40, width=None, margin=dict(l=5, r=5, t=30, b=5))
+    fig.update_annotations(font_size=11)
+    return fig
+
+
+# --- kNN search costs: exact and HNSW, raw against NCA (issue 16) ---------------------------
+def search_cost_chart(costs: Sequence[SearchCost], height: int = 360) -> go.Figure:
+    """Query time, index size and test error of each k-NN index, with ratios to the first.
+
+    ``costs`` are ``comparison.knn_search_cost`` results, the first being the reference
+    (raw inputs searched exactly). Spaces (raw, NCA) run along each panel's x axis; each
+    index kind (exact, HNSW) is one coloured bar series with a legend entry. Time and size
+    bars are labelled with how many times faster or smaller than the reference they are,
+    error bars with the error itself.
+    """
+    from ..runs.comparison import INDEX_LABELS
+
+    ref = costs[0]
+    titles = ["query time, all queries (s); x: speed-up", "index size (MB); x: reduction", "test error (%)"]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.08)
+    for i, kind in enumerate(dict.fromkeys(c.index for c in costs)):
+        group = [c for c in costs if c.index == kind]
+        panels = (
+            ([c.query_seconds for c in group], [ref.query_seconds / c.query_seconds for c in group]),
+            ([c.stored_bytes / 1e6 for c in group], [ref.stored_bytes / c.stored_bytes for c in group]),
+            ([100 * c.error for c in group], None),
+        )
+        for col, (values, ratios) in enumerate(panels, start=1):
+            text = [f"{v:.2f}%" for v in values] if ratios is None else [f"{r:.1f}x" for r in ratios]
+            bar = go.Bar(
+                x=[c.name for c in group], y=values, text=text, textposition="outside",
+                name=INDEX_LABELS[kind], legendgroup=kind, showlegend=col == 1,
+                marker_color=PALETTE[i % len(PALETTE)],
+            )  # fmt: skip
+            fig.add_trace(bar, 1, col)
+    fig.update_yaxes(rangemode="tozero")
+    fig.update_layout(
+        height=height, barmode="group", legend=dict(orientation="h", y=-0.15),
+        margin=dict(l=10, r=10, t=40, b=10), uniformtext=dict(mode="hide", minsize=9),
+    )  # fmt: skip
+    return fig

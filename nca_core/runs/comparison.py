@@ -1,0 +1,327 @@
+"""NCA beside PCA, LDA and raw inputs: one evaluation for every projection.
+
+Every method is scored the same way: k-NN accuracy leave-one-out on the training set (on a
+stratified sample of at most ``loo_sample`` points, voting among all of them) and on the
+test set, plus the time its fit took.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sklearn.preprocessing import StandardScaler
+
+from ..datasets import Dataset
+from ..estimator.baselines import fit_projection
+from ..estimator.model_io import ModelFileError, load_model
+from ..estimator.nca import NCA
+from ..search.knn import KNNIndex, knn_accuracy, leave_one_out_accuracy
+from ..util.sampling import stratified_subsample
+from .run import Run, recommended_config
+
+__all__ = [
+    "INDEX_LABELS",
+    "QUICK_TRAIN_POINTS",
+    "MethodResult",
+    "QuickModel",
+    "SearchCost",
+    "best_gains",
+    "class_mix",
+    "cost_table",
+    "evaluate",
+    "fit_baseline",
+    "knn_search_cost",
+    "model_cache_dir",
+    "quick_nca",
+    "training_subset",
+]
+
+INDEX_LABELS = {"exact": "exact", "hnsw": "HNSW graph"}
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """How one projection did.
+
+    Attributes
+    ----------
+    name : str
+    embedding : ndarray of shape (n_display, d) or None (raw inputs are not drawn)
+    train_accuracy : float, leave-one-out k-NN accuracy on training points
+    test_accuracy : float or None, k-NN accuracy on the test set (None without one)
+    fit_seconds : float
+    note : str, e.g. why LDA gave fewer dimensions
+    dimensions : int
+    """
+
+    name: str
+    embedding: np.ndarray | None
+    train_accuracy: float
+    test_accuracy: float | None
+    fit_seconds: float
+    note: str = ""
+    dimensions: int = 0
+
+
+def fit_baseline(
+    method: str, data: Dataset, n_components: int, standardize: bool
+) -> tuple[Callable, float, str]:
+    """Fit PCA or LDA on the training set; returns (transform, seconds, note)."""
+    start = time.perf_counter()
+    scaler = StandardScaler().fit(data.X_train) if standardize else None
+
+    def prepare(X):
+        return X if scaler is None else scaler.transform(X)
+
+    projection = fit_projection(method, prepare(data.X_train), data.y_train, n_components)
+    seconds = time.perf_counter() - start
+    return (lambda X: projection.transform(prepare(X))), seconds, projection.note
+
+
+def evaluate(
+    name: str,
+    transform: Callable[[np.ndarray], np.ndarray],
+    data: Dataset,
+    k: int,
+    display_index: np.ndarray | None,
+    fit_seconds: float,
+    note: str = "",
+    loo_sample: int = 5000,
+) -> MethodResult:
+    """Score ``transform`` (raw input -> embedding) with k-NN on ``data``."""
+    Z_train = np.asarray(transform(data.X_train), dtype=np.float32)
+    sample = stratified_subsample(data.y_train, loo_sample, seed=0)
+    train_accuracy = leave_one_out_accuracy(Z_train, data.y_train, k, sample=sample, device="cpu")
+    test_accuracy = None
+    if len(data.y_test):
+        Z_test = np.asarray(transform(data.X_test), dtype=np.float32)
+        test_accuracy = knn_accuracy(Z_train, data.y_train, Z_test, data.y_test, k, device="cpu")
+    embedding = None if display_index is None else Z_train[display_index]
+    return MethodResult(name, embedding, train_accuracy, test_accuracy, fit_seconds, note, Z_train.shape[1])
+
+
+def class_mix(y: np.ndarray, rows: np.ndarray, classes: Sequence[str]) -> list[tuple[str, int]]:
+    """How many of the points ``rows`` (indices into ``y``) each class has, most first;
+    classes with none are left out."""
+    counts = np.bincount(np.asarray(y)[np.asarray(rows, dtype=np.int64)], minlength=len(classes))
+    order = np.argsort(-counts, kind="stable")
+    return [(str(classes[c]), int(counts[c])) for c in order if counts[c]]
+
+
+@dataclass(frozen=True)
+class SearchCost:
+    """What one k-NN index costs and gives on the test set.
+
+    Attributes
+    ----------
+    name : str, the space searched, e.g. "raw 784-D" or "NCA 32-D"
+    dimensions : int
+    error : float, k-NN test error
+    query_seconds : float, time to answer every test query (median of the repeats)
+    stored_bytes : int, what the index holds: float32 vectors, plus the graph for HNSW
+    index : str, "exact" or "hnsw"
+    build_seconds : float, time to build the index
+    """
+
+    name: str
+    dimensions: int
+    error: float
+    query_seconds: float
+    stored_bytes: int
+    index: str = "exact"
+    build_seconds: float = 0.0
+
+
+def knn_search_cost(
+    name: str,
+    Z_train: np.ndarray,
+    y_train: np.ndarray,
+    Z_test: np.ndarray,
+    y_test: np.ndarray,
+    k: int = 5,
+    repeats: int = 3,
+    *,
+    index: str = "exact",
+    budget_seconds: float | None = None,
+    **options,
+) -> SearchCost:
+    """Build a float32 k-NN index of ``Z_train`` on the CPU and time all test queries.
+
+    Parameters
+    ----------
+    index : {"exact", "hnsw", "auto"}
+        See ``knn.KNNIndex``; "auto" is the choice for an index kept for many queries.
+    repeats : int
+        Timed searches of every test point; the median is reported.
+    budget_seconds : float, optional
+        Stop repeating once the timed searches have taken this long (at least one runs).
+    **options
+        ``backend``, ``deterministic``, ``ef_search`` of ``knn.KNNIndex``.
+    """
+    Z_train = np.ascontiguousarray(Z_train, dtype=np.float32)
+    Z_test = np.ascontiguousarray(Z_test, dtype=np.float32)
+    knn_index = KNNIndex(Z_train, y_train, index, device="cpu", **options)
+    knn_index.predict(Z_test[:50], k)  # warm-up
+    times: list[float] = []
+    while len(times) < repeats and (budget_seconds is None or sum(times) < budget_seconds):
+        start = time.perf_counter()
+        predicted = knn_index.predict(Z_test, k)
+        times.append(time.perf_counter() - start)
+    return SearchCost(
+        name,
+        Z_train.shape[1],
+        float(np.mean(predicted != np.asarray(y_test))),
+        float(np.median(times)),
+        knn_index.nbytes,
+        knn_index.kind,
+        knn_index.build_seconds,
+    )
+
+
+def cost_table(costs: Sequence[SearchCost]) -> list[dict]:
+    """One row per index, with its speed-up and size reduction against the first.
+
+    The first cost is the reference (raw inputs searched exactly); ratios above 1 mean
+    faster or smaller than it.
+    """
+    reference = costs[0]
+    return [
+        {
+            "space": c.name,
+            "index": INDEX_LABELS[c.index],
+            "query time (s)": c.query_seconds,
+            "build time (s)": c.build_seconds,
+            "index size": c.stored_bytes,  # bytes; shown in whatever unit reads best
+            "test error": c.error,
+            "speed-up": reference.query_seconds / c.query_seconds,
+            "size reduction": reference.stored_bytes / c.stored_bytes,
+        }
+        for c in costs
+    ]
+
+
+def best_gains(costs: Sequence[SearchCost]) -> tuple[float, float]:
+    """(query speed-up, index size reduction) of the last space over the first, each at
+    its best: the fastest index of one against the fastest of the other, and the smallest
+    against the smallest."""
+    first = [c for c in costs if c.name == costs[0].name]
+    last = [c for c in costs if c.name == costs[-1].name]
+    speed = min(c.query_seconds for c in first) / min(c.query_seconds for c in last)
+    return speed, min(c.stored_bytes for c in first) / min(c.stored_bytes for c in last)
+
+
+QUICK_TRAIN_POINTS = 5000
+
+
+@dataclass(frozen=True)
+class QuickModel:
+    """An NCA fitted in seconds for a comparison, acting on raw inputs.
+
+    Attributes
+    ----------
+    model : NCA, with any standardisation folded into its map
+    n_train : int, training points it learnt from (a stratified subset)
+    epochs : int
+    from_cache : bool, whether it was read from a file an earlier call wrote
+    fit_seconds : float or None, training time (None for a cached model saved without it)
+    """
+
+    model: NCA
+    n_train: int
+    epochs: int
+    from_cache: bool
+    fit_seconds: float | None = None
+
+
+def model_cache_dir() -> Path:
+    """Where fitted models are kept between runs: $NCA_CACHE_DIR/models, else the user cache."""
+    if os.environ.get("NCA_CACHE_DIR"):
+        return Path(os.environ["NCA_CACHE_DIR"]) / "models"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nca-explorer" / "models"
+
+
+def _fingerprint(config, subset: Dataset) -> str:
+    digest = hashlib.sha256(json.dumps(config.as_dict(), sort_keys=True).encode())
+    for array in (subset.X_train, subset.y_train):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def training_subset(data: Dataset, max_train: int = QUICK_TRAIN_POINTS) -> Dataset:
+    """``data`` with at most ``max_train`` training points, a stratified sample (seed 0);
+    the test set is kept whole. ``data`` itself when it is no larger."""
+    if len(data.y_train) <= max_train:
+        return data
+    keep = stratified_subsample(data.y_train, max_train, seed=0)
+    return dataclasses.replace(data, X_train=data.X_train[keep], y_train=data.y_train[keep])
+
+
+def quick_nca(
+    data: Dataset,
+    n_components: int,
+    standardize: bool,
+    *,
+    encoder: str = "linear",
+    max_train: int = QUICK_TRAIN_POINTS,
+    cache_dir: str | os.PathLike | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> QuickModel:
+    """NCA with the dataset's recommended settings, trained on a stratified subset.
+
+    At most ``max_train`` training points (``training_subset``) keep the fit to seconds on
+    MNIST; ``encoder="mlp"`` fits deep NCA (``runs.recommended_config``). With
+    ``cache_dir`` the model is saved there (``save_model``'s .npz, no pickle, with its fit
+    time beside it in .json), named by the settings and the subset's bytes, and later calls
+    load it instead of training. ``progress(epoch, epochs)`` is called after each epoch.
+    """
+    config = recommended_config(data, n_components=n_components, encoder=encoder)
+    config = config.replace(standardize=standardize)
+    subset = training_subset(data, max_train)
+    n_train = len(subset.y_train)
+    path = None
+    if cache_dir is not None:
+        path = Path(cache_dir) / f"quick-{data.name}-{_fingerprint(config, subset)}.npz"
+        try:
+            return QuickModel(load_model(path), n_train, config.epochs, True, _saved_seconds(path))
+        except (OSError, ModelFileError):
+            pass  # absent or unreadable: train again
+    run = Run(config, subset)
+    for snap in run.stream(eval_every=None):
+        if progress is not None:
+            progress(snap.epoch, config.epochs)
+    model_bytes = run.model_file()
+    if path is not None:
+        _write_atomic(path, model_bytes)
+        _write_atomic(path.with_suffix(".json"), json.dumps({"fit_seconds": run.fit_seconds}).encode())
+    model = load_model(io.BytesIO(model_bytes))
+    return QuickModel(model, n_train, config.epochs, False, run.fit_seconds)
+
+
+def _saved_seconds(model_path: Path) -> float | None:
+    """The fit time written beside a cached model, if it is there and readable."""
+    try:
+        return float(json.loads(model_path.with_suffix(".json").read_text())["fit_seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_atomic(path: Path, content: bytes) -> None:
+    """Write through a temporary file renamed into place; a read-only cache is skipped."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(content)
+        os.replace(temp, path)
+    except OSError:
+        pass  # only costs the next call a fit

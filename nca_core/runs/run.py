@@ -1,0 +1,317 @@
+"""A training run as the app sees it: settings, preprocessing, the snapshot stream, exports.
+
+``RunConfig`` (declared in ``settings``) holds every setting as plain JSON-safe values;
+``recommended_config`` gives settings that converge on a dataset without tuning;
+``resolve_config`` makes a request possible for the data and says what changed; ``Run``
+standardises (if asked), trains and turns results into files that act on raw inputs. The
+app and the command-line trainer both train through ``Run``. No UI code here.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import torch
+from sklearn.preprocessing import StandardScaler
+
+from ..config.rules import (
+    DataShape,
+    auto_init,
+    auto_objective,
+    auto_schedule,
+    default_learning_rate,
+    image_shift,
+    locked_values,
+    minibatch_defaults,
+    resolve,
+    uses_minibatches,
+)
+from ..config.settings import RunConfig
+from ..datasets import Dataset
+from ..estimator.model_io import save_model
+from ..estimator.nca import NCA
+from ..training.augmentation import RandomShift
+from ..training.loop import Snapshot
+from ..util.formatting import percent
+from ..util.sampling import stratified_subsample
+
+__all__ = [
+    "EVAL_POINTS",
+    "Run",
+    "RunConfig",
+    "blow_up_note",
+    "estimator_params",
+    "recommended_config",
+    "resolve_config",
+]
+
+EVAL_POINTS = 2000
+
+
+def recommended_config(
+    data: Dataset, n_components: int = 2, *, encoder: str = "linear", optimizer: str = "adam"
+) -> RunConfig:
+    """Settings that converge on ``data`` without tuning (checked by the test suite).
+
+    Minibatch Adam with a step that makes every epoch visible; images are used as given
+    (pixels share one scale) and tabular sets with mixed units are standardised. The paper's
+    rings start from PCA without standardisation, so the picture begins with the noise axis
+    that PCA prefers; other sets start from LDA when d allows it, as scikit-learn's "auto".
+    A network (``encoder="mlp"``) gets the Student-t kernel, a memory bank and objective g
+    (dt-NCA of Min et al., 2010, with ``rules.auto_objective``), a step size that decays
+    (``rules.auto_schedule``) and images shifted while it trains (``rules.image_shift``);
+    L-BFGS and networks take the library's default step size.
+    """
+    config = _recommended_linear(data, n_components)
+    if encoder == "mlp":
+        config = config.replace(
+            encoder="mlp", kernel="student-t", neighbors="memory", objective=auto_objective("mlp"),
+            learning_rate_schedule=auto_schedule("mlp"),
+            shift=image_shift(data.image_shape) if uses_minibatches(optimizer) else 0,
+            **locked_values("mlp"),
+        )  # fmt: skip
+    if encoder != "linear" or optimizer != "adam":
+        config = config.replace(
+            encoder=encoder, optimizer=optimizer, learning_rate=default_learning_rate(optimizer, encoder)
+        )
+    return config
+
+
+def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
+    n = len(data.y_train)
+    rings = data.name == "rings"
+    config = RunConfig(
+        n_components=n_components,
+        init="pca" if rings else auto_init(n_components, DataShape(n, data.n_features, data.n_classes)),
+        standardize=data.image_shape is None and not rings,
+        display_size=min(n, 3000),
+        learning_rate=0.1,
+    )
+    if config.batch_size > n:  # keep the default a power of two that fits: no "capped" notice
+        config = config.replace(batch_size=max(32, 1 << (n.bit_length() - 1)))
+    if rings:
+        return config
+    tuned = minibatch_defaults(n, n_components)
+    config = config.replace(
+        learning_rate=tuned["learning_rate"],
+        batch_size=min(tuned["batch_size"], max(32, 1 << (n.bit_length() - 1))),
+        epochs=tuned["max_iter"],
+    )
+    if n > 20000:  # PCA starts in 0.4 s on MNIST where LDA takes 4 s: a quicker first frame
+        config = config.replace(init="pca")
+    return config
+
+
+def estimator_params(config: RunConfig, image_shape: tuple[int, int] | None = None) -> dict:
+    """The ``NCA`` keyword arguments a RunConfig stands for (standardisation aside); its
+    image shift needs the ``image_shape`` of the data (none for tabular data)."""
+    shift = config.shift if image_shape is not None else 0
+    return {
+        "n_components": config.n_components,
+        "init": config.init,
+        "objective": config.objective,
+        "encoder": config.encoder,
+        "hidden_sizes": (config.hidden_width, config.hidden_width),
+        "kernel": config.kernel,
+        "dof": "learn" if config.learn_dof else (config.dof or None),
+        "neighbors": config.neighbors,
+        "optimizer": config.optimizer,
+        "learning_rate": config.learning_rate,
+        "learning_rate_schedule": config.learning_rate_schedule,
+        "batch_size": config.batch_size,
+        "max_iter": config.epochs,
+        "weight_decay": config.weight_decay,
+        "device": config.device,
+        "random_state": config.seed,
+        "n_candidates": None,
+        "augment": RandomShift(image_shape, shift) if shift else None,
+    }
+
+
+def resolve_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[str]]:
+    """``config`` made possible for ``data`` (``rules.resolve``), and what changed, in words."""
+    shape = DataShape(len(data.y_train), data.n_features, data.n_classes)
+    request = estimator_params(config, data.image_shape)
+    settings, notes = resolve(request, shape)
+    texts = [note.text for note in notes]
+    changed = {
+        name: settings[name]
+        for name in ("n_components", "init", "batch_size")
+        if settings[name] != request[name]
+    }
+    if request["neighbors"] not in ("auto", settings["neighbors"]):
+        changed["neighbors"] = settings["neighbors"]
+    if config.shift and settings["augment"] is None:
+        changed["shift"] = 0
+        if data.image_shape is None:
+            texts.append("Shifting is for images; this dataset's rows are not images, so it is off.")
+    config = config.replace(**changed, display_size=min(config.display_size, shape.n_samples))
+    return config, texts
+
+
+class Run:
+    """One training run of NCA on a Dataset with a RunConfig.
+
+    Attributes
+    ----------
+    model : NCA, fitted progressively while ``stream()`` is consumed
+    display_index : ndarray, indices into the training set of the points drawn
+    """
+
+    def __init__(self, config: RunConfig, data: Dataset):
+        self.config = config
+        self.data = data
+        self.scaler = StandardScaler().fit(data.X_train) if config.standardize else None
+        self.model = NCA(**estimator_params(config, data.image_shape), tol=0.0)
+        self.display_index: np.ndarray | None = None
+        self.latest: Snapshot | None = None
+
+    def _prepare(self, X: np.ndarray) -> np.ndarray:
+        return X if self.scaler is None else self.scaler.transform(X).astype(np.float32)
+
+    def stream(
+        self, eval_every: int | None = 1, eval_points: int | None = EVAL_POINTS, frames_per_epoch: int = 1
+    ) -> Iterator[Snapshot]:
+        """Train, yielding a snapshot per epoch with train (LOO) and test kNN accuracy, and
+        ``frames_per_epoch`` - 1 partial ones during each minibatch epoch (see ``NCA.fit_iter``).
+
+        Accuracies are measured every ``eval_every`` epochs (None: never) on stratified
+        samples of at most ``eval_points`` training (leave-one-out, voting among all) and
+        test points (None: all), so large sets stay live.
+        """
+        has_test = len(self.data.y_test) > 0
+        test = np.arange(len(self.data.y_test))
+        if has_test and eval_points is not None:
+            test = stratified_subsample(self.data.y_test, eval_points, seed=0)
+        snapshots = self.model.fit_iter(
+            self._prepare(self.data.X_train),
+            self.data.y_train,
+            self._prepare(self.data.X_test[test]) if has_test else None,
+            self.data.y_test[test] if has_test else None,
+            display_size=self.config.display_size,
+            eval_every=eval_every,
+            k=self.config.k,
+            eval_size=eval_points,
+            frames_per_epoch=frames_per_epoch,
+        )
+        for snap in snapshots:
+            self.display_index = self.model.display_index_
+            self.latest = snap
+            yield snap
+
+    @property
+    def fit_seconds(self) -> float:
+        """Training time so far (evaluation excluded)."""
+        return self.latest.elapsed if self.latest is not None else 0.0
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Map raw inputs with the current model (standardising first if the run does)."""
+        return self.model.transform(self._prepare(X))
+
+    @property
+    def display_labels(self) -> np.ndarray:
+        return self.data.y_train[self.display_index]
+
+    @property
+    def is_linear(self) -> bool:
+        """Whether the map is a matrix A (linear or diagonal), which can be drawn."""
+        return hasattr(self.model, "components_")
+
+    def effective_components(self) -> np.ndarray:
+        """The map applied to raw inputs: standardisation folded in (a shift does not
+        change distances, so kNN in the folded space equals kNN in the trained one)."""
+        A = self.model.components_
+        return A if self.scaler is None else A / self.scaler.scale_
+
+    def map_weights(self) -> np.ndarray:
+        """The length of each column of A, shape (n_features,): how strongly the map weighs
+        each input as trained (what the learned-map heatmap's colours show)."""
+        return np.linalg.norm(self.model.components_, axis=0)
+
+    def feature_influence(self) -> np.ndarray:
+        """How far each input feature moves the embedding, shape (n_features,): its weight
+        (``map_weights``) times its spread over the training set as trained (a standardised
+        feature has spread 1), so features in different units compare, and a large weight
+        on an input that hardly varies counts for little."""
+        return self.map_weights() * self._prepare(self.data.X_train).std(0)
+
+    def top_features(self, count: int) -> list[int]:
+        """Indices of the ``count`` inputs with the largest ``feature_influence``, largest
+        first (ties: the lower index)."""
+        influence = self.feature_influence()
+        return sorted(range(len(influence)), key=lambda i: -influence[i])[:count]
+
+    def model_file(self) -> bytes:
+        """The fitted model as .npz bytes (see ``nca_core.estimator.model_io``) acting on raw inputs:
+        standardisation is folded into A, or into the network's first layer."""
+        exported = NCA(**self.model.get_params())
+        for name in ("classes_", "n_iter_", "objective_curve_", "n_features_in_", "n_components_", "dof_"):
+            setattr(exported, name, getattr(self.model, name))
+        if self.is_linear:
+            exported.components_ = self.effective_components()
+        else:
+            exported.encoder_ = copy.deepcopy(self.model.encoder_).cpu()
+            if self.scaler is not None:
+                first = exported.encoder_.layers[0]
+                with torch.no_grad():  # W (x - mean) / scale + b = (W / scale) x + (b - W mean / scale)
+                    scale = torch.as_tensor(self.scaler.scale_, dtype=first.weight.dtype)
+                    mean = torch.as_tensor(self.scaler.mean_, dtype=first.weight.dtype)
+                    first.weight.div_(scale)
+                    first.bias.sub_(first.weight @ mean)
+        buffer = io.BytesIO()
+        save_model(exported, buffer)
+        return buffer.getvalue()
+
+    def embedding_csv(self, snapshot: Snapshot) -> bytes:
+        """The display subset's embedding at ``snapshot`` with labels, as CSV text."""
+        Z = snapshot.embedding
+        header = ",".join(["index", "label", *[f"z{i + 1}" for i in range(Z.shape[1])]])
+        labels = [self.data.classes[c] for c in self.display_labels]
+        lines = [header]
+        for row, (i, label) in enumerate(zip(self.display_index, labels)):
+            values = ",".join(f"{v:.6g}" for v in Z[row])
+            lines.append(f"{i},{_csv_text(label)},{values}")
+        return ("\n".join(lines) + "\n").encode()
+
+    def neighbours(self, snapshot: Snapshot, row: int, k: int = 8) -> np.ndarray:
+        """Rows of the display subset nearest to ``row`` in the snapshot's embedding."""
+        Z = snapshot.embedding
+        distances = ((Z - Z[row]) ** 2).sum(1)
+        distances[row] = np.inf
+        return np.argsort(distances, kind="stable")[:k]
+
+
+def _reach(snapshot: Snapshot) -> float:
+    """The largest finite |coordinate| in a snapshot's embedding."""
+    Z = np.asarray(snapshot.embedding, dtype=np.float64)
+    finite = np.abs(Z[np.isfinite(Z)])
+    return float(finite.max()) if finite.size else 0.0
+
+
+def blow_up_note(snapshots: Sequence[Snapshot], growth: float = 1000.0) -> str | None:
+    """Words for a run that stays finite but blows up (a learning rate far too large): the
+    embedding grew more than ``growth`` times past where it started, or accuracy fell far
+    below its best. None for a healthy run."""
+    whole = [s for s in snapshots if s.fraction >= 1.0]
+    if len(whole) < 2:
+        return None
+    start, now = _reach(whole[0]), _reach(whole[-1])
+    scored = [s.train_accuracy for s in whole if s.train_accuracy is not None]
+    fell = len(scored) > 1 and scored[-1] < max(scored) - 0.2
+    if now <= growth * max(start, 1e-12) and not fell:
+        return None
+    what = f"the embedding grew from ±{start:.3g} to ±{now:.3g}" if now > growth * start else ""
+    if fell:
+        drop = f"accuracy fell from {percent(max(scored))} to {percent(scored[-1])}"
+        what = f"{what} and {drop}" if what else drop
+    return (
+        f"This run looks like it is diverging: {what}. Steps this large overshoot; "
+        "lower the learning rate (or standardise the inputs)."
+    )
+
+
+def _csv_text(value: str) -> str:
+    return '"' + value.replace('"', '""') + '"' if any(c in value for c in ',"\n') else value

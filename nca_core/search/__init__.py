@@ -1,0 +1,1 @@
+"""k-nearest-neighbour search (exact or HNSW, FAISS or torch) and kNN scoring."""

@@ -1,0 +1,133 @@
+"""Maps from input space to the embedding. All share one interface.
+
+``forward(X) -> Z``, ``parameters()``, ``penalty()`` (the L2 term) and ``components``:
+the d x D matrix A for a linear or diagonal map, None for a nonlinear one. The training
+loop uses nothing else, so it does not care which encoder it trains.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import torch
+from torch import nn
+
+from ..config.rules import ENCODERS
+
+__all__ = [
+    "DEFAULT_HIDDEN_SIZES",
+    "ENCODERS",
+    "DiagonalEncoder",
+    "LinearEncoder",
+    "MLPEncoder",
+    "make_encoder",
+]
+
+DEFAULT_HIDDEN_SIZES = (500, 500)
+
+
+class LinearEncoder(nn.Module):
+    """Z = X A^T with A of shape (n_components, n_features)."""
+
+    def __init__(self, init: torch.Tensor):
+        super().__init__()
+        self.weight = nn.Parameter(init.clone(memory_format=torch.contiguous_format))
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return nn.functional.linear(X, self.weight)
+
+    @property
+    def components(self) -> torch.Tensor:
+        return self.weight
+
+    def penalty(self) -> torch.Tensor:
+        """Squared Frobenius norm of A, for L2 weight decay."""
+        return (self.weight * self.weight).sum()
+
+
+class DiagonalEncoder(nn.Module):
+    """Z = X diag(w): an axis-aligned rescaling of each feature (the paper's diagonal A)."""
+
+    def __init__(self, init: torch.Tensor):
+        super().__init__()
+        self.scale = nn.Parameter(init.clone(memory_format=torch.contiguous_format))
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return X * self.scale
+
+    @property
+    def components(self) -> torch.Tensor:
+        return torch.diag(self.scale)
+
+    def penalty(self) -> torch.Tensor:
+        return (self.scale * self.scale).sum()
+
+
+class MLPEncoder(nn.Module):
+    """Z = f(X), a multilayer perceptron with ReLU hidden layers and a linear output layer.
+
+    Nonlinear NCA (Salakhutdinov & Hinton, 2007; Min et al., 2010 used D-500-500-2000-d).
+    Layers start from PyTorch's default initialisation, drawn from ``generator``.
+    """
+
+    def __init__(
+        self,
+        n_features: int,
+        n_components: int,
+        hidden_sizes=DEFAULT_HIDDEN_SIZES,
+        generator: torch.Generator | None = None,
+        dtype: torch.dtype = torch.float32,
+        device: torch.device | str = "cpu",
+    ):
+        super().__init__()
+        sizes = [n_features, *[int(h) for h in hidden_sizes], n_components]
+        layers: list[nn.Module] = []
+        for fan_in, fan_out in itertools.pairwise(sizes):
+            linear = nn.Linear(fan_in, fan_out, dtype=dtype)
+            bound = 1.0 / fan_in**0.5
+            with torch.no_grad():  # PyTorch's default range, from our own generator
+                linear.weight.uniform_(-bound, bound, generator=generator)
+                linear.bias.uniform_(-bound, bound, generator=generator)
+            layers += [linear, nn.ReLU()]
+        self.layers = nn.Sequential(*layers[:-1]).to(device)
+        self.hidden_sizes = tuple(int(h) for h in hidden_sizes)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return self.layers(X)
+
+    @property
+    def components(self) -> None:
+        return None
+
+    def penalty(self) -> torch.Tensor:
+        """Sum of squared weights (biases are not penalised)."""
+        return sum((m.weight * m.weight).sum() for m in self.layers if isinstance(m, nn.Linear))
+
+
+def make_encoder(
+    kind: str,
+    n_features: int,
+    n_components: int,
+    *,
+    init: torch.Tensor | None = None,
+    hidden_sizes=DEFAULT_HIDDEN_SIZES,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str = "cpu",
+) -> nn.Module:
+    """An encoder from ``n_features`` inputs to ``n_components`` outputs.
+
+    A linear or diagonal map starts at ``init``, the (n_components, n_features) matrix A;
+    an MLP draws its weights from ``generator`` and takes no ``init``.
+    """
+    if kind == "mlp":
+        return MLPEncoder(n_features, n_components, hidden_sizes, generator, dtype, device)
+    if kind not in ENCODERS:
+        raise ValueError(f"encoder must be one of {ENCODERS}, got {kind!r}")
+    if init is None or tuple(init.shape) != (n_components, n_features):
+        shape = None if init is None else tuple(init.shape)
+        raise ValueError(f"a {kind} map needs init of shape {(n_components, n_features)}, got {shape}")
+    init = init.to(device=device, dtype=dtype)
+    if kind == "linear":
+        return LinearEncoder(init)
+    return DiagonalEncoder(torch.diagonal(init).clone())

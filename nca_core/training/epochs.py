@@ -1,0 +1,473 @@
+"""Epoch strategies: how one epoch of training moves the encoder.
+
+A ``Problem`` is what is optimised (an encoder and kernel on class-sorted data); an epoch
+strategy owns an optimiser and knows how to take one epoch's steps on it. The training
+loop (``training.train``) takes one strategy and does not know which it has:
+
+- ``LBFGSEpochs``: one full-batch L-BFGS iteration, neighbours from all points;
+- ``MinibatchEpochs``: a pass over the anchors in batches, neighbours from all points;
+- ``CandidateEpochs``: the same, neighbours from each anchor's nearest candidates;
+- ``BankEpochs``: neighbours from a ``MemoryBank`` of all points' embeddings (Wu et al., 2018);
+- ``BatchEpochs``: neighbours from the batch alone.
+
+``make_epochs`` picks one from the estimator's options.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..config.rules import NEIGHBOR_SOURCES, augmentation_note, candidates_note, neighbors_note
+from ..objective import dense
+from ..objective.dense import DenseObjective
+from ..objective.kernels import GaussianKernel
+from ..objective.losses import (
+    PER_ANCHOR_OBJECTIVES,
+    kernel_block_gradients,
+    log_class_mass,
+    mcml_objective,
+    objective_terms,
+)
+from ..search import knn
+from .distributed import LOCAL, DataParallelGroup, active_world_size
+from .encoders import DiagonalEncoder, LinearEncoder
+from .gradients import (
+    DEFAULT_BLOCK_ELEMENTS,
+    backward,
+    class_bounds,
+    evaluate_objective,
+    objective_and_gradient,
+)
+from .lbfgs import LBFGS
+from .optimizers import SGD, Adam, cosine_factor
+
+__all__ = [
+    "BankEpochs",
+    "BatchEpochs",
+    "CandidateEpochs",
+    "LBFGSEpochs",
+    "MemoryBank",
+    "MinibatchEpochs",
+    "Problem",
+    "make_epochs",
+    "make_optimizer",
+]
+
+
+@dataclass
+class Problem:
+    """An encoder and a kernel to train on X, y sorted by class (``sorted_by_class`` sorts).
+
+    ``augment`` (``augmentation``), if given, alters the anchors of every minibatch step of
+    the strategies that encode anchors on their own (memory bank, batch-only neighbours).
+    """
+
+    encoder: nn.Module
+    X: torch.Tensor
+    y: torch.Tensor
+    objective: str = "f"
+    kernel: nn.Module = field(default_factory=GaussianKernel)
+    weight_decay: float = 0.0
+    block_elements: int = DEFAULT_BLOCK_ELEMENTS
+    group: object = LOCAL
+    augment: Callable | None = None
+
+    @classmethod
+    def sorted_by_class(cls, encoder: nn.Module, X: torch.Tensor, y: torch.Tensor, **options) -> Problem:
+        order = torch.argsort(y, stable=True)
+        return cls(encoder, X[order], y[order], **options)
+
+    @property
+    def parameters(self) -> list[torch.Tensor]:
+        return list(self.encoder.parameters()) + list(self.kernel.parameters())
+
+    def value(self, generator: torch.Generator | None = None) -> float:
+        """The objective of all points, no gradients (sampled anchors on very large sets)."""
+        return evaluate_objective(
+            self.encoder, self.kernel, self.X, self.y, self.objective, self.block_elements, generator
+        )
+
+    def gradient(self, anchors: torch.Tensor | None = None) -> float:
+        """Accumulate the gradient of -objective (+ L2) into .grad; return the objective."""
+        return objective_and_gradient(
+            self.encoder, self.X, self.y, self.objective, anchors,
+            self.weight_decay, self.block_elements, self.kernel, self.group,
+        )  # fmt: skip
+
+    def anchor_inputs(self, anchors: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+        """The inputs of these anchors for one step: augmented afresh, if augmenting."""
+        X = self.X[anchors]
+        return X if self.augment is None else self.augment(X, generator)
+
+    def penalty(self) -> float:
+        return self.weight_decay * float(self.encoder.penalty().detach()) if self.weight_decay else 0.0
+
+
+def dense_applies(problem: Problem) -> bool:
+    """Whether the whole-matrix float64 engine (``objective.dense``) evaluates this problem:
+    a linear or diagonal map on the CPU, the Gaussian kernel, objective f or g, one process,
+    at most ``dense.DENSE_MAX_SAMPLES`` points."""
+    return (
+        isinstance(problem.encoder, LinearEncoder | DiagonalEncoder)
+        and problem.X.device.type == "cpu"
+        and type(problem.kernel) is GaussianKernel
+        and problem.objective in PER_ANCHOR_OBJECTIVES
+        and problem.group.world_size == 1
+        and len(problem.X) <= dense.DENSE_MAX_SAMPLES
+    )
+
+
+def make_optimizer(name: str, params, learning_rate: float):
+    """A minibatch optimiser (``optimizers``): Adam, or SGD with Nesterov momentum."""
+    if name == "adam":
+        return Adam(params, lr=learning_rate)
+    if name == "sgd":
+        return SGD(params, lr=learning_rate, momentum=0.9)
+    raise ValueError(f"minibatch optimizer must be 'adam' or 'sgd', got {name!r}")
+
+
+class LBFGSEpochs:
+    """One full-batch L-BFGS iteration per epoch (``lbfgs.LBFGS``, float64 steps).
+
+    For f and g it minimises n * (-objective + penalty), the scale of scikit-learn's NCA,
+    so ``tol`` means what it means there (L-BFGS-B's ftol and gtol); MCML's -KL is not a
+    mean over points and is taken as it is. Small linear problems are evaluated by the
+    whole-matrix float64 engine (``dense``), the others by the blockwise one.
+    """
+
+    def __init__(self, problem: Problem, tol: float = 1e-5):
+        self.problem = problem
+        self.scale = float(len(problem.X)) if problem.objective in PER_ANCHOR_OBJECTIVES else 1.0
+        x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
+        loss = DenseObjective(problem) if dense_applies(problem) else self._loss
+        self.lbfgs = LBFGS(loss, x0, ftol=tol, gtol=tol)
+        self._set(self.lbfgs.x)
+
+    def describe(self) -> str:
+        return "L-BFGS"
+
+    def start_value(self, generator=None) -> float:
+        """The objective before the first step (L-BFGS measured it when it started)."""
+        return self.problem.penalty() - self.lbfgs.f / self.scale
+
+    @property
+    def converged(self) -> bool:
+        return self.lbfgs.converged and not self.lbfgs.stalled
+
+    @property
+    def stalled(self) -> bool:
+        return self.lbfgs.stalled
+
+    @property
+    def message(self) -> str:
+        return self.lbfgs.message
+
+    def _set(self, x: np.ndarray) -> None:
+        with torch.no_grad():
+            start = 0
+            for p in self.problem.parameters:
+                p.copy_(torch.as_tensor(x[start : start + p.numel()]).view_as(p))
+                start += p.numel()
+
+    def _loss(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        self._set(x)
+        for p in self.problem.parameters:
+            p.grad = None
+        value = self.problem.gradient()
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in self.problem.parameters]
+        g = np.concatenate([g.detach().cpu().double().numpy().ravel() for g in grads])
+        loss = -value + self.problem.penalty()
+        return self.scale * loss, self.scale * g
+
+    def steps(self, epoch: int) -> Iterator[tuple[int, int, float]]:
+        """One iteration is the whole epoch: a single (1, 1, value)."""
+        yield 1, 1, self.run(epoch)
+
+    def run(self, epoch: int) -> float:
+        f = self.lbfgs.step()
+        self._set(self.lbfgs.x)
+        return self.problem.penalty() - f / self.scale
+
+    def finished(self, value: float, previous: float | None, tol: float) -> bool:
+        return self.lbfgs.converged
+
+
+class MinibatchEpochs:
+    """A pass over all anchors in random batches; neighbours come from all of X.
+
+    The value reported is the mean over the epoch's batches, each measured before its step.
+    With ``decay_epochs``, the step size falls from ``learning_rate`` to 0 along a half
+    cosine over that many epochs (``optimizers.cosine_factor``), step by step.
+    """
+
+    converged = stalled = False  # only the tolerance on the epoch means (``finished``) stops it early
+    message = ""
+
+    def __init__(
+        self,
+        problem: Problem,
+        optimizer: str,
+        learning_rate: float,
+        batch_size: int,
+        generator=None,
+        decay_epochs: int | None = None,
+    ):
+        self.problem = problem
+        self.optimizer = make_optimizer(optimizer, problem.parameters, learning_rate)
+        self.batch_size = batch_size
+        self.generator = generator
+        self.learning_rate, self.decay_epochs = learning_rate, decay_epochs
+
+    def start_value(self, generator=None) -> float:
+        """The objective before the first step (sampled anchors on very large sets)."""
+        return self.problem.value(generator)
+
+    def describe(self) -> str:
+        schedule = f" falling to 0 over {self.decay_epochs} epochs" if self.decay_epochs else ""
+        return f"learning rate {self.learning_rate:g}{schedule}, optimizer {type(self.optimizer).__name__}"
+
+    def finished(self, value: float, previous: float | None, tol: float) -> bool:
+        """The epoch's mean changed by less than ``tol`` relative to its size. The first
+        epoch's mean, measured while the map moves, is not compared with the start."""
+        return (
+            tol > 0 and previous is not None and abs(value - previous) <= tol * max(abs(value), abs(previous))
+        )
+
+    def batches(self) -> list[torch.Tensor]:
+        X = self.problem.X
+        order = torch.randperm(len(X), generator=self.generator).to(X.device)
+        return [order[start : start + self.batch_size] for start in range(0, len(X), self.batch_size)]
+
+    def step(self, anchors: torch.Tensor) -> float | None:
+        """One optimiser step on these anchors; the batch's mean objective (None: skipped)."""
+        self.optimizer.zero_grad()
+        value = self.problem.gradient(anchors)
+        self.optimizer.step()
+        return value
+
+    def prepare(self, epoch: int) -> None:
+        """Work done once at the start of an epoch (nothing here)."""
+
+    def run(self, epoch: int) -> float:
+        """Take the epoch's steps; the mean value over its batches."""
+        ((*_, value),) = collections.deque(self.steps(epoch), maxlen=1)
+        return value
+
+    def steps(self, epoch: int) -> Iterator[tuple[int, int, float]]:
+        """Take the epoch's steps, yielding (steps done, steps in the epoch, mean value so far)."""
+        self.prepare(epoch)
+        batches = self.batches()
+        total, seen = 0.0, 0
+        for done, anchors in enumerate(batches, 1):
+            if self.decay_epochs:
+                progress = (epoch - 1 + (done - 1) / len(batches)) / self.decay_epochs
+                self.optimizer.param_groups[0]["lr"] = self.learning_rate * cosine_factor(progress)
+            value = self.step(anchors)
+            if value is not None:
+                total += value * len(anchors)
+                seen += len(anchors)
+            yield done, len(batches), (total / seen if seen else 0.0)
+
+
+class CandidateEpochs(MinibatchEpochs):
+    """Minibatches whose anchors take neighbours only from their nearest candidates.
+
+    Each anchor's candidates are its ``n_candidates`` nearest points in the current
+    embedding plus its nearest class mates, found again every ``refresh`` epochs: p_ij
+    falls off so fast with distance that the rest hardly matter, and a step then costs
+    O(batch * n_candidates * d) instead of O(batch * n * d).
+    """
+
+    def __init__(
+        self, problem, optimizer, learning_rate, batch_size, generator=None, decay_epochs=None,
+        n_candidates=50, refresh=1,
+    ):  # fmt: skip
+        super().__init__(problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
+        self.n_candidates, self.refresh = n_candidates, refresh
+        self.candidates: torch.Tensor | None = None
+
+    def prepare(self, epoch: int) -> None:
+        if (epoch - 1) % self.refresh == 0:
+            p = self.problem
+            self.candidates = nearest_candidates(p.encoder, p.X, p.y, self.n_candidates, p.block_elements)
+
+    def step(self, anchors: torch.Tensor) -> float:
+        p = self.problem
+        C = self.candidates[anchors]
+        positions = torch.arange(C.shape[1], device=C.device)
+        # a repeat of an earlier column, or the anchor itself, is not a neighbour
+        repeat = ((C[:, :, None] == C[:, None, :]) & (positions[None, :] < positions[:, None])[None]).any(2)
+        invalid = repeat | (C == anchors[:, None])
+        self.optimizer.zero_grad()
+        Z = p.encoder(p.X)
+        logits = -((Z[C] - Z[anchors][:, None, :]) ** 2).sum(-1)
+        logits = logits.masked_fill(invalid, float("-inf"))
+        same = p.y[C] == p.y[anchors][:, None]
+        log_p = torch.logsumexp(logits.masked_fill(~same, float("-inf")), 1) - torch.logsumexp(logits, 1)
+        terms = objective_terms(log_p, p.objective)
+        loss = -terms.mean()
+        if p.weight_decay:
+            loss = loss + p.weight_decay * p.encoder.penalty()
+        loss.backward()
+        self.optimizer.step()
+        return terms.mean().item()
+
+
+class BatchEpochs(MinibatchEpochs):
+    """Minibatches whose anchors take neighbours from the batch alone (gradients through both)."""
+
+    def step(self, anchors: torch.Tensor) -> float | None:
+        if len(anchors) < 2:
+            return None
+        p = self.problem
+        anchors = anchors[torch.argsort(p.y[anchors], stable=True)]
+        self.optimizer.zero_grad()
+        Z, y = p.encoder(p.anchor_inputs(anchors, self.generator)), p.y[anchors]
+        index = torch.arange(len(anchors), device=Z.device)
+        if p.objective == "mcml":
+            value = mcml_objective(Z, y, Z, y, index, p.kernel)
+        else:
+            value = objective_terms(log_class_mass(Z, y, Z, y, index, p.kernel), p.objective).mean()
+        loss = -value + (p.weight_decay * p.encoder.penalty() if p.weight_decay else 0.0)
+        if loss.requires_grad:
+            loss.backward()
+        self.optimizer.step()
+        return value.item()
+
+
+class MemoryBank:
+    """Embeddings of all training points, refreshed with momentum (Wu et al., 2018).
+
+    Row i holds a running average of z_i over the steps where i was an anchor:
+    ``bank[i] = momentum * bank[i] + (1 - momentum) * z_i``. Rows carry no gradient.
+    """
+
+    def __init__(self, initial: torch.Tensor, momentum: float = 0.5):
+        if not 0.0 <= momentum < 1.0:
+            raise ValueError(f"bank momentum must be in [0, 1), got {momentum!r}")
+        self.embeddings = initial.detach().clone()
+        self.momentum = momentum
+
+    @torch.no_grad()
+    def update(self, index: torch.Tensor, Z: torch.Tensor) -> None:
+        rows = self.embeddings[index]
+        self.embeddings[index] = rows.mul_(self.momentum).add_(Z.detach(), alpha=1.0 - self.momentum)
+
+
+class BankEpochs(MinibatchEpochs):
+    """Minibatches whose anchors take neighbours from a memory bank of every point.
+
+    Gradients flow through the anchors only, so each step's gradient comes from the closed
+    form against the (class-sorted) bank without autograd over the (batch, n) matrix.
+    """
+
+    def __init__(
+        self, problem, optimizer, learning_rate, batch_size, generator=None, decay_epochs=None,
+        momentum=0.5, bank=None,
+    ):  # fmt: skip
+        super().__init__(problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
+        if bank is None:
+            with torch.no_grad():
+                bank = MemoryBank(problem.encoder(problem.X), momentum)
+        self.bank = bank
+        self.bounds = class_bounds(problem.y)
+
+    def step(self, anchors: torch.Tensor) -> float:
+        p = self.problem
+        anchors = anchors[torch.argsort(p.y[anchors], stable=True)]
+        self.optimizer.zero_grad()
+        Z_a = p.encoder(p.anchor_inputs(anchors, self.generator))
+        value, grad_a, _, grad_dof = kernel_block_gradients(
+            Z_a.detach(), p.y[anchors], self.bank.embeddings, self.bounds, anchors, p.objective, p.kernel,
+            ref_grad=False,
+        )  # fmt: skip
+        scale = -1.0 if p.objective == "mcml" else -1.0 / len(anchors)
+        backward(p.encoder, p.kernel, Z_a, grad_a * scale, (grad_dof or 0.0) * scale, p.weight_decay)
+        self.bank.update(anchors, Z_a)
+        self.optimizer.step()
+        return value if p.objective == "mcml" else value / len(anchors)
+
+
+def make_epochs(
+    problem: Problem,
+    optimizer: str = "lbfgs",
+    learning_rate: float = 1.0,
+    *,
+    batch_size: int = 512,
+    neighbors: str = "all",
+    generator: torch.Generator | None = None,
+    n_candidates: int | None = None,
+    candidate_refresh: int = 1,
+    bank_momentum: float = 0.5,
+    tol: float = 1e-5,
+    decay_epochs: int | None = None,
+):
+    """The epoch strategy for these options (checked against ``rules``).
+
+    ``decay_epochs``: minibatch steps fall to 0 along a half cosine over that many epochs.
+
+    Under ``torchrun`` the problem's group becomes data-parallel, which supports objectives
+    f and g with neighbours from all points.
+    """
+    for note in (
+        neighbors_note(optimizer, neighbors),
+        candidates_note(n_candidates, problem.kernel.name, problem.objective, neighbors),
+        augmentation_note(problem.augment, optimizer, neighbors, n_candidates),
+    ):
+        if note is not None:
+            raise ValueError(note.error)
+    if active_world_size() > 1:
+        if neighbors != "all" or n_candidates or problem.objective not in PER_ANCHOR_OBJECTIVES:
+            raise ValueError(
+                "data-parallel training supports objectives f and g with neighbours from all points "
+                "(neighbors='all', no n_candidates)"
+            )
+        problem.group = DataParallelGroup(problem.encoder, len(problem.X))
+    if optimizer == "lbfgs":
+        return LBFGSEpochs(problem, tol)  # its line search sets the step: no learning rate
+    minibatch = (problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
+    if n_candidates:
+        return CandidateEpochs(*minibatch, n_candidates=n_candidates, refresh=candidate_refresh)
+    if neighbors == "memory":
+        return BankEpochs(*minibatch, momentum=bank_momentum)
+    if neighbors == "batch":
+        return BatchEpochs(*minibatch)
+    if neighbors != "all":
+        raise ValueError(f"neighbors must be one of {NEIGHBOR_SOURCES}, got {neighbors!r}")
+    return MinibatchEpochs(*minibatch)
+
+
+@torch.no_grad()
+def nearest_candidates(encoder, X, y, k, block_elements) -> torch.Tensor:
+    """For every point, its k nearest others and its k // 4 nearest class mates (n, k + k//4).
+
+    A class mate already among the k nearest appears twice; ``CandidateEpochs`` masks such
+    repeats so no neighbour is counted twice.
+    """
+    Z = encoder(X)
+    n = len(Z)
+    k = min(k, n - 1)
+    k_same = max(1, k // 4)
+    nearest = torch.empty(n, k, dtype=torch.long, device=X.device)
+    for start, idx in knn.nearest_indices(Z, Z, k, torch.arange(n, device=X.device), block_elements):
+        nearest[start : start + len(idx)] = idx
+    mates = torch.empty(n, k_same, dtype=torch.long, device=X.device)
+    bounds = class_bounds(y)
+    for lo, hi in itertools.pairwise(bounds):
+        members = torch.arange(lo, hi, device=X.device)
+        if hi - lo < 2:
+            mates[lo:hi] = members[:, None].expand(-1, k_same)  # only itself: masked later
+            continue
+        take = min(k_same, hi - lo - 1)
+        for start, idx in knn.nearest_indices(Z[lo:hi], Z[lo:hi], take, members - lo, block_elements):
+            rows = slice(lo + start, lo + start + len(idx))
+            mates[rows, :take] = idx + lo
+            mates[rows, take:] = (idx[:, :1] + lo).expand(-1, k_same - take)
+    return torch.cat([nearest, mates], 1)

@@ -1,0 +1,131 @@
+"""Rules between settings: the app adjusts and explains where the estimator refuses."""
+
+import numpy as np
+import pytest
+
+from nca_core import NCA, datasets
+from nca_core.config.rules import DataShape, default_learning_rate, image_shift, resolve
+
+WINE = DataShape(n_samples=125, n_features=13, n_classes=3)
+BASE = {
+    "n_components": 2, "encoder": "linear", "init": "auto", "optimizer": "adam", "neighbors": "auto",
+    "learning_rate": None, "batch_size": 64, "max_iter": None, "kernel": "gaussian", "objective": "f", "n_candidates": None,
+}  # fmt: skip
+
+IMPOSSIBLE = [
+    ({"encoder": "mlp", "init": np.zeros((2, 13))}, "init", None),
+    ({"n_components": 20}, "n_components", 13),
+    ({"encoder": "diagonal", "n_components": 5}, "n_components", 13),
+    ({"encoder": "diagonal", "n_components": None, "init": "pca"}, "init", "identity"),
+    ({"encoder": "mlp", "init": "lda"}, "init", "random"),
+    ({"optimizer": "lbfgs", "neighbors": "memory"}, "neighbors", "all"),
+    ({"n_candidates": 10, "kernel": "student-t"}, "n_candidates", 10),
+    ({"augment": lambda X, generator: X}, "augment", None),
+]
+
+
+@pytest.mark.parametrize("change, setting, adjusted", IMPOSSIBLE)
+def test_an_impossible_request_is_adjusted_for_the_app_and_refused_by_the_estimator(
+    change, setting, adjusted
+):
+    settings, notes = resolve({**BASE, **change}, WINE)
+    (note,) = [n for n in notes if n.level == "error"]
+    assert note.setting == setting and note.text
+    if adjusted is not None:
+        assert settings[setting] == adjusted
+    wine = datasets.load("wine")
+    model = NCA(**{**BASE, **change, "max_iter": 1}, device="cpu")
+    with pytest.raises(ValueError) as refused:
+        model.fit(wine.X_train, wine.y_train)
+    assert str(refused.value) == note.error
+    assert not hasattr(model, "classes_")  # a refused fit leaves nothing half-fitted
+
+
+def test_auto_values_become_concrete():
+    settings, notes = resolve(BASE, WINE)
+    assert notes == []
+    assert settings["init"] == "lda" and settings["neighbors"] == "all"
+    assert settings["learning_rate"] == default_learning_rate("adam") == 0.01
+    deep, _ = resolve({**BASE, "encoder": "mlp"}, WINE)
+    assert deep["init"] == "random" and deep["neighbors"] == "memory" and deep["learning_rate"] == 0.003
+    full, _ = resolve({**BASE, "n_components": None, "optimizer": "lbfgs", "n_candidates": 5}, WINE)
+    assert full["init"] == "identity" and full["n_components"] == 13 and full["n_candidates"] is None
+
+
+def test_auto_objective_is_g_for_a_network_and_f_for_a_map():
+    """f for linear and diagonal maps, as the paper and scikit-learn; g for a network, whose
+    random start leaves many points where f's gradient vanishes. A named objective stays."""
+    auto = {**BASE, "objective": "auto"}
+    chosen = {
+        encoder: resolve({**auto, "encoder": encoder, "n_components": None}, WINE)[0]["objective"]
+        for encoder in ("linear", "diagonal", "mlp")
+    }
+    assert chosen == {"linear": "f", "diagonal": "f", "mlp": "g"}
+    assert resolve({**BASE, "encoder": "mlp"}, WINE)[0]["objective"] == "f"
+
+
+def test_a_network_decays_its_step_size_and_a_map_keeps_it_unless_told():
+    chosen = {
+        encoder: resolve({**BASE, "encoder": encoder, "n_components": None}, WINE)[0][
+            "learning_rate_schedule"
+        ]
+        for encoder in ("linear", "diagonal", "mlp")
+    }
+    assert chosen == {"linear": "constant", "diagonal": "constant", "mlp": "cosine"}
+    told = {**BASE, "encoder": "mlp", "learning_rate_schedule": "constant"}
+    assert resolve(told, WINE)[0]["learning_rate_schedule"] == "constant"
+
+
+def test_images_shift_by_a_pixel_per_sixteen_and_tabular_rows_not_at_all():
+    assert [image_shift(shape) for shape in (None, (8, 8), (16, 16), (28, 28), (40, 20))] == [0, 0, 1, 1, 1]
+
+
+def test_augmentation_stays_only_where_anchors_are_encoded_on_their_own():
+    """A memory bank or batch-only neighbours keep it; neighbours recomputed from clean
+    inputs (all points, candidates, L-BFGS) drop it with a note."""
+
+    def shift(X, generator):
+        return X
+
+    kept = {
+        change: resolve({**BASE, **dict(change), "augment": shift}, WINE)
+        for change in [(("encoder", "mlp"),), (("neighbors", "batch"),), (("neighbors", "memory"),)]
+    }
+    assert all(settings["augment"] is shift and notes == [] for settings, notes in kept.values())
+    for change in [{}, {"optimizer": "lbfgs"}, {"neighbors": "memory", "n_candidates": 5}]:
+        settings, notes = resolve({**BASE, **change, "augment": shift}, WINE)
+        assert settings["augment"] is None and "augment" in [n.setting for n in notes]
+
+
+def test_the_lda_cap_is_a_warning_in_the_estimator_and_a_note_in_the_app():
+    settings, notes = resolve({**BASE, "n_components": 5, "init": "lda"}, WINE)
+    assert [n.level for n in notes] == ["warning"] and settings["init"] == "lda"
+    wine = datasets.load("wine")
+    with pytest.warns(UserWarning, match="at most n_classes - 1 = 2 directions; the other 3 rows"):
+        model = NCA(5, init="lda", max_iter=1, device="cpu").fit(wine.X_train, wine.y_train)
+    assert model.components_.shape == (5, 13)
+
+
+def test_a_batch_larger_than_the_data_is_capped_quietly():
+    settings, notes = resolve({**BASE, "batch_size": 4096}, WINE)
+    assert settings["batch_size"] == 125 and [n.level for n in notes] == ["info"]
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.arange(40) % 2
+    NCA(2, batch_size=4096, max_iter=1, device="cpu").fit(X, y)  # no error, no warning
+
+
+def test_a_diagonal_map_starts_from_the_identity_by_default():
+    """'auto' would pick LDA here (d = 2 <= n_classes - 1), which a diagonal map cannot use."""
+    settings, notes = resolve({**BASE, "encoder": "diagonal", "n_components": None}, DataShape(75, 2, 3))
+    assert settings["init"] == "identity" and notes == []
+
+
+def test_the_encoder_names_the_rules_offer_are_the_ones_make_encoder_builds():
+    """Declared in rules (read without torch) and, until encoders.py takes them from there,
+    in encoders too: the two must agree."""
+    from nca_core.config import rules
+    from nca_core.objective import kernels, losses
+    from nca_core.training import encoders
+
+    assert encoders.ENCODERS == rules.ENCODERS
+    assert kernels.KERNELS is rules.KERNELS and losses.OBJECTIVES is rules.OBJECTIVES

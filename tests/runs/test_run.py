@@ -1,0 +1,194 @@
+import io
+
+import numpy as np
+import pytest
+
+from nca_core import datasets, load_model
+from nca_core.runs.run import Run, RunConfig, blow_up_note, recommended_config, resolve_config
+from nca_core.training.loop import stop_when
+
+
+@pytest.mark.parametrize("name", ["rings", "wine", "digits"])
+def test_recommended_settings_converge(name):
+    data = datasets.load(name)
+    config = recommended_config(data).replace(device="cpu")
+    run = Run(config, data)
+    snaps = list(run.stream())
+    assert len(snaps) == config.epochs + 1
+    first, last = snaps[0], snaps[-1]
+    assert last.objective > first.objective
+    # digits in 2-D: scikit-learn's NCA reaches about 74% test accuracy on this split
+    assert last.test_accuracy >= {"rings": 0.95, "wine": 0.9, "digits": 0.72}[name]
+
+
+def test_exports(tmp_path):
+    data = datasets.load("wine")
+    run = Run(recommended_config(data).replace(epochs=3, device="cpu"), data)
+    snaps = list(run.stream())
+    text = run.embedding_csv(snaps[-1]).decode().splitlines()
+    assert text[0] == "index,label,z1,z2" and len(text) == len(run.display_index) + 1
+    model = load_model(io.BytesIO(run.model_file()))
+    # the scaler is folded in: raw inputs through the saved map give the trained distances
+    Z_saved = model.transform(data.X_train.astype(np.float64))
+    Z_trained = run.scaler.transform(data.X_train) @ run.model.components_.T
+    d_saved = np.linalg.norm(Z_saved[0] - Z_saved[1:], axis=1)
+    d_trained = np.linalg.norm(Z_trained[0] - Z_trained[1:], axis=1)
+    np.testing.assert_allclose(d_saved, d_trained, rtol=1e-5)
+
+
+def test_a_stop_request_ends_a_run_part_way_through_an_epoch_keeping_its_map():
+    """``training.stop_when`` reaches through the estimator: the run ends at the next minibatch
+    after the request, without scoring again, and the model is the map last shown."""
+    data = datasets.load("rings")
+    run = Run(recommended_config(data).replace(epochs=20, batch_size=64, device="cpu"), data)
+    seen = []
+    with stop_when(lambda: len(seen) >= 2):  # asked once the start and epoch 1 are seen
+        seen.extend(run.stream())
+    assert [(s.epoch, s.fraction) for s in seen] == [(0, 1.0), (1, 1.0), (2, 1 / 11)]  # 11 batches an epoch
+    assert seen[1].test_accuracy is not None and seen[-1].test_accuracy is None
+    np.testing.assert_array_equal(run.model.components_, seen[-1].components)
+
+
+def test_neighbours_are_nearest_first():
+    data = datasets.load("rings")
+    run = Run(RunConfig(epochs=1, device="cpu"), data)
+    snap = list(run.stream())[-1]
+    order = run.neighbours(snap, 0, k=5)
+    distances = ((snap.embedding[order] - snap.embedding[0]) ** 2).sum(1)
+    assert 0 not in order and np.all(np.diff(distances) >= 0)
+
+
+def test_resolve_config_explains_adjustments():
+    wine = datasets.load("wine")
+    config, notes = resolve_config(RunConfig(n_components=20, batch_size=4096), wine)
+    assert config.n_components == 13 and config.batch_size == len(wine.y_train)
+    assert notes == [
+        "The output dimension is capped at the 13 input features.",
+        "The batch size is capped at the 125 training points (one batch per epoch).",
+    ]
+    config, notes = resolve_config(RunConfig(n_components=5, init="lda", batch_size=64), wine)
+    assert notes == ["LDA gives at most n_classes - 1 = 2 directions; the other 3 start from PCA."]
+    config, notes = resolve_config(RunConfig(encoder="diagonal", init="pca", batch_size=64), wine)
+    assert config.n_components == 13 and config.init == "identity" and len(notes) == 2
+
+
+@pytest.mark.parametrize("name", ["rings", "wine", "digits"])
+def test_recommended_deep_settings_converge(name):
+    from nca_core.runs.run import recommended_config
+
+    data = datasets.load(name)
+    config = recommended_config(data, encoder="mlp").replace(device="cpu")
+    assert config.objective == "g"  # what won for deep NCA (benchmarks/RESULTS.md, issue 15)
+    snaps = list(Run(config, data).stream())
+    assert snaps[-1].components is None and snaps[-1].dof == pytest.approx(1.0)
+    assert snaps[-1].objective > snaps[0].objective
+    assert snaps[-1].test_accuracy >= {"rings": 0.95, "wine": 0.9, "digits": 0.72}[name]
+
+
+def test_deep_model_file_has_the_scaler_folded_into_the_first_layer():
+    data = datasets.load("wine")
+    config = RunConfig(encoder="mlp", init="random", standardize=True, epochs=2, batch_size=64, device="cpu")
+    run = Run(config, data)
+    list(run.stream())
+    model = load_model(io.BytesIO(run.model_file()))
+    np.testing.assert_allclose(
+        model.transform(data.X_train), run.transform(data.X_train), rtol=1e-4, atol=1e-5
+    )
+
+
+def test_resolve_config_explains_deep_adjustments():
+    wine = datasets.load("wine")
+    config, notes = resolve_config(
+        RunConfig(encoder="mlp", init="pca", optimizer="lbfgs", neighbors="memory"), wine
+    )
+    assert config.init == "random" and config.neighbors == "all"
+    assert notes == [
+        "A neural network starts from random weights (PCA, LDA and identity starts are for linear maps).",
+        "L-BFGS takes every step on all points, so neighbours come from all points.",
+    ]
+
+
+def test_blow_up_is_put_in_words_and_a_healthy_run_is_not():
+    from nca_core.training.loop import Snapshot
+
+    def snap(epoch, scale, accuracy):
+        return Snapshot(epoch, 0.5, 0.0, None, np.ones((4, 2), np.float32) * scale, accuracy, accuracy)
+
+    healthy = [snap(0, 3, 0.4), snap(1, 5, 0.9), snap(2, 6, 0.99)]
+    assert blow_up_note(healthy) is None
+    blown = [snap(0, 3, 0.4), snap(1, 3e3, 0.9), snap(2, 3e5, 0.44)]
+    note = blow_up_note(blown)
+    assert "grew from ±3 to ±3e+05" in note and "accuracy fell from 90% to 44%" in note
+    assert "lower the learning rate" in note
+
+
+def test_feature_influence_weighs_each_column_of_a_by_the_features_spread():
+    data = datasets.load("wine")
+    run = Run(recommended_config(data).replace(epochs=1, device="cpu"), data)
+    list(run.stream())
+    A = run.model.components_
+    influence = run.feature_influence()
+    assert influence.shape == (13,)
+    np.testing.assert_allclose(run.map_weights(), np.linalg.norm(A, axis=0))
+    # standardised inputs have spread 1: the influence is the column length of A
+    np.testing.assert_allclose(influence, np.linalg.norm(A, axis=0), rtol=1e-3)
+    raw = Run(recommended_config(data).replace(epochs=1, standardize=False, device="cpu"), data)
+    list(raw.stream())
+    expected = np.linalg.norm(raw.model.components_, axis=0) * data.X_train.std(0)
+    np.testing.assert_allclose(raw.feature_influence(), expected, rtol=1e-4)
+    assert raw.top_features(3) == list(np.argsort(-expected, kind="stable")[:3])
+
+
+def _digits_at_16_pixels():
+    """The 8 x 8 digits with every pixel doubled: real 16 x 16 images, as USPS's."""
+    import dataclasses
+
+    digits = datasets.load("digits")
+
+    def doubled(X):
+        images = X.reshape(-1, 8, 8)
+        return np.kron(images, np.ones((1, 2, 2), dtype=X.dtype)).reshape(len(X), 256)
+
+    return dataclasses.replace(
+        digits, X_train=doubled(digits.X_train), X_test=doubled(digits.X_test), image_shape=(16, 16)
+    )
+
+
+def test_the_deep_preset_shifts_images_and_decays_its_step_size():
+    from nca_core import RandomShift
+
+    images, wine, digits = _digits_at_16_pixels(), datasets.load("wine"), datasets.load("digits")
+    deep = recommended_config(images, encoder="mlp")
+    assert (deep.shift, deep.learning_rate_schedule) == (1, "cosine")
+    assert recommended_config(digits, encoder="mlp").shift == 0  # a pixel is an eighth of an 8 x 8 digit
+    assert recommended_config(wine, encoder="mlp").shift == 0  # rows that are not images
+    assert recommended_config(images, encoder="mlp", optimizer="lbfgs").shift == 0  # full batch: no anchors
+    assert (recommended_config(images).shift, recommended_config(images).learning_rate_schedule) == (
+        0,
+        "constant",
+    )
+    run = Run(deep.replace(device="cpu"), images)
+    assert run.model.augment == RandomShift((16, 16), 1) and run.model.learning_rate_schedule == "cosine"
+
+
+def test_resolve_config_turns_shifting_off_where_it_cannot_apply():
+    config, notes = resolve_config(
+        RunConfig(encoder="mlp", init="random", shift=1, batch_size=64), datasets.load("wine")
+    )
+    assert config.shift == 0
+    assert notes == ["Shifting is for images; this dataset's rows are not images, so it is off."]
+    images = _digits_at_16_pixels()
+    config, notes = resolve_config(RunConfig(shift=1, neighbors="all"), images)  # a linear map, all points
+    assert config.shift == 0 and notes == [
+        "Shifting images while training needs minibatches with neighbours from a memory bank "
+        "or the batch, so it is off."
+    ]
+    config, notes = resolve_config(RunConfig(shift=1, neighbors="batch"), images)
+    assert config.shift == 1 and notes == []
+
+
+def test_a_deep_run_on_shifted_images_learns():
+    images = _digits_at_16_pixels()
+    config = recommended_config(images, encoder="mlp").replace(device="cpu", epochs=8, hidden_width=64)
+    snaps = list(Run(config, images).stream(eval_every=8))
+    assert snaps[-1].test_accuracy > snaps[0].test_accuracy + 0.4  # 2-D after 8 epochs: about 0.7

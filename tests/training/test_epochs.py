@@ -1,0 +1,233 @@
+"""Epoch strategies: candidate neighbours, the memory bank, batch-only neighbours."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from nca_core.training.encoders import LinearEncoder
+from nca_core.training.epochs import (
+    BankEpochs,
+    BatchEpochs,
+    CandidateEpochs,
+    MemoryBank,
+    Problem,
+    make_epochs,
+    nearest_candidates,
+)
+from nca_core.training.gradients import objective_and_gradient
+
+
+class _NoStep:
+    """An optimiser stand-in that keeps the gradient for inspection."""
+
+    def __init__(self, encoder):
+        self.encoder = encoder
+
+    def zero_grad(self):
+        self.encoder.weight.grad = None
+
+    def step(self):
+        pass
+
+
+@pytest.mark.parametrize("objective", ["f", "g"])
+def test_candidates_covering_everyone_give_the_exact_objective(problem, objective):
+    X, y, A = problem
+    encoder = LinearEncoder(A)
+    epochs = CandidateEpochs(
+        Problem(encoder, X, y, objective), "adam", 0.1, len(X), torch.Generator().manual_seed(0),
+        n_candidates=len(X) - 1,
+    )  # fmt: skip
+    epochs.optimizer = _NoStep(encoder)
+    value = epochs.run(1)
+    exact_encoder = LinearEncoder(A)
+    exact = objective_and_gradient(exact_encoder, X, y, objective)
+    assert value == pytest.approx(exact, rel=1e-10)
+    torch.testing.assert_close(encoder.weight.grad, exact_encoder.weight.grad)
+
+
+def test_candidates_are_the_nearest_others_and_class_mates(problem):
+    X, y, A = problem
+    encoder = LinearEncoder(A)
+    candidates = nearest_candidates(encoder, X, y, 8, 1 << 20)
+    assert candidates.shape == (len(X), 8 + 2)
+    Z = (X @ A.T).numpy()
+    for i in (0, 57, 119):
+        distances = ((Z - Z[i]) ** 2).sum(1)
+        distances[i] = np.inf
+        np.testing.assert_array_equal(np.sort(candidates[i, :8].numpy()), np.sort(np.argsort(distances)[:8]))
+        mates = candidates[i, 8:].numpy()
+        assert np.all(y.numpy()[mates] == y.numpy()[i]) and i not in mates
+
+
+def test_memory_bank_update_is_a_momentum_average():
+
+    bank = MemoryBank(torch.zeros(4, 2, dtype=torch.float64), momentum=0.25)
+    bank.update(torch.tensor([1, 3]), torch.tensor([[4.0, 8.0], [-4.0, 0.0]], dtype=torch.float64))
+    expected = torch.tensor([[0, 0], [3, 6], [0, 0], [-3, 0]], dtype=torch.float64)
+    assert torch.equal(bank.embeddings, expected)
+    bank.update(torch.tensor([1]), torch.tensor([[0.0, 0.0]], dtype=torch.float64))
+    assert bank.embeddings[1].tolist() == [0.75, 1.5]
+    with pytest.raises(ValueError, match="momentum"):
+        MemoryBank(torch.zeros(2, 2), momentum=1.0)
+
+
+def test_memory_bank_rows_carry_no_gradient_and_are_not_aliased():
+
+    Z = torch.randn(5, 2, requires_grad=True)
+    bank = MemoryBank(Z, momentum=0.5)
+    assert not bank.embeddings.requires_grad
+    bank.update(torch.tensor([0]), Z[:1] * 3)
+    assert not torch.equal(bank.embeddings[0], Z[0].detach())  # the source was not written
+
+
+def _one_step(problem, bank_mode, augment=None):
+    """One full-batch step in memory/batch mode with a stand-in optimiser; returns the grad."""
+    X, y, A = problem
+    encoder = LinearEncoder(A)
+    problem = Problem(encoder, X, y, "f", augment=augment)
+    generator = torch.Generator().manual_seed(0)
+    if bank_mode:
+        with torch.no_grad():
+            bank = MemoryBank(encoder(X) + 0.5, momentum=0.5)  # stale on purpose
+        epochs = BankEpochs(problem, "adam", 0.1, len(X), generator, bank=bank)
+    else:
+        bank, epochs = None, BatchEpochs(problem, "adam", 0.1, len(X), generator)
+    before = None if bank is None else bank.embeddings.clone()
+    epochs.optimizer = _NoStep(encoder)
+    epochs.run(1)
+    return encoder, bank, before
+
+
+def test_memory_mode_takes_gradients_through_anchors_only_and_then_refreshes_the_bank(problem):
+    from nca_core.objective.losses import log_class_mass, objective_terms
+
+    X, y, A = problem
+    encoder, bank, before = _one_step(problem, bank_mode=True)
+    A_ref = A.clone().requires_grad_(True)
+    Z = X @ A_ref.T
+    value = objective_terms(log_class_mass(Z, y, before, y, torch.arange(len(X))), "f").mean()
+    (-value).backward()  # the bank is a constant: no gradient through the references
+    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(bank.embeddings, 0.5 * before + 0.5 * (X @ A.T), rtol=1e-12, atol=1e-12)
+
+
+def test_batch_mode_takes_neighbours_from_the_batch_with_gradients_through_both(problem):
+    from nca_core.objective.losses import nca_objective
+
+    X, y, A = problem
+    encoder, _, _ = _one_step(problem, bank_mode=False)
+    A_ref = A.clone().requires_grad_(True)
+    (-nca_objective(X @ A_ref.T, y, "f") / len(X)).backward()
+    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
+
+
+def test_bank_and_batch_modes_are_refused_with_lbfgs_and_candidates_need_the_closed_form(problem):
+    from nca_core.objective.kernels import StudentTKernel
+
+    X, y, A = problem
+    with pytest.raises(ValueError, match="needs a minibatch optimizer"):
+        make_epochs(Problem(LinearEncoder(A), X, y), "lbfgs", neighbors="memory")
+    student = Problem(LinearEncoder(A), X, y, kernel=StudentTKernel(1.0))
+    with pytest.raises(ValueError, match="n_candidates works with the Gaussian"):
+        make_epochs(student, "adam", 0.1, n_candidates=5)
+
+
+def _mirrored(X, generator):
+    """A row-wise stand-in augmentation: features in reverse order (deterministic)."""
+    assert isinstance(generator, torch.Generator)  # the strategy hands over its generator
+    return X.flip(1)
+
+
+def test_memory_mode_steps_on_the_augmented_anchors_and_banks_their_embeddings(problem):
+    from nca_core.objective.losses import log_class_mass, objective_terms
+
+    X, y, A = problem
+    encoder, bank, before = _one_step(problem, bank_mode=True, augment=_mirrored)
+    A_ref = A.clone().requires_grad_(True)
+    Z = X.flip(1) @ A_ref.T
+    value = objective_terms(log_class_mass(Z, y, before, y, torch.arange(len(X))), "f").mean()
+    (-value).backward()
+    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(
+        bank.embeddings, 0.5 * before + 0.5 * (X.flip(1) @ A.T), rtol=1e-12, atol=1e-12
+    )
+
+
+def test_batch_mode_steps_on_the_augmented_batch(problem):
+    from nca_core.objective.losses import nca_objective
+
+    X, y, A = problem
+    encoder, _, _ = _one_step(problem, bank_mode=False, augment=_mirrored)
+    A_ref = A.clone().requires_grad_(True)
+    (-nca_objective(X.flip(1) @ A_ref.T, y, "f") / len(X)).backward()
+    torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("options", [{"neighbors": "all"}, {"neighbors": "all", "n_candidates": 5}])
+def test_augmenting_needs_anchors_encoded_on_their_own(problem, options):
+    X, y, A = problem
+    augmented = Problem(LinearEncoder(A), X, y, augment=_mirrored)
+    with pytest.raises(ValueError, match="augment needs a minibatch optimizer with neighbors='memory'"):
+        make_epochs(augmented, "adam", 0.1, **options)
+    with pytest.raises(ValueError, match="augment needs"):
+        make_epochs(augmented, "lbfgs")
+
+
+class _RateLog(_NoStep):
+    """A stand-in optimiser that records the step size of every step."""
+
+    def __init__(self, encoder):
+        super().__init__(encoder)
+        self.param_groups, self.rates = [{"lr": None}], []
+
+    def step(self):
+        self.rates.append(self.param_groups[0]["lr"])
+
+
+@pytest.mark.parametrize("decay_epochs, expected", [
+    (None, [0.1] * 8),
+    (2, [0.1 * (1 + math.cos(math.pi * k / 8)) / 2 for k in range(8)]),
+    (1, [0.1 * (1 + math.cos(math.pi * k / 4)) / 2 for k in range(4)] + [0.0] * 4),
+])  # fmt: skip
+def test_the_step_size_falls_along_a_half_cosine_step_by_step(problem, decay_epochs, expected):
+    X, y, A = problem
+    encoder = LinearEncoder(A)
+    problem = Problem(encoder, X, y, "f")
+    epochs = make_epochs(problem, "adam", 0.1, batch_size=30, neighbors="memory", decay_epochs=decay_epochs,
+                         generator=torch.Generator().manual_seed(0))  # fmt: skip
+    epochs.optimizer = _RateLog(encoder)
+    epochs.optimizer.param_groups[0]["lr"] = 0.1
+    epochs.run(1), epochs.run(2)  # 120 points in batches of 30: 4 steps an epoch
+    assert epochs.optimizer.rates == pytest.approx(expected, abs=1e-15)
+
+
+def _shifted_images_step(dtype, offset):
+    """The gradient (as float64) of one memory-bank step in ``dtype`` on 4 x 4 images that
+    RandomShift moves by a pixel."""
+    from nca_core.training.augmentation import RandomShift
+
+    gen = torch.Generator().manual_seed(0)
+    centres = torch.tensor([0.0, 1.0, 12.0], dtype=torch.float64)  # class 2 lies far from 0 and 1
+    y = torch.arange(3).repeat_interleave(40)
+    X = centres[y, None] + torch.randn(120, 16, generator=gen, dtype=torch.float64) + offset
+    A = 0.3 * torch.randn(2, 16, generator=gen, dtype=torch.float64)
+    encoder = LinearEncoder(A.to(dtype))
+    problem = Problem(encoder, X.to(dtype), y, "g", augment=RandomShift((4, 4), 1))
+    epochs = make_epochs(problem, "adam", 0.1, batch_size=120, neighbors="memory",
+                         generator=torch.Generator().manual_seed(1))  # fmt: skip
+    epochs.optimizer = _NoStep(encoder)
+    epochs.run(1)
+    return encoder.weight.grad.double()
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e3])
+def test_a_float32_step_on_shifted_images_matches_float64(offset):
+    """The user's dtype on far-apart classes, near and far from the origin: the same shifts
+    (one generator) give the float64 step's gradient."""
+    want = _shifted_images_step(torch.float64, offset)
+    got = _shifted_images_step(torch.float32, offset)
+    tolerance = 1e-4 if offset == 0 else 1e-3  # float32 holds 1e3 to about 6e-5
+    torch.testing.assert_close(got, want, rtol=0, atol=tolerance * float(want.abs().max()))

@@ -1,0 +1,31 @@
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from nca_core.util.device import available_devices, resolve_device, resolve_dtype
+
+
+def test_auto_picks_the_best_available_device():
+    assert available_devices()[-1] == "cpu"
+    assert resolve_device("auto") == torch.device(available_devices()[0])
+    assert resolve_device("cpu") == torch.device("cpu")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
+def test_missing_cuda_is_explained():
+    with pytest.raises(ValueError, match="CUDA is not available here"):
+        resolve_device("cuda")
+
+
+def test_dtypes():
+    assert resolve_dtype("float64", torch.device("cpu")) == torch.float64
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        resolve_dtype("float16", torch.device("cpu"))
+
+
+def test_library_never_imports_streamlit():
+    code = "import sys, nca_core, nca_core.datasets; print('streamlit' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
