@@ -28,7 +28,6 @@ from nca_core.training.distributed import (
     shutdown,
 )
 from nca_core.training.encoders import LinearEncoder
-
 from nca_core.training.gradients import objective_and_gradient
 
 TORCHRUN_ENV = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
