@@ -114,7 +114,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     bank_momentum : float, default=0.5
         Weight of the old bank row in each memory-bank update.
     optimizer : {"auto", "lbfgs", "adam", "sgd"}, default="auto"
-        "lbfgs": full batch, float64 steps with a strong-Wolfe line search; "adam" and
+        "lbfgs": full batch, scipy's L-BFGS-B in float64 as scikit-learn; "adam" and
         "sgd": minibatches of anchors whose neighbours are taken from the whole training
         set. "auto": L-BFGS for a linear or diagonal map on at most
         ``rules.LBFGS_MAX_SAMPLES`` points, else Adam with tuned settings.

@@ -10,7 +10,7 @@ loop (``training.train``) takes one strategy and does not know which it has:
 - ``BankEpochs``: neighbours from a ``MemoryBank`` of all points' embeddings (Wu et al., 2018);
 - ``BatchEpochs``: neighbours from the batch alone.
 
-``make_epochs`` picks one from the estimator's options.
+Each satisfies ``EpochStrategy``; ``make_epochs`` picks one from the estimator's options.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import collections
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -52,6 +53,7 @@ __all__ = [
     "BankEpochs",
     "BatchEpochs",
     "CandidateEpochs",
+    "EpochStrategy",
     "LBFGSEpochs",
     "MemoryBank",
     "MinibatchEpochs",
@@ -110,6 +112,40 @@ class Problem:
         return self.weight_decay * float(self.encoder.penalty().detach()) if self.weight_decay else 0.0
 
 
+class EpochStrategy(Protocol):
+    """What the training loop (``loop.train``) needs of a way to train a ``Problem``."""
+
+    problem: Problem
+
+    @property
+    def converged(self) -> bool:
+        """Ended by its own convergence test."""
+
+    @property
+    def stalled(self) -> bool:
+        """Ended because it could not go on (no step lowered the loss)."""
+
+    @property
+    def message(self) -> str:
+        """Why it ended, in words; "" while it goes on."""
+
+    def start_value(self, generator: torch.Generator | None = None) -> float:
+        """The objective before the first step."""
+
+    def describe(self) -> str:
+        """The optimiser and its step size, for messages."""
+
+    def steps(self, epoch: int) -> Iterator[tuple[int, int, float]]:
+        """Take one epoch's steps, yielding (steps done, steps in the epoch, mean objective so
+        far); nothing when the strategy has already ended."""
+
+    def finished(self, value: float, previous: float | None, tol: float) -> bool:
+        """Whether training ends after an epoch with objective ``value``."""
+
+    def close(self) -> None:
+        """Release what the strategy holds (a worker thread); called once training ends."""
+
+
 def dense_applies(problem: Problem) -> bool:
     """Whether the whole-matrix float64 engine (``objective.dense``) evaluates this problem:
     a linear or diagonal map on the CPU, the Gaussian kernel, objective f or g, one process,
@@ -134,12 +170,12 @@ def make_optimizer(name: str, params, learning_rate: float):
 
 
 class LBFGSEpochs:
-    """One full-batch L-BFGS iteration per epoch (``lbfgs.LBFGS``, float64 steps).
+    """One full-batch iteration of scipy's L-BFGS-B per epoch (``lbfgs.LBFGS``, float64).
 
-    For f and g it minimises n * (-objective + penalty), the scale of scikit-learn's NCA,
-    so ``tol`` means what it means there (L-BFGS-B's ftol and gtol); MCML's -KL is not a
-    mean over points and is taken as it is. Small linear problems are evaluated by the
-    whole-matrix float64 engine (``dense``), the others by the blockwise one.
+    For f and g it minimises n * (-objective + penalty), the loss of scikit-learn's NCA with
+    the same optimiser and tolerances, so both reach the same optimum from the same start;
+    MCML's -KL is not a mean over points and is taken as it is. Small linear problems are
+    evaluated by the whole-matrix float64 engine (``dense``), the others by the blockwise one.
     """
 
     def __init__(self, problem: Problem, tol: float = 1e-5):
@@ -187,16 +223,25 @@ class LBFGSEpochs:
         return self.scale * loss, self.scale * g
 
     def steps(self, epoch: int) -> Iterator[tuple[int, int, float]]:
-        """One iteration is the whole epoch: a single (1, 1, value)."""
-        yield 1, 1, self.run(epoch)
-
-    def run(self, epoch: int) -> float:
+        """One iteration is the whole epoch: a single (1, 1, value). Nothing once the search
+        has ended: scipy says so when asked for the iterate after its last one."""
         f = self.lbfgs.step()
         self._set(self.lbfgs.x)
-        return self.problem.penalty() - f / self.scale
+        if not self.lbfgs.converged:
+            yield 1, 1, self.problem.penalty() - f / self.scale
+
+    def run(self, epoch: int) -> float:
+        """Take the epoch's iteration; the objective after it (as it is, once ended)."""
+        for *_, value in self.steps(epoch):
+            return value
+        return self.problem.penalty() - self.lbfgs.f / self.scale
 
     def finished(self, value: float, previous: float | None, tol: float) -> bool:
         return self.lbfgs.converged
+
+    def close(self) -> None:
+        """End the search under way (its worker thread waits for the next ask)."""
+        self.lbfgs.close()
 
 
 class MinibatchEpochs:
@@ -254,6 +299,9 @@ class MinibatchEpochs:
 
     def prepare(self, epoch: int) -> None:
         """Work done once at the start of an epoch (nothing here)."""
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def run(self, epoch: int) -> float:
         """Take the epoch's steps; the mean value over its batches."""

@@ -1,18 +1,20 @@
-"""Limited-memory BFGS, one iteration at a time, with a line search that cannot freeze.
+"""scipy's L-BFGS-B, the optimiser scikit-learn's NCA uses, one iteration at a time.
 
-torch's L-BFGS with its strong-Wolfe search can return a step of 0 and then report "no
-change" as convergence while the gradient is still large. Here each iteration takes a
-strong-Wolfe step (scipy's ``line_search``) along the two-loop L-BFGS direction; if that
-search fails, the memory is dropped and a backtracking (Armijo) step is taken along the
-steepest descent. Only when even that cannot lower the loss does the run stop, and it says
-so (``stalled``). Convergence follows L-BFGS-B's tests: the relative fall of the loss below
-``ftol``, or the largest gradient entry below ``gtol``.
+``scipy.optimize.minimize`` runs to the end in one call and reports each iterate to a
+callback. To hand iterates to the training loop (which snapshots, evaluates and may stop
+between them), the minimisation runs in a worker thread that passes each iterate over
+and waits until the next is asked for: only one of the two threads computes at any time,
+so the loss may change shared state (the encoder's weights) without locks. Stopping early
+raises ``StopIteration`` in the callback, which ends the search with the iterate kept.
+
+Convergence follows scikit-learn's settings: ``ftol`` on the relative fall of the loss,
+``gtol`` on the largest gradient entry, both set to the estimator's ``tol``.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections import deque
+import queue
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -21,112 +23,78 @@ __all__ = ["LBFGS"]
 
 Loss = Callable[[np.ndarray], tuple[float, np.ndarray]]
 
-_C1, _C2 = 1e-4, 0.9  # sufficient decrease and curvature constants of the strong Wolfe test
+_NO_LIMIT = np.iinfo(np.int32).max  # the training loop counts iterations, not scipy
 
 
 class LBFGS:
-    """Minimise ``loss(x) -> (value, gradient)`` over a flat float64 vector, step by step."""
+    """Minimise ``loss(x) -> (value, gradient)`` over a flat float64 vector, step by step.
 
-    def __init__(
-        self, loss: Loss, x0: np.ndarray, *, ftol: float = 1e-5, gtol: float = 1e-5, history: int = 10
-    ):
-        self.loss, self.ftol, self.gtol = loss, ftol, gtol
-        self.x = np.asarray(x0, dtype=np.float64).copy()
-        self.f, self.g = loss(self.x)
-        self.pairs: deque[tuple[np.ndarray, np.ndarray, float]] = deque(maxlen=history)
+    ``x`` and ``f`` are the current iterate and its loss. Once the search has ended,
+    ``converged`` is True and ``step`` moves no more; ``stalled`` says it ended without
+    meeting ``ftol`` or ``gtol`` (a failed line search), and ``message`` says why in
+    scipy's words.
+    """
+
+    def __init__(self, loss: Loss, x0: np.ndarray, *, ftol: float = 1e-5, gtol: float = 1e-5, history: int = 10):
+        self.loss, self.ftol, self.gtol, self.history = loss, ftol, gtol, history
+        self.x = np.array(x0, dtype=np.float64)
+        self.f, g = loss(self.x)
+        self._start = (self.x.copy(), self.f, g)  # scipy's first evaluation is this one
         self.converged = self.stalled = False
         self.message = ""
-        self._cache: tuple[np.ndarray, float, np.ndarray] | None = None
+        self._asks: queue.Queue[bool] = queue.Queue(maxsize=1)  # True: go on; False: stop
+        self._events: queue.Queue[tuple] = queue.Queue(maxsize=1)
+        self._worker: threading.Thread | None = None
 
     def step(self) -> float:
-        """One iteration; returns the new loss (``converged`` says whether to go on)."""
+        """Run to the next iterate and return its loss; the loss as it is once ended."""
         if self.converged:
             return self.f
-        if np.abs(self.g).max() <= self.gtol:
-            return self._stop("the gradient is below gtol")
-        x_new, f_new, g_new = self._wolfe_step()
-        wolfe = x_new is not None
-        if not wolfe:
-            self.pairs.clear()
-            x_new, f_new, g_new = self._backtracking_step()
-        if x_new is None:
-            self.stalled = True
-            return self._stop("no step lowers the loss (line search failed)")
-        s, y = x_new - self.x, g_new - self.g
-        if s @ y > 1e-10 * (y @ y):  # keep only pairs that keep the inverse Hessian positive
-            self.pairs.append((s, y, 1.0 / (s @ y)))
-        fall = (self.f - f_new) / max(abs(self.f), abs(f_new), 1.0)
-        self.x, self.f, self.g = x_new, f_new, g_new
-        if np.abs(self.g).max() <= self.gtol:
-            self._stop("the gradient is below gtol")
-        elif wolfe and fall <= self.ftol:  # a cautious fallback step says nothing about convergence
-            self._stop("the relative fall of the loss is below ftol")
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._minimise, name="nca-lbfgs", daemon=True)
+            self._worker.start()
+        else:
+            self._asks.put(True)
+        kind, payload = self._events.get()
+        if kind == "error":
+            self.converged, self._worker = True, None
+            raise payload
+        if kind == "iterate":
+            self.x, self.f = payload
+        else:  # the search ended at its last iterate
+            self.converged, self.stalled, self.message = True, not payload.success, payload.message
+            self.x, self.f, self._worker = np.array(payload.x), float(payload.fun), None
         return self.f
 
-    def _stop(self, message: str) -> float:
-        self.converged, self.message = True, message
-        return self.f
-
-    def _direction(self) -> np.ndarray:
-        """-H g by the two-loop recursion; the first step is scaled to unit length."""
-        if not self.pairs:
-            return -self.g / max(np.linalg.norm(self.g), 1e-300)
-        q = self.g.copy()
-        alphas = []
-        for s, y, rho in reversed(self.pairs):
-            alpha = rho * (s @ q)
-            q -= alpha * y
-            alphas.append(alpha)
-        s, y, _ = self.pairs[-1]
-        q *= (s @ y) / (y @ y)
-        for (s, y, rho), alpha in zip(self.pairs, reversed(alphas)):
-            q += (alpha - rho * (y @ q)) * s
-        return -q
+    def close(self) -> None:
+        """End a search still under way (the worker waits for its next ask)."""
+        worker, self._worker = self._worker, None
+        if worker is not None and worker.is_alive():
+            self._asks.put(False)
+            worker.join()
 
     def _evaluate(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """The loss at x; the line search asks for value and gradient separately."""
-        if self._cache is None or not np.array_equal(self._cache[0], x):
-            f, g = self.loss(x)
-            self._cache = (x.copy(), f, g)
-        return self._cache[1], self._cache[2]
+        start_x, start_f, start_g = self._start
+        if start_x is not None and np.array_equal(x, start_x):
+            self._start = (None, None, None)
+            return start_f, start_g
+        return self.loss(x)
 
-    def _wolfe_step(self):
-        """A step meeting the strong Wolfe conditions: the full L-BFGS step when it does (as
-        it mostly does), else scipy's search, which starts from that same, cached, point."""
-        p = self._direction()
-        slope = p @ self.g
-        if slope >= 0:  # not a descent direction (rounding): let the fallback handle it
-            return None, None, None
-        x_new = self.x + p
-        f_new, g_new = self._evaluate(x_new)
-        if np.isfinite(f_new) and f_new <= self.f + _C1 * slope and abs(g_new @ p) <= -_C2 * slope:
-            return x_new, f_new, g_new
-        return self._searched_step(p)
+    def _minimise(self) -> None:
+        from scipy.optimize import minimize
 
-    def _searched_step(self, p: np.ndarray):
-        from scipy.optimize import line_search
+        options = {"maxiter": _NO_LIMIT, "maxfun": _NO_LIMIT, "maxcor": self.history,
+                   "ftol": self.ftol, "gtol": self.gtol}  # fmt: skip
+        try:
+            result = minimize(self._evaluate, self.x.copy(), jac=True, method="L-BFGS-B",
+                              callback=self._hand_over, options=options)  # fmt: skip
+        except BaseException as exc:  # handed to the caller's thread, raised there
+            self._events.put(("error", exc))
+            return
+        self._events.put(("done", result))  # after close() nobody reads it: the queue has room
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # LineSearchWarning: a failed search returns None
-            alpha, *_ = line_search(
-                lambda x: self._evaluate(x)[0], lambda x: self._evaluate(x)[1],
-                self.x, p, self.g, self.f, c1=_C1, c2=_C2, maxiter=20,
-            )  # fmt: skip
-        if alpha is None or alpha <= 0:
-            return None, None, None
-        x_new = self.x + alpha * p
-        f_new, g_new = self._evaluate(x_new)
-        return x_new, f_new, g_new
-
-    def _backtracking_step(self, shrink: float = 0.5, tries: int = 60):
-        """Armijo backtracking along -g from a unit-length step."""
-        p = -self.g / max(np.linalg.norm(self.g), 1e-300)
-        slope = p @ self.g
-        alpha = 1.0
-        for _ in range(tries):
-            x_new = self.x + alpha * p
-            f_new, g_new = self._evaluate(x_new)
-            if np.isfinite(f_new) and f_new <= self.f + 1e-4 * alpha * slope and f_new < self.f:
-                return x_new, f_new, g_new
-            alpha *= shrink
-        return None, None, None
+    def _hand_over(self, intermediate_result) -> None:
+        """scipy's callback: give the iterate (a copy: scipy reuses its array) and wait."""
+        self._events.put(("iterate", (np.array(intermediate_result.x), float(intermediate_result.fun))))
+        if not self._asks.get():
+            raise StopIteration

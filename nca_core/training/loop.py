@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .epochs import LBFGSEpochs, MinibatchEpochs, Problem
+from .epochs import EpochStrategy, Problem
 
 __all__ = ["Snapshot", "TrainingDiverged", "stop_when", "train"]
 
@@ -99,7 +99,7 @@ class Snapshot:
 
 
 def train(
-    epochs: LBFGSEpochs | MinibatchEpochs,
+    epochs: EpochStrategy,
     *,
     max_iter: int = 50,
     tol: float = 1e-5,
@@ -122,8 +122,15 @@ def train(
     snapshots (``Snapshot.fraction`` < 1), so long epochs show progress and can be stopped
     part-way; the time spent taking them is not counted in ``elapsed``. Inside
     ``stop_when(requested)``, the loop also ends between minibatches and skips an
-    evaluation once ``requested()`` is true.
+    evaluation once ``requested()`` is true. The strategy is closed when the loop ends.
     """
+    try:
+        yield from _train(epochs, max_iter, tol, X_display, evaluate, eval_every, generator, frames_per_epoch)
+    finally:
+        epochs.close()
+
+
+def _train(epochs, max_iter, tol, X_display, evaluate, eval_every, generator, frames_per_epoch):
     problem: Problem = epochs.problem
     X_display = problem.X if X_display is None else X_display
 
@@ -142,7 +149,7 @@ def train(
     if stop:
         return
     for epoch in range(1, max_iter + 1):
-        tick = time.perf_counter()
+        tick, value = time.perf_counter(), None
         for done, steps, value in epochs.steps(epoch):
             if done == steps:
                 continue  # the epoch's own snapshot follows
@@ -156,6 +163,8 @@ def train(
             if stop:
                 return
         clock += time.perf_counter() - tick
+        if value is None:  # the strategy had already ended: no epoch was taken
+            return
         if not (math.isfinite(value) and _all_finite(problem.encoder)):
             _restore(problem.parameters, last_good)
             raise TrainingDiverged(

@@ -1,9 +1,11 @@
-"""The step-by-step L-BFGS: converges where it should, and says when it cannot go on."""
+"""scipy's L-BFGS-B one iteration at a time: scipy's own iterates, handed over one by one."""
 
 import itertools
+import threading
 
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 
 from nca_core.training.lbfgs import LBFGS
 
@@ -15,51 +17,155 @@ def rosenbrock(x):
     return value, grad
 
 
+def _run_to_the_end(opt, limit=500):
+    values = [opt.f]
+    while not opt.converged and len(values) < limit:
+        values.append(opt.step())
+    return values
+
+
 def test_rosenbrock_reaches_its_minimum():
     opt = LBFGS(rosenbrock, np.array([-1.2, 1.0]), ftol=1e-12, gtol=1e-8)
-    for _ in range(200):
+    _run_to_the_end(opt)
+    assert opt.converged and not opt.stalled
+    np.testing.assert_allclose(opt.x, [1.0, 1.0], atol=1e-5)
+
+
+def test_the_iterates_are_scipys_own_one_per_step():
+    seen = []
+
+    def record(intermediate_result):  # scipy passes the result object under this name only
+        seen.append(np.array(intermediate_result.x))
+
+    scipy_result = minimize(rosenbrock, np.array([-1.2, 1.0]), jac=True, method="L-BFGS-B",
+                            callback=record, options={"ftol": 1e-12, "gtol": 1e-8})  # fmt: skip
+    opt = LBFGS(rosenbrock, np.array([-1.2, 1.0]), ftol=1e-12, gtol=1e-8)
+    ours = []
+    while True:
         opt.step()
         if opt.converged:
             break
-    assert opt.converged and not opt.stalled
-    np.testing.assert_allclose(opt.x, [1.0, 1.0], atol=1e-5)
+        ours.append(opt.x.copy())
+    assert len(ours) == len(seen) == scipy_result.nit
+    np.testing.assert_array_equal(np.array(ours), np.array(seen))
+    np.testing.assert_array_equal(opt.x, scipy_result.x)
 
 
 def test_a_quadratic_converges_in_a_few_iterations_and_every_step_lowers_the_loss():
     H = np.diag([1.0, 10.0, 100.0])
     opt = LBFGS(lambda x: (0.5 * x @ H @ x, H @ x), np.ones(3), ftol=0.0, gtol=1e-9)
-    values = [opt.f]
-    while not opt.converged and len(values) < 50:
-        values.append(opt.step())
-    assert len(values) < 20 and opt.message == "the gradient is below gtol"
+    values = _run_to_the_end(opt, limit=50)
+    assert len(values) < 20 and "PROJECTED GRADIENT" in opt.message and not opt.stalled
     assert all(b < a for a, b in itertools.pairwise(values[:-1]))
+
+
+def test_once_ended_a_step_moves_nothing():
+    opt = LBFGS(rosenbrock, np.array([-1.2, 1.0]))
+    _run_to_the_end(opt)
+    x, f = opt.x.copy(), opt.f
+    assert opt.step() == f
+    np.testing.assert_array_equal(opt.x, x)
 
 
 def test_a_kink_that_no_step_can_lower_is_reported_not_hidden():
     """|x| at its minimum has a 'gradient' of 1: the search fails, and the run says so."""
     opt = LBFGS(lambda x: (float(np.abs(x).sum()), np.sign(x) + (x == 0)), np.zeros(2), gtol=1e-9)
     opt.step()
-    assert opt.converged and opt.stalled and "line search failed" in opt.message
+    assert opt.converged and opt.stalled and "ABNORMAL" in opt.message
+    np.testing.assert_array_equal(opt.x, [0.0, 0.0])
 
 
-@pytest.mark.parametrize("name, d", [("wine", None), ("iris", 2), ("iris[0,2]", None)])
-def test_nca_reaches_scikit_learns_optimum_where_torchs_lbfgs_froze(name, d):
-    """Default settings, standardised, 50/50 split: mean p_i no lower than scikit-learn's - 0.002."""
-    from sklearn.datasets import load_iris, load_wine
-    from sklearn.model_selection import train_test_split
-    from sklearn.neighbors import NeighborhoodComponentsAnalysis
-    from sklearn.preprocessing import StandardScaler
+def test_the_first_evaluation_is_not_repeated():
+    calls = []
+
+    def counted(x):
+        calls.append(x.copy())
+        return rosenbrock(x)
+
+    opt = LBFGS(counted, np.array([-1.2, 1.0]))
+    opt.step()
+    opt.close()
+    assert sum(np.array_equal(x, [-1.2, 1.0]) for x in calls) == 1
+
+
+def test_close_ends_the_worker_and_keeps_the_last_iterate():
+    opt = LBFGS(rosenbrock, np.array([-1.2, 1.0]))
+    for _ in range(3):
+        opt.step()
+    x, worker = opt.x.copy(), opt._worker
+    assert worker.is_alive()  # waiting for the next ask
+    opt.close()
+    assert not worker.is_alive()
+    np.testing.assert_array_equal(opt.x, x)
+
+
+def test_training_closes_the_search_when_it_stops_early():
+    """A fit stopped by its callback leaves no L-BFGS worker behind."""
+    from sklearn.datasets import load_iris
 
     from nca_core import NCA
 
-    X, y = load_wine(return_X_y=True) if name == "wine" else load_iris(return_X_y=True)
-    X = X[:, [0, 2]] if name == "iris[0,2]" else X
-    X, _, y, _ = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
-    X = StandardScaler().fit_transform(X)
-    ours = NCA(d, random_state=0, device="cpu").fit(X, y)
-    theirs = NeighborhoodComponentsAnalysis(d, random_state=0).fit(X, y)
-    # torch's L-BFGS froze at 0.9775 (wine), 0.9826 (iris) and 0.8999 (iris[0,2])
+    X, y = load_iris(return_X_y=True)
+    before = {t for t in threading.enumerate() if t.name == "nca-lbfgs"}
+    NCA(2, random_state=0, callback=lambda params, n_iter: n_iter == 2).fit(X, y)
+    assert {t for t in threading.enumerate() if t.name == "nca-lbfgs" and t.is_alive()} <= before
+
+
+def test_an_error_in_the_loss_reaches_the_caller():
+    def failing(x):
+        if x[0] > -1.2:
+            raise RuntimeError("out of memory, say")
+        return rosenbrock(x)
+
+    opt = LBFGS(failing, np.array([-1.2, 1.0]))
+    with pytest.raises(RuntimeError, match="out of memory"):
+        opt.step()
+    assert opt.converged  # nothing more to ask for
+
+
+def _nca_problem(name):
+    from sklearn.datasets import load_digits, load_iris, load_wine, make_classification
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    test_size, seed = 0.5, 0
+    if name == "wine":
+        X, y = load_wine(return_X_y=True)
+    elif name == "digits":  # 898 training points: the blockwise float32 engine, not the dense one
+        X, y = load_digits(return_X_y=True)
+    elif name == "make_classification (seed 1)":
+        X, y = make_classification(600, 20, n_informative=4, n_classes=4, random_state=1)
+    else:
+        X, y = load_iris(return_X_y=True)
+        if name != "iris":
+            X = X[:, [0, 2]]
+        if name == "gallery":  # scikit-learn's example of NCA for classification
+            test_size, seed = 0.7, 42
+    X, _, y, _ = train_test_split(X, y, test_size=test_size, stratify=y, random_state=seed)
+    return StandardScaler().fit_transform(X), y, seed
+
+
+@pytest.mark.parametrize(
+    "name, d",
+    [
+        ("wine", None), ("iris", 2), ("iris[0,2]", None), ("gallery", None),
+        ("make_classification (seed 1)", 2), ("digits", 2),
+    ],
+)
+def test_nca_reaches_scikit_learns_optimum(name, d):
+    """Default settings: mean p_i no lower than scikit-learn's - 0.002. The hand-written
+    L-BFGS this replaced ended at 0.930 against 0.942 on the gallery set, and 0.693 against
+    0.717 on the second make_classification set."""
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+    from nca_core import NCA
+
+    X, y, seed = _nca_problem(name)
+    ours = NCA(d, random_state=seed, device="cpu").fit(X, y)
+    theirs = NeighborhoodComponentsAnalysis(d, random_state=seed).fit(X, y)
     assert _mean_p(X, y, ours.components_) >= _mean_p(X, y, theirs.components_) - 0.002
+    if len(X) <= 400:  # a float64 loss (objective.dense): scipy takes scikit-learn's path
+        assert ours.n_iter_ == theirs.n_iter_ - 1  # scikit-learn counts its first evaluation too
 
 
 def _mean_p(X, y, A):

@@ -26,8 +26,15 @@ def sorted_problem():
 class Doubling:
     """A stand-in strategy: doubles A each epoch; from epoch ``bad`` on its value is NaN."""
 
+    converged = stalled = False
+    message = ""
+
     def __init__(self, problem, exact, values, bad=None):
         self.problem, self.exact, self.values, self.bad = problem, exact, values, bad
+        self.closed = 0
+
+    def close(self):
+        self.closed += 1
 
     def describe(self):
         return "a doubling stand-in"
@@ -123,6 +130,39 @@ def test_partial_frames_are_exactly_frames_per_epoch_minus_one(sorted_problem, n
     ]
     assert len(partial) == frames - 1
     np.testing.assert_allclose(np.diff([0.0, *partial, 1.0]), 1 / frames, atol=1 / (n // batch))
+
+
+@pytest.mark.parametrize("ending", ["runs out", "closed", "diverges"])
+def test_the_strategy_is_closed_once_whatever_ends_training(sorted_problem, ending):
+    strategy = Doubling(sorted_problem, exact=False, values=lambda e: 0.5, bad=2 if ending == "diverges" else None)
+    stream = train(strategy, max_iter=3, tol=0.0)
+    if ending == "closed":
+        next(stream), next(stream)
+        stream.close()
+    elif ending == "diverges":
+        with pytest.raises(TrainingDiverged):
+            list(stream)
+    else:
+        assert len(list(stream)) == 4
+    assert strategy.closed == 1
+
+
+class Ended(Doubling):
+    """A strategy whose search ends before epoch ``last + 1`` (as L-BFGS learns only when it
+    asks for the next iterate): that epoch yields no step."""
+
+    def __init__(self, problem, last):
+        super().__init__(problem, exact=False, values=lambda e: float(e))
+        self.last = last
+
+    def steps(self, epoch):
+        if epoch <= self.last:
+            yield from super().steps(epoch)
+
+
+def test_a_strategy_that_has_ended_takes_no_further_epoch(sorted_problem):
+    snapshots = list(train(Ended(sorted_problem, last=2), max_iter=10, tol=0.0))
+    assert [s.epoch for s in snapshots] == [0, 1, 2]
 
 
 class StopRequested:
