@@ -11,6 +11,7 @@ anchors whose class mates are far away.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -49,7 +50,15 @@ class DenseObjective:
         self.diagonal = len(self.shape) == 1
 
     def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """(loss, gradient) at the flat float64 vector ``x`` (``lbfgs.LBFGS``'s interface)."""
+        """(loss, gradient) at the flat float64 vector ``x`` (``lbfgs.LBFGS``'s interface).
+
+        BLAS runs on one thread: on matrices this small its threads cost more than they
+        share, and they contend with torch's between evaluations (benchmarks/sklearn_parity.py).
+        """
+        with _blas().limit(limits=1, user_api="blas"):
+            return self._loss_and_gradient(x)
+
+    def _loss_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         params = x.reshape(self.shape)
         Z = self.X * params if self.diagonal else self.X @ params.T
         terms, W = self._terms_and_weights(Z)
@@ -100,6 +109,14 @@ class DenseObjective:
         same -= P
         same *= mate
         return np.where(mate, log_p, 0.0), same
+
+
+@functools.cache
+def _blas():
+    """The process's BLAS thread pools (found once: tens of milliseconds)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 # Logits under a row's largest by more than this count as that much under: e^-300 is
