@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-__all__ = ["DENSE_MAX_SAMPLES", "DenseObjective"]
+__all__ = ["DENSE_MAX_SAMPLES", "DenseObjective", "one_blas_thread"]
 
 # Up to this many points the (n, n) float64 matrices stay in cache and one evaluation
 # costs less than the blockwise engine's calls; beyond it they do not, and the blockwise
@@ -51,14 +51,7 @@ class DenseObjective:
 
     def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(loss, gradient) at the flat float64 vector ``x`` (``lbfgs.LBFGS``'s interface).
-
-        BLAS runs on one thread: on matrices this small its threads cost more than they
-        share, and they contend with torch's between evaluations (benchmarks/sklearn_parity.py).
-        """
-        with _blas().limit(limits=1, user_api="blas"):
-            return self._loss_and_gradient(x)
-
-    def _loss_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        Fastest inside ``one_blas_thread()``."""
         params = x.reshape(self.shape)
         Z = self.X * params if self.diagonal else self.X @ params.T
         terms, W = self._terms_and_weights(Z)
@@ -109,6 +102,13 @@ class DenseObjective:
         same -= P
         same *= mate
         return np.where(mate, log_p, 0.0), same
+
+
+def one_blas_thread():
+    """A context in which numpy's BLAS runs on one thread: on matrices this small its
+    threads cost more than they share, and they contend with torch's threads between
+    evaluations (benchmarks/sklearn_parity.py)."""
+    return _blas().limit(limits=1, user_api="blas")
 
 
 @functools.cache

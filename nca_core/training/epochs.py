@@ -182,8 +182,10 @@ class LBFGSEpochs:
         self.problem = problem
         self.scale = float(len(problem.X)) if problem.objective in PER_ANCHOR_OBJECTIVES else 1.0
         x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
-        loss = DenseObjective(problem) if dense_applies(problem) else self._loss
-        self.lbfgs = LBFGS(loss, x0, ftol=tol, gtol=tol)
+        if dense_applies(problem):
+            self.lbfgs = LBFGS(DenseObjective(problem), x0, ftol=tol, gtol=tol, within=dense.one_blas_thread)
+        else:
+            self.lbfgs = LBFGS(self._loss, x0, ftol=tol, gtol=tol)
         self._set(self.lbfgs.x)
 
     def describe(self) -> str:

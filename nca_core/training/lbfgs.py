@@ -4,8 +4,8 @@
 callback. To hand iterates to the training loop (which snapshots, evaluates and may stop
 between them), the minimisation runs in a worker thread that passes each iterate over
 and waits until the next is asked for: only one of the two threads computes at any time,
-so the loss may change shared state (the encoder's weights) without locks. Stopping early
-raises ``StopIteration`` in the callback, which ends the search with the iterate kept.
+so the loss may change shared state (the encoder's weights) without locks of its own.
+Stopping early raises ``StopIteration`` in the callback, which ends the search.
 
 Convergence follows scikit-learn's settings: ``ftol`` on the relative fall of the loss,
 ``gtol`` on the largest gradient entry, both set to the estimator's ``tol``.
@@ -13,9 +13,10 @@ Convergence follows scikit-learn's settings: ``ftol`` on the relative fall of th
 
 from __future__ import annotations
 
-import queue
+import contextlib
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import numpy as np
 
@@ -32,18 +33,27 @@ class LBFGS:
     ``x`` and ``f`` are the current iterate and its loss. Once the search has ended,
     ``converged`` is True and ``step`` moves no more; ``stalled`` says it ended without
     meeting ``ftol`` or ``gtol`` (a failed line search), and ``message`` says why in
-    scipy's words.
+    scipy's words. ``within`` (a context factory) is entered around the whole search, in
+    the thread that evaluates the loss.
     """
 
-    def __init__(self, loss: Loss, x0: np.ndarray, *, ftol: float = 1e-5, gtol: float = 1e-5, history: int = 10):
-        self.loss, self.ftol, self.gtol, self.history = loss, ftol, gtol, history
+    def __init__(
+        self, loss: Loss, x0: np.ndarray, *, ftol: float = 1e-5, gtol: float = 1e-5, history: int = 10,
+        within: Callable[[], AbstractContextManager] = contextlib.nullcontext,
+    ):  # fmt: skip
+        self.loss, self.within = loss, within
+        self.options = {"maxiter": _NO_LIMIT, "maxfun": _NO_LIMIT, "maxcor": history, "ftol": ftol, "gtol": gtol}
         self.x = np.array(x0, dtype=np.float64)
         self.f, g = loss(self.x)
         self._start = (self.x.copy(), self.f, g)  # scipy's first evaluation is this one
         self.converged = self.stalled = False
         self.message = ""
-        self._asks: queue.Queue[bool] = queue.Queue(maxsize=1)  # True: go on; False: stop
-        self._events: queue.Queue[tuple] = queue.Queue(maxsize=1)
+        # A handoff: the worker releases ``_ready`` when it has an event and waits on ``_go``.
+        self._ready, self._go = threading.Lock(), threading.Lock()
+        self._ready.acquire()
+        self._go.acquire()
+        self._event: tuple = ()
+        self._going_on = True
         self._worker: threading.Thread | None = None
 
     def step(self) -> float:
@@ -54,23 +64,25 @@ class LBFGS:
             self._worker = threading.Thread(target=self._minimise, name="nca-lbfgs", daemon=True)
             self._worker.start()
         else:
-            self._asks.put(True)
-        kind, payload = self._events.get()
-        if kind == "error":
-            self.converged, self._worker = True, None
-            raise payload
+            self._go.release()
+        self._ready.acquire()
+        kind, payload = self._event
         if kind == "iterate":
             self.x, self.f = payload
-        else:  # the search ended at its last iterate
-            self.converged, self.stalled, self.message = True, not payload.success, payload.message
-            self.x, self.f, self._worker = np.array(payload.x), float(payload.fun), None
+            return self.f
+        self.converged, self._worker = True, None
+        if kind == "error":
+            raise payload
+        self.stalled, self.message = not payload.success, payload.message  # ended at its last iterate
+        self.x, self.f = np.array(payload.x), float(payload.fun)
         return self.f
 
     def close(self) -> None:
         """End a search still under way (the worker waits for its next ask)."""
         worker, self._worker = self._worker, None
         if worker is not None and worker.is_alive():
-            self._asks.put(False)
+            self._going_on = False
+            self._go.release()
             worker.join()
 
     def _evaluate(self, x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -83,18 +95,19 @@ class LBFGS:
     def _minimise(self) -> None:
         from scipy.optimize import minimize
 
-        options = {"maxiter": _NO_LIMIT, "maxfun": _NO_LIMIT, "maxcor": self.history,
-                   "ftol": self.ftol, "gtol": self.gtol}  # fmt: skip
         try:
-            result = minimize(self._evaluate, self.x.copy(), jac=True, method="L-BFGS-B",
-                              callback=self._hand_over, options=options)  # fmt: skip
+            with self.within():
+                result = minimize(self._evaluate, self.x.copy(), jac=True, method="L-BFGS-B",
+                                  callback=self._hand_over, options=self.options)  # fmt: skip
+            self._event = ("done", result)
         except BaseException as exc:  # handed to the caller's thread, raised there
-            self._events.put(("error", exc))
-            return
-        self._events.put(("done", result))  # after close() nobody reads it: the queue has room
+            self._event = ("error", exc)
+        self._ready.release()  # after close() nobody waits for it: harmless
 
     def _hand_over(self, intermediate_result) -> None:
         """scipy's callback: give the iterate (a copy: scipy reuses its array) and wait."""
-        self._events.put(("iterate", (np.array(intermediate_result.x), float(intermediate_result.fun))))
-        if not self._asks.get():
+        self._event = ("iterate", (np.array(intermediate_result.x), float(intermediate_result.fun)))
+        self._ready.release()
+        self._go.acquire()
+        if not self._going_on:
             raise StopIteration
