@@ -21,7 +21,9 @@ test: $(VENV)/.installed-test chromium
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .
 
+# Every benchmark's quick mode, one table of ratios (the real datasets beside us when present).
 bench: $(VENV)/.installed-test
+	@if [ -z "$$NCA_DATA_DIR" ] && [ -d ../shared/data ]; then export NCA_DATA_DIR="$$(cd ../shared/data && pwd)"; fi; \
 	$(PY) benchmarks/run_all.py
 
 $(PY):

@@ -16,6 +16,9 @@ By default each library's fits run as one series after a quiet second. With
 this is the steadier ratio.
 
     python benchmarks/sklearn_parity.py [--repeats 3] [--interleaved]
+
+``quick()`` (for ``make bench``) fits a few of the problems in turn and returns the worst
+optimum difference and the time ratios.
 """
 
 from __future__ import annotations
@@ -98,13 +101,50 @@ def _timed_in_turn(makers, X, y, repeats):
     return [(model, statistics.median(t)) for model, t in zip(models, times)]
 
 
-def main() -> None:
+QUICK = ("iris", "wine", "breast cancer", "make_classification (seed 1)", "gallery: iris[0,2]")
+
+
+def _fit_pair(X, y, test_size, seed, d, repeats, interleaved):
+    """Both libraries' mean p_i and median fit seconds on one problem."""
     from sklearn.model_selection import train_test_split
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
     from sklearn.preprocessing import StandardScaler
 
     from nca_core import NCA
 
+    X_train, _, y_train, _ = train_test_split(X, y, test_size=test_size, stratify=y, random_state=seed)
+    X_train = StandardScaler().fit_transform(X_train)
+    makers = (
+        lambda: NeighborhoodComponentsAnalysis(d, random_state=seed),
+        lambda: NCA(d, random_state=seed, device="cpu"),
+    )
+    if interleaved:
+        (ref, ref_s), (ours, ours_s) = _timed_in_turn(makers, X_train, y_train, repeats)
+    else:
+        (ref, ref_s), (ours, ours_s) = (_timed_fit(m, X_train, y_train, repeats) for m in makers)
+    p_ref, p_ours = (mean_p(X_train, y_train, m.components_) for m in (ref, ours))
+    return p_ref, p_ours, ref_s, ours_s
+
+
+def quick(repeats: int = 5) -> list[dict]:
+    """Rows for ``run_all``: the worst optimum difference and the fit-time ratios."""
+    worst, ratios = np.inf, []
+    for name, X, y, test_size, seed, dims in _problems():
+        if name not in QUICK:
+            continue
+        p_ref, p_ours, ref_s, ours_s = _fit_pair(X, y, test_size, seed, dims[-1], repeats, interleaved=True)
+        worst = min(worst, p_ours - p_ref)
+        ratios.append(ours_s / ref_s)
+    sets = f"{len(ratios)} small sets"
+    return [
+        {"measure": f"full-batch optimum, mean p_i, worst of {sets}", "ratio": None,
+         "value": f"{worst:+.4f} against scikit-learn", "target": ">= -0.002", "met": worst >= -0.002},
+        {"measure": f"warm fit time / scikit-learn's, median of {sets}", "ratio": statistics.median(ratios),
+         "value": f"{min(ratios):.2f}x to {max(ratios):.2f}x", "target": "", "met": None},
+    ]  # fmt: skip
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--interleaved", action="store_true", help="the libraries fit in turn")
@@ -116,21 +156,8 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     worst = np.inf
     for name, X, y, test_size, seed, dims in _problems():
-        X_train, _, y_train, _ = train_test_split(X, y, test_size=test_size, stratify=y, random_state=seed)
-        X_train = StandardScaler().fit_transform(X_train)
         for d in dims:
-            makers = (
-                lambda d=d, seed=seed: NeighborhoodComponentsAnalysis(d, random_state=seed),
-                lambda d=d, seed=seed: NCA(d, random_state=seed, device="cpu"),
-            )
-            if args.interleaved:
-                (ref, ref_s), (ours, ours_s) = _timed_in_turn(makers, X_train, y_train, args.repeats)
-            else:
-                (ref, ref_s), (ours, ours_s) = (_timed_fit(m, X_train, y_train, args.repeats) for m in makers)
-            p_ref, p_ours = (
-                mean_p(X_train, y_train, ref.components_),
-                mean_p(X_train, y_train, ours.components_),
-            )
+            p_ref, p_ours, ref_s, ours_s = _fit_pair(X, y, test_size, seed, d, args.repeats, args.interleaved)
             worst = min(worst, p_ours - p_ref)
             print(
                 f"| {name} | {d or X.shape[1]} | {p_ref:.4f} | {p_ours:.4f} | {p_ours - p_ref:+.4f} "
