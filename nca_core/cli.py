@@ -17,13 +17,13 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+from .util.files import write_atomic
 
 __all__ = ["main"]
 
@@ -98,16 +98,6 @@ def _load(args: argparse.Namespace, lead: bool):
     return data
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temp, path)
-    finally:
-        Path(temp).unlink(missing_ok=True)
-
-
 def _train_with_progress(run, args, title: str, lead: bool) -> tuple[list[dict], list[np.ndarray]]:
     """Consume the run's snapshots behind a tqdm bar; the per-epoch history and embeddings."""
     from tqdm import tqdm
@@ -171,12 +161,12 @@ def train(args: argparse.Namespace) -> dict:
 def _write_outputs(out: Path, run, metrics: dict, embeddings: list[np.ndarray]) -> None:
     """model.npz, metrics.json and (when asked) snapshots.npz, each written whole or not at all."""
     out.mkdir(parents=True, exist_ok=True)
-    _write_atomic(out / "model.npz", run.model_file())
-    _write_atomic(out / "metrics.json", json.dumps(metrics, indent=2).encode())
+    write_atomic(out / "model.npz", run.model_file())
+    write_atomic(out / "metrics.json", json.dumps(metrics, indent=2).encode())
     if embeddings:
         buffer = io.BytesIO()
         np.savez(buffer, embeddings=np.stack(embeddings), labels=run.display_labels)
-        _write_atomic(out / "snapshots.npz", buffer.getvalue())
+        write_atomic(out / "snapshots.npz", buffer.getvalue())
 
 
 def main(argv: list[str] | None = None) -> int:

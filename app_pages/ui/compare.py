@@ -33,7 +33,7 @@ from nca_core.runs.comparison import (
 from nca_core.runs.run import recommended_config
 
 from . import state
-from .data import UPLOAD_NAME, session_cached
+from .data import UPLOAD_NAME, session_cached, shared_unless_upload
 
 BRUSH = "compare-brush"  # session key: {"dataset", "panel", "rows"}, rows of the display subset
 SELECTION_PARAMS = (live_charts.BOX, live_charts.PICK)  # a 2-D panel's Vega-Lite selections
@@ -100,12 +100,11 @@ def baseline(
     method: str, name: str, data: Dataset, d: int, k: int, standardize: bool, display_index
 ) -> MethodResult:
     """PCA or LDA fitted on ``data`` (the scored subset) and scored with k-NN."""
-    if name == UPLOAD_NAME:
-        return session_cached(
-            ("compare-baseline", method, d, k, standardize), name,
-            lambda: score(method.upper(), baseline_fit(method, name, data, d, standardize), data, k, display_index),
-        )  # fmt: skip
-    return _shared_baseline(method, name, d, k, standardize, data, display_index)
+    return shared_unless_upload(
+        name, ("compare-baseline", method, d, k, standardize),
+        lambda: _shared_baseline(method, name, d, k, standardize, data, display_index),
+        lambda: score(method.upper(), baseline_fit(method, name, data, d, standardize), data, k, display_index),
+    )  # fmt: skip
 
 
 def display_points(fitted: Fitted, data: Dataset, display_index) -> np.ndarray:
@@ -120,11 +119,11 @@ def _shared_raw(name: str, k: int, _data: Dataset) -> MethodResult:
 
 def raw_inputs(name: str, data: Dataset, k: int) -> MethodResult:
     """k-NN on the raw inputs of ``data`` (the scored subset): shared for registered sets."""
-    if name != UPLOAD_NAME:
-        return _shared_raw(name, k, data)
-    return session_cached(
-        ("compare-raw", k), name, lambda: evaluate("raw inputs", lambda X: X, data, k, None, 0.0)
-    )
+    return shared_unless_upload(
+        name, ("compare-raw", k),
+        lambda: _shared_raw(name, k, data),
+        lambda: evaluate("raw inputs", lambda X: X, data, k, None, 0.0),
+    )  # fmt: skip
 
 
 def recommended_standardize(data: Dataset) -> bool:

@@ -45,6 +45,15 @@ def session_cached(key: tuple, name: str, make: Callable[[], T]) -> T:
     return kept[1]
 
 
+def shared_unless_upload(name: str, key: tuple, shared: Callable[[], T], make: Callable[[], T]) -> T:
+    """A registered set's result from the cache all sessions share (``shared()``, read-only);
+    an upload's from this session alone (``make()``, see ``session_cached``): a user's data
+    never enters a shared cache."""
+    if name != UPLOAD_NAME:
+        return shared()
+    return session_cached(key, name, make)
+
+
 def dataset_title(name: str) -> str:
     return "your uploaded CSV" if name == UPLOAD_NAME else datasets.REGISTRY[name].title
 

@@ -16,9 +16,10 @@ import streamlit as st
 
 from nca_core.datasets import Dataset
 from nca_core.runs.comparison import INDEX_LABELS, SearchCost, best_gains, cost_table, knn_search_cost
+from nca_core.util.formatting import byte_size
 
 from . import compare
-from .data import UPLOAD_NAME, session_cached
+from .data import shared_unless_upload
 
 KINDS = ("exact", "hnsw")
 REPEATS, BUDGET_SECONDS = 3, 0.5  # repeat a search while the repeats so far took under 0.5 s
@@ -40,18 +41,10 @@ COLUMNS = {  # the numbers stay numbers (sorting); ``_FORMATS`` says how they re
 MISSING = "—"  # a row not measured yet
 
 
-def _size(n_bytes: float) -> str:
-    """Bytes in the unit that keeps three significant digits: 20.1 kB, not 0.0 MB."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n_bytes >= scale:
-            return f"{n_bytes / scale:.3g} {unit}"
-    return f"{n_bytes:.0f} bytes"
-
-
 _FORMATS = {
     "query time (s)": "{:.3f}",
     "build time (s)": "{:.2f}",
-    "index size": _size,
+    "index size": byte_size,
     "test error": "{:.2%}",  # as the headline's test error
     "speed-up": "{:.1f}x",
     "size reduction": "{:.1f}x",
@@ -78,9 +71,9 @@ def _shared_raw(name: str, index: str, _data: Dataset) -> SearchCost:
 
 def raw_cost(name: str, data: Dataset, index: str) -> SearchCost:
     """Cost of searching the raw inputs with ``index`` ("exact" or "hnsw")."""
-    if name != UPLOAD_NAME:
-        return _shared_raw(name, index, data)
-    return session_cached(("knn-speed-raw", index), name, lambda: _raw(data, index))
+    return shared_unless_upload(
+        name, ("knn-speed-raw", index), lambda: _shared_raw(name, index, data), lambda: _raw(data, index)
+    )
 
 
 def nca_model(name: str, data: Dataset, d: int, standardize: bool) -> tuple[Callable, str]:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
+from ..util.files import atomic_file, write_atomic
 
 __all__ = ["cached_arrays"]
 
@@ -34,16 +34,6 @@ def _sha256(path: Path) -> str:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _write_atomic(path: Path, write: Callable) -> None:
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            write(out)
-        os.replace(temp, path)
-    finally:
-        Path(temp).unlink(missing_ok=True)
 
 
 def cached_arrays(
@@ -74,9 +64,10 @@ def cached_arrays(
     arrays = build()
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        _write_atomic(data_path, lambda out: np.savez(out, **arrays))
+        with atomic_file(data_path) as out:
+            np.savez(out, **arrays)
         meta = {"sources": _fingerprint(sources), "sha256": _sha256(data_path)}
-        _write_atomic(meta_path, lambda out: out.write(json.dumps(meta).encode()))
+        write_atomic(meta_path, json.dumps(meta).encode())
     except OSError:
         pass  # a read-only or full cache only costs speed
     return arrays

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..util.formatting import byte_size
 from ..util.sampling import stratified_subsample
 from ._errors import DatasetError
 
@@ -27,27 +28,19 @@ def _line(row: int) -> int:
     return row + 2
 
 
-def _size(n_bytes: float) -> str:
-    if n_bytes >= 1e6:
-        return f"{n_bytes / 1e6:.1f} MB"
-    if n_bytes >= 1e3:
-        return f"{n_bytes / 1e3:.1f} kB"
-    return f"{int(n_bytes)} bytes"
-
-
 def _read_bytes(file_or_bytes, max_bytes: int) -> bytes:
     if isinstance(file_or_bytes, (bytes, bytearray)):
         raw = bytes(file_or_bytes)
     elif isinstance(file_or_bytes, (str, os.PathLike)):
         size = os.path.getsize(file_or_bytes)
         if size > max_bytes:
-            raise DatasetError(f"the file is {_size(size)}; the limit is {_size(max_bytes)}")
+            raise DatasetError(f"the file is {byte_size(size)}; the limit is {byte_size(max_bytes)}")
         with open(file_or_bytes, "rb") as handle:
             raw = handle.read()
     else:
         raw = file_or_bytes.read(max_bytes + 1)
     if len(raw) > max_bytes:
-        raise DatasetError(f"the file is larger than the limit of {_size(max_bytes)}")
+        raise DatasetError(f"the file is larger than the limit of {byte_size(max_bytes)}")
     if not raw.strip():
         raise DatasetError("the file is empty")
     if (problem := _not_text(raw)) is not None:

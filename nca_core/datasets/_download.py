@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import http.client
 import logging
-import os
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..util.files import atomic_file
 from ._errors import DatasetError
 
 __all__ = ["ProgressCallback", "download"]
@@ -50,22 +49,14 @@ def download(
         if not url.startswith(("https://", "http://127.0.0.1", "http://localhost")):
             failures.append(f"{url}: refused, only https mirrors are used")
             continue
-        # keep the real extension last: the checksum is taken of the decompressed content
-        handle, temp_name = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=f".part{target.suffix}", dir=target.parent
-        )
-        temp = Path(temp_name)
         try:
-            with os.fdopen(handle, "wb") as out:
+            # the real extension last: the checksum is taken of the decompressed content
+            with atomic_file(target, suffix=f".part{target.suffix}", check=verify) as out:
                 _stream(url, out, file_name, progress, timeout)
-            verify(temp)
-            os.replace(temp, target)
             _log.info("downloaded %s from %s", file_name, url)
             return
         except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, DatasetError) as exc:
             failures.append(f"{url}: {getattr(exc, 'reason', exc)}")
-        finally:
-            temp.unlink(missing_ok=True)
     raise DatasetError(
         f"could not download {file_name} into {target.parent}: "
         + "; ".join(failures or ["no mirrors configured"]).rstrip(".")

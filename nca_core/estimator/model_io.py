@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from ..training.encoders import MLPEncoder
+from ..util.files import atomic_file
 from .nca import NCA
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "load_model", "save_model"]
@@ -71,11 +72,8 @@ def save_model(model: NCA, file) -> None:
             arrays[f"layer{i}.weight"] = layer.weight.detach().cpu().numpy()
             arrays[f"layer{i}.bias"] = layer.bias.detach().cpu().numpy()
     if isinstance(file, (str, os.PathLike)):
-        path = Path(file)
-        partial = path.with_name(path.name + ".partial")
-        with open(partial, "wb") as handle:
+        with atomic_file(Path(file)) as handle:
             np.savez(handle, **arrays)
-        os.replace(partial, path)
     else:
         np.savez(file, **arrays)
 

@@ -12,7 +12,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from ..estimator.baselines import fit_projection
 from ..estimator.model_io import ModelFileError, load_model
 from ..estimator.nca import NCA
 from ..search.knn import KNNIndex, knn_accuracy, leave_one_out_accuracy
+from ..util.files import write_atomic
 from ..util.sampling import stratified_subsample
 from .run import Run, recommended_config
 
@@ -316,12 +316,9 @@ def _saved_seconds(model_path: Path) -> float | None:
 
 
 def _write_atomic(path: Path, content: bytes) -> None:
-    """Write through a temporary file renamed into place; a read-only cache is skipped."""
+    """``util.files.write_atomic``, where a read-only cache is skipped."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-        with os.fdopen(handle, "wb") as out:
-            out.write(content)
-        os.replace(temp, path)
+        write_atomic(path, content)
     except OSError:
         pass  # only costs the next call a fit

@@ -5,7 +5,7 @@ Plain Python, no plotting library: the command line and ``runs`` use it too.
 
 from __future__ import annotations
 
-__all__ = ["percent"]
+__all__ = ["byte_size", "percent"]
 
 
 def percent(fraction: float, decimals: int = 0) -> str:
@@ -19,3 +19,11 @@ def percent(fraction: float, decimals: int = 0) -> str:
             return text + "%"
     step = 10.0 ** -(decimals + 1)
     return f">{100 - step:.{decimals + 1}f}%" if value > 50 else f"<{step:.{decimals + 1}f}%"
+
+
+def byte_size(n_bytes: float) -> str:
+    """Bytes in the unit that keeps three significant digits: 20.1 kB, not 0.0 MB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.3g} {unit}"
+    return f"{n_bytes:.0f} bytes"

@@ -1,6 +1,6 @@
 import pytest
 
-from nca_core.util.formatting import percent
+from nca_core.util.formatting import byte_size, percent
 
 
 @pytest.mark.parametrize(
@@ -21,3 +21,11 @@ from nca_core.util.formatting import percent
 )
 def test_percent_never_rounds_to_all_or_nothing_unless_it_is(fraction, decimals, text):
     assert percent(fraction, decimals) == text
+
+
+@pytest.mark.parametrize(
+    "n_bytes, text",
+    [(100, "100 bytes"), (20_096, "20.1 kB"), (322_000, "322 kB"), (1_000_000, "1 MB"), (2.5e9, "2.5 GB")],
+)
+def test_byte_sizes_keep_three_significant_digits_in_the_largest_unit(n_bytes, text):
+    assert byte_size(n_bytes) == text

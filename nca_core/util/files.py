@@ -1,0 +1,40 @@
+"""Files that appear whole or not at all."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["atomic_file", "write_atomic"]
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path, *, suffix: str = ".part", check: Callable[[Path], None] | None = None) -> Iterator[BinaryIO]:
+    """A binary file written beside ``path`` under a temporary name and renamed onto it
+    when the block ends without an error, so a reader never sees half a file.
+
+    ``check``, if given, gets the finished temporary file's path before the rename and
+    raises to refuse it (a checksum, say). Whatever raises, the temporary file is removed
+    and ``path`` is left as it was. ``suffix`` ends the temporary name (keep a real
+    extension last where something reads the file by its name).
+    """
+    path = Path(path)
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            yield out
+        if check is not None:
+            check(Path(temp))
+        os.replace(temp, path)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+
+
+def write_atomic(path: Path, content: bytes) -> None:
+    """``content`` at ``path``, whole or not at all (``atomic_file``)."""
+    with atomic_file(path) as out:
+        out.write(content)

@@ -1,0 +1,37 @@
+"""Atomic files: a reader sees the old file or the new one, never half of one."""
+
+import pytest
+
+from nca_core.util.files import atomic_file, write_atomic
+
+
+def test_the_file_appears_whole_and_nothing_else_is_left(tmp_path):
+    target = tmp_path / "model.npz"
+    write_atomic(target, b"new contents")
+    assert target.read_bytes() == b"new contents"
+    assert [p.name for p in tmp_path.iterdir()] == ["model.npz"]
+
+
+def test_an_error_while_writing_keeps_the_old_file_and_removes_the_temporary_one(tmp_path):
+    target = tmp_path / "metrics.json"
+    target.write_bytes(b"old")
+    with pytest.raises(RuntimeError, match="disk full"), atomic_file(target) as out:
+        out.write(b"half of the ne")
+        assert target.read_bytes() == b"old"  # not renamed while being written
+        raise RuntimeError("disk full")
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]
+
+
+def test_a_check_sees_the_finished_file_and_can_refuse_it(tmp_path):
+    target = tmp_path / "train-images.gz"
+    seen = []
+
+    def refuse(temp):
+        seen.append((temp.name.endswith(".part.gz"), temp.read_bytes()))
+        raise ValueError("checksum differs")
+
+    with pytest.raises(ValueError, match="checksum"), atomic_file(target, suffix=".part.gz", check=refuse) as out:
+        out.write(b"altered")
+    assert seen == [(True, b"altered")]
+    assert not target.exists() and list(tmp_path.iterdir()) == []
