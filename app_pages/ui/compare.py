@@ -58,8 +58,9 @@ def scored_data(data: Dataset) -> Dataset:
 def _one_blas_thread():
     """numpy's linear algebra on one thread while the block runs. The server's pages share
     two cores with training jobs, other sessions and often the browser; OpenBLAS's threads
-    then wait on each other (the SVD of LDA on MNIST's subset took 29 s on two threads of
-    a loaded 2-core machine, 0.6 s on one) and the browser draws the first panels late."""
+    then wait on each other (LDA's SVD on MNIST's subset took many times longer on two
+    threads of a loaded 2-core machine than on one) and the browser draws the first panels
+    late."""
     return threadpool_limits(limits=1, user_api="blas")
 
 

@@ -25,7 +25,7 @@ SLOW_FRAME_SECONDS = 0.3
 
 def frames_per_epoch(n_train: int, batch_size: int, slow_start: bool) -> int:
     """Frames the library takes per minibatch epoch: one per minibatch for a large set (an
-    MNIST epoch takes 10-20 s on two cores; a frame per batch, well under a second apart,
+    MNIST epoch takes many seconds; a frame per batch, well under a second apart,
     is also when Pause and Stop act), four for a small set's slow-motion start, else one
     (a small set's epoch takes milliseconds)."""
     batches = max(1, -(-n_train // batch_size))

@@ -104,8 +104,8 @@ def default_learning_rate(optimizer: str, encoder: str = "linear") -> float:
 def minibatch_defaults(n_samples: int, n_components: int) -> dict[str, Any]:
     """Adam settings for a linear map that train without tuning, by data size.
 
-    On all of MNIST at d = 32, five epochs of batch 1024 at 0.003 reach about 2% 5-NN test
-    error (benchmarks/RESULTS.md); a 2-D or 3-D map needs more epochs at a larger step.
+    Large sets take large batches and few epochs; a 2-D or 3-D map needs more epochs at a
+    larger step than a wide one. The values were chosen on MNIST (benchmarks/RESULTS.md).
     """
     if n_samples > 20000:
         if n_components > 3:
@@ -130,9 +130,7 @@ def auto_objective(encoder: str) -> str:
     """The objective for "auto": g for a network, f (the paper's and scikit-learn's) for a map.
 
     A network starts from random weights with many points among other classes, where f's
-    gradient vanishes and g's does not: deep NCA with g reached 1.92% on MNIST at 30-D
-    against 5.54% with f, and 8.27% on USPS at 2-D with the Gaussian kernel against 52.32%
-    (benchmarks/RESULTS.md, issue 15).
+    gradient vanishes and g's does not (measured in benchmarks/RESULTS.md).
     """
     return "g" if encoder == "mlp" else "f"
 
@@ -141,8 +139,7 @@ def auto_schedule(encoder: str) -> str:
     """The step-size schedule for "auto": a cosine decay for a network, constant for a map.
 
     A network's minibatch steps stay noisy at a constant rate; falling to 0 over the run
-    let its last epochs settle: USPS 30-D dt-MCML with shifted images 3.19% against 3.49%,
-    mean of 3 seeds (benchmarks/RESULTS.md, issue 15).
+    lets its last epochs settle (measured in benchmarks/RESULTS.md).
     """
     return "cosine" if encoder == "mlp" else "constant"
 
@@ -150,8 +147,8 @@ def auto_schedule(encoder: str) -> str:
 def image_shift(image_shape: tuple[int, int] | None) -> int:
     """Pixels a network's training images are shifted by: one per 16 pixels of the shorter
     side, so USPS (16 x 16) and MNIST (28 x 28) move by 1, and 8 x 8 digits, where a
-    pixel is an eighth of the image, and tabular rows not at all. On USPS at 30-D, one pixel
-    took dt-MCML from 5.01% to 3.19%, mean of 3 seeds (benchmarks/RESULTS.md, issue 15)."""
+    pixel is an eighth of the image, and tabular rows not at all. A network that would learn
+    the training images by heart generalises better so (benchmarks/RESULTS.md)."""
     return 0 if image_shape is None else min(image_shape) // 16
 
 

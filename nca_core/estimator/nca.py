@@ -87,7 +87,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         (dt-MCML of Min et al., 2010). The reported objective is then -KL (at most 0).
         "auto" is f for a linear or diagonal map (as scikit-learn) and g for
         ``encoder="mlp"``: from random weights f's gradient vanishes for points among
-        other classes, and deep NCA with g generalises far better (benchmarks/RESULTS.md).
+        other classes, and g's does not (``rules.auto_objective``).
     encoder : {"linear", "diagonal", "mlp"}, default="linear"
         "linear": a full d x D map; "diagonal": one scale per feature (d = D); "mlp": a
         ReLU network with ``hidden_sizes`` hidden layers and a linear output layer,
@@ -142,9 +142,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     augment : callable or None, default=None
         Alters each minibatch's anchors afresh at every step, as ``augment(X_batch,
         generator)`` on a tensor, returning one of the same shape, dtype and device: e.g.
-        ``augmentation.RandomShift((28, 28), 1)`` moves images by up to a pixel. A network
-        that learns a few thousand images by heart generalises better so (USPS 30-D dt-MCML:
-        3.19% against 5.01%, mean of 3 seeds; benchmarks/RESULTS.md). Needs a minibatch
+        ``augmentation.RandomShift((28, 28), 1)`` moves images by up to a pixel, so that a
+        network cannot learn a few thousand images by heart. Needs a minibatch
         optimizer with neighbors "memory" or "batch" (the default for the MLP); None: the
         inputs as given.
     device : str, default="auto"

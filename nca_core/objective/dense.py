@@ -20,8 +20,7 @@ __all__ = ["DENSE_MAX_SAMPLES", "DenseObjective", "one_blas_thread"]
 
 # Up to this many points the (n, n) float64 matrices stay in cache and one evaluation
 # costs less than the blockwise engine's calls; beyond it they do not, and the blockwise
-# float32 engine is faster (one thread, AMD EPYC: 0.6 ms against 1.6 ms at n = 300,
-# 5.1 ms against 2.6 ms at n = 500).
+# float32 engine is faster (chosen by timing both on one thread).
 DENSE_MAX_SAMPLES = 400
 
 

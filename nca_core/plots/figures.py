@@ -514,7 +514,7 @@ def image_grid(
     return fig
 
 
-# --- kNN search costs: exact and HNSW, raw against NCA (issue 16) ---------------------------
+# --- kNN search costs: exact and HNSW, raw against NCA --------------------------------------
 def search_cost_chart(costs: Sequence[SearchCost], height: int = 360) -> go.Figure:
     """Query time, index size and test error of each k-NN index, with ratios to the first.
 

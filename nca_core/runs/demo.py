@@ -1,7 +1,7 @@
 """A start for demonstrations: one that leaves training something to show.
 
 The library starts where scikit-learn does (LDA when d allows, ``rules.auto_init``), and on
-a set such as wine that start already scores 100% k-NN accuracy: an audience pressing
+a set such as wine that start already separates the classes: an audience pressing
 Train would watch a finished picture grow. ``demo_start`` measures the recommended start
 and, when it already separates the classes, picks the first of PCA, the identity (the first
 d measurements as the axes) and a random map whose start leaves them mixed. The estimator's

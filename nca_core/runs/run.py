@@ -100,7 +100,7 @@ def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
         batch_size=min(tuned["batch_size"], max(32, 1 << (n.bit_length() - 1))),
         epochs=tuned["max_iter"],
     )
-    if n > 20000:  # PCA starts in 0.4 s on MNIST where LDA takes 4 s: a quicker first frame
+    if n > 20000:  # PCA starts ten times sooner than LDA on MNIST: a quicker first frame
         config = config.replace(init="pca")
     return config
 

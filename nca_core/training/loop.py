@@ -34,7 +34,7 @@ def stop_when(requested: Callable[[], bool]) -> Iterator[None]:
 
     For a consumer that another thread tells to stop (a Stop button): the generator itself
     is only told at its next snapshot, which can be a minibatch group or a kNN evaluation
-    away (0.65 s on MNIST). Per thread, like ``torch.no_grad()``. The loop ends as a close
+    away (most of a second on MNIST). Per thread, like ``torch.no_grad()``. The loop ends as a close
     would, the encoder keeping what it learnt; a frame part-way through the epoch, or the
     epoch's snapshot without accuracies, comes first, so the last snapshot is the map kept.
     """
