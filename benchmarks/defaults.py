@@ -90,7 +90,7 @@ def mnist_default() -> None:
         wall = time.perf_counter() - start
         metrics = json.loads((Path(out) / "metrics.json").read_text())
     s = metrics["settings"]
-    cli = {k: s[k] for k in ("optimizer", "init", "learning_rate", "batch_size", "epochs")}
+    cli = {k: s[k] for k in ("optimizer", "init", "learning_rate", "batch_size", "max_iter")}
     print(
         f"| `python -m nca_core train --dataset mnist --n-components 32` | {cli} | {wall:.1f} (whole command) | {metrics['test_error_5nn']:.2%} |"
     )

@@ -21,7 +21,7 @@ torch.set_num_threads(int(sys.argv[1]))
 from nca_core.datasets import load
 from nca_core.runs.run import Run, recommended_config
 data = load(sys.argv[2])
-run = Run(recommended_config(data).replace(epochs=int(sys.argv[3])), data)
+run = Run(recommended_config(data).replace(max_iter=int(sys.argv[3])), data)
 stream = run.stream()
 next(stream)  # epoch 0 (the starting map) is set-up, not training
 started = time.perf_counter()

@@ -60,9 +60,14 @@ def _add_flag(group, setting) -> None:
     if setting.kind is bool:
         group.add_argument(setting.flag, action=argparse.BooleanOptionalAction, help=setting.help)
         return
-    metavar = (
-        "{" + ",".join(map(str, setting.choices)) + "}" if setting.choices else setting.kind.__name__.upper()
-    )
+    if setting.kind is tuple:
+        metavar = "SIZES"
+    elif setting.parser is not None:
+        metavar = "VALUE"
+    elif setting.choices:
+        metavar = "{" + ",".join(map(str, setting.choices)) + "}"
+    else:
+        metavar = setting.kind.__name__.upper()
     text = (
         setting.help if setting.choices or setting.low is None else f"{setting.help} ({setting.describe()})"
     )
@@ -104,7 +109,7 @@ def _train_with_progress(run, args, title: str, lead: bool) -> tuple[list[dict],
 
     history, embeddings = [], []
     eval_every = (args.eval_every or None) if lead else None
-    with tqdm(total=run.config.epochs, desc=title, unit="epoch", file=sys.stderr, disable=not lead) as bar:
+    with tqdm(total=run.config.max_iter, desc=title, unit="epoch", file=sys.stderr, disable=not lead) as bar:
         for snap in run.stream(eval_every=eval_every, eval_points=CLI_EVAL_POINTS):
             history.append(
                 {"epoch": snap.epoch, "objective": snap.objective, "seconds": snap.elapsed,

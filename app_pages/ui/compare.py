@@ -171,7 +171,7 @@ def train_page_note(name: str, d: int, standardize: bool, deep: bool = False) ->
     if active is None or active.job.state == "finished":
         return None
     return (
-        f"The Train page's run was stopped after {_full_epochs(active)} of {active.run.config.epochs} "
+        f"The Train page's run was stopped after {_full_epochs(active)} of {active.run.config.max_iter} "
         "epochs, so it is not used here: a part-trained map would understate NCA."
     )
 

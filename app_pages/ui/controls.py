@@ -52,7 +52,8 @@ def run_settings(
             if setting.section != section:
                 section = setting.section
                 st.subheader(section)
-            values[setting.name] = setting.kind(_control(setting, data, key, values, overrides))
+            value = _control(setting, data, key, values, overrides)
+            values[setting.name] = value if setting.parser is not None else setting.kind(value)
     return RunConfig(**values)
 
 
@@ -109,7 +110,13 @@ def _control(setting: Setting, data: Dataset, key: str, values: Mapping, overrid
         ),
     }
     if setting.widget == "select_slider":
-        value = value if value in options else min(options, key=lambda o: abs(o - value))
+        if value not in options:  # the nearest the data allows (sizes: the first)
+            value = min(options, key=lambda o: abs(o - value)) if isinstance(value, int | float) else options[0]
+        if setting.kind is tuple:  # a tuple value would make a range slider: choose among texts
+            texts = {setting.text_of(o): o for o in options}
+            chosen = st.select_slider(options=list(texts), value=setting.text_of(value),
+                                      format_func=lambda text: setting.label_of(texts[text]), **common)  # fmt: skip
+            return texts[chosen]
         return st.select_slider(options=options, value=value, format_func=setting.label_of, **common)
     if setting.widget in ("selectbox", "radio"):
         index = options.index(value) if value in options else 0
@@ -129,8 +136,22 @@ def _control(setting: Setting, data: Dataset, key: str, values: Mapping, overrid
         return st.number_input(
             min_value=setting.low, max_value=setting.high, value=float(value), format="%.4g", **common
         )
+    if setting.widget == "dof":
+        return _dof_control(setting, value, common)
     if setting.widget == "device":
         devices = ["auto", *available_devices()]
         common["help"] += f" Available here: {', '.join(devices[1:])}."
         return st.selectbox(options=devices, **common)
     raise ValueError(f"no control for widget {setting.widget!r} ({setting.name})")
+
+
+def _dof_control(setting: Setting, value, common: dict):
+    """The Student-t's degrees of freedom: a toggle to learn them, else a number (0: d − 1)."""
+    learn = st.toggle(
+        "Learn the degrees of freedom", value=value == "learn", disabled=common["disabled"],
+        key=common["key"] + "-learn", help="Train the Student-t's tail weight by gradient along with the map.",
+    )  # fmt: skip
+    number = 0.0 if value in (None, "learn") else float(value)
+    chosen = st.number_input(min_value=setting.low, max_value=setting.high, value=number, format="%.4g",
+                             **{**common, "disabled": common["disabled"] or learn})  # fmt: skip
+    return "learn" if learn else (chosen or None)

@@ -48,7 +48,7 @@ def to_params(dataset: str, config: RunConfig, present: bool = False) -> dict[st
     values = config.as_dict()
     for key, setting in FIELDS.items():
         value = values[setting.name]
-        out[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        out[key] = str(value).lower() if isinstance(value, bool) else setting.text_of(value)
     return out
 
 

@@ -83,7 +83,7 @@ def start(dataset: str, run: Run, pace: Pace) -> ActiveRun:
         slots,
         pace=Pace(pace.max_frames_per_second, pace.slow_start, large=n_train > 3000),
         hold_first_frame=pace.hold_first_frame,
-        total_epochs=run.config.epochs,
+        total_epochs=run.config.max_iter,
         connected=_session_connected(),
         threads=threads_for(run, slots),
         steady_from=SLOW_EPOCHS if pace.slow_start else 0.0,

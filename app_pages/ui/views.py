@@ -87,7 +87,7 @@ def status_text(active: ActiveRun) -> str:
     latest = job.latest
     if latest is None:  # no frame yet: say so rather than show "Epoch 0"
         return f"Preparing the run · {status} · {_fmt_seconds(job.elapsed)} elapsed"
-    text = f"Epoch {figures.epoch_label(latest)} / {config.epochs} · {status} · {_fmt_seconds(job.elapsed)} elapsed"
+    text = f"Epoch {figures.epoch_label(latest)} / {config.max_iter} · {status} · {_fmt_seconds(job.elapsed)} elapsed"
     if job.state == "running" and job.seconds_left is not None:
         text += f" · about {_fmt_seconds(job.seconds_left)} left"
     if job.epochs_per_second:
@@ -100,7 +100,7 @@ def progress(active: ActiveRun) -> None:
     """Progress bar with epoch count, elapsed time, ETA, speed and the device."""
     latest = active.job.latest
     done = progress_of(latest) if latest is not None else 0.0
-    st.progress(min(1.0, done / max(active.run.config.epochs, 1)), text=status_text(active))
+    st.progress(min(1.0, done / max(active.run.config.max_iter, 1)), text=status_text(active))
     note = blow_up_note(active.snapshots)
     if note:
         st.warning(note, icon=":material/warning:")
@@ -116,7 +116,7 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
     config = active.run.config
     # Short labels, details in the help: three metrics share a third of a 1024-pixel screen.
     cols = st.columns(3)
-    cols[0].metric("Epoch", figures.epoch_label(latest), help=f"Epochs done, of {config.epochs}.")
+    cols[0].metric("Epoch", figures.epoch_label(latest), help=f"Epochs done, of {config.max_iter}.")
     label = {"f": "mean pᵢ", "g": "mean log pᵢ", "mcml": "−KL"}[config.objective]
     # g and -KL are negative: a digit fewer keeps "-0.700" as wide as f's "0.9939", which a
     # third of a 1024-pixel screen shows whole
@@ -152,7 +152,7 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
             f"**Start from: {instead}**."
         )
     if latest.dof is not None:
-        what = "learnt" if config.learn_dof else "fixed"
+        what = "learnt" if config.dof == "learn" else "fixed"
         st.caption(f"Student-t degrees of freedom: {latest.dof:.3g} ({what}).")
 
 
@@ -456,6 +456,6 @@ def gif_file(active: ActiveRun, data: Dataset, snapshots=None) -> bytes:
         run.display_labels,
         data.classes,
         title=replay_title(active, data),
-        total_epochs=run.config.epochs,
+        total_epochs=run.config.max_iter,
         k=run.config.k,
     )

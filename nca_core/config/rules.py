@@ -17,6 +17,7 @@ __all__ = [
     "ENCODERS",
     "INITS",
     "KERNELS",
+    "KERNEL_CHOICES",
     "LBFGS_MAX_SAMPLES",
     "NEIGHBOR_CHOICES",
     "NEIGHBOR_SOURCES",
@@ -31,12 +32,14 @@ __all__ = [
     "Note",
     "augmentation_note",
     "augments_anchors",
+    "auto_kernel",
     "auto_objective",
     "auto_schedule",
     "default_learning_rate",
     "image_shift",
     "locked_values",
     "minibatch_defaults",
+    "network_preset",
     "resolve",
 ]
 
@@ -44,6 +47,8 @@ __all__ = [
 # kernels, losses), so that settings and links are read without loading torch.
 ENCODERS = ("linear", "diagonal", "mlp")
 KERNELS = ("gaussian", "student-t")
+KERNEL_CHOICES = ("auto", *KERNELS)
+SHIFTS = (0, 1, 2)  # pixels an image may move while a network trains
 OBJECTIVES = ("f", "g", "mcml")
 OBJECTIVE_CHOICES = ("auto", *OBJECTIVES)
 PER_ANCHOR_OBJECTIVES = ("f", "g")  # objectives that are a mean over anchors
@@ -126,6 +131,13 @@ def locked_values(encoder: str) -> dict[str, Any]:
     return {"init": "random"} if encoder == "mlp" else {}
 
 
+def auto_kernel(encoder: str) -> str:
+    """The kernel for "auto": the heavy-tailed Student-t for a network (dt-NCA of Min et al.,
+    2010), whose classes can then sit close without crushing each other; the paper's
+    Gaussian for a map (as scikit-learn)."""
+    return "student-t" if encoder == "mlp" else "gaussian"
+
+
 def auto_objective(encoder: str) -> str:
     """The objective for "auto": g for a network, f (the paper's and scikit-learn's) for a map.
 
@@ -142,6 +154,21 @@ def auto_schedule(encoder: str) -> str:
     lets its last epochs settle (measured in benchmarks/RESULTS.md).
     """
     return "cosine" if encoder == "mlp" else "constant"
+
+
+def network_preset(image_shape: tuple[int, int] | None, optimizer: str = "adam") -> dict[str, Any]:
+    """What a network trains with when nothing else is asked: the values "auto" stands for
+    with ``encoder="mlp"`` (Student-t kernel, objective g, a memory bank, a decaying step,
+    shifted images), for the app and the command line to set in their controls."""
+    neighbors = neighbor_source("auto", optimizer, "mlp")
+    return {
+        "kernel": auto_kernel("mlp"),
+        "objective": auto_objective("mlp"),
+        "learning_rate_schedule": auto_schedule("mlp"),
+        "neighbors": neighbors,
+        "shift": image_shift(image_shape) if augments_anchors(optimizer, neighbors) else 0,
+        **locked_values("mlp"),
+    }
 
 
 def image_shift(image_shape: tuple[int, int] | None) -> int:
@@ -213,7 +240,7 @@ def augmentation_note(augment: Any, optimizer: str, neighbors: str, n_candidates
         "error",
         "Shifting images while training needs minibatches with neighbours from a memory bank "
         "or the batch, so it is off.",
-        "augment needs a minibatch optimizer with neighbors='memory' or 'batch' and no n_candidates "
+        "shift and augment need a minibatch optimizer with neighbors='memory' or 'batch' and no n_candidates "
         f"(here optimizer={optimizer!r}, neighbors={neighbors!r})",
     )
 
@@ -225,11 +252,12 @@ def resolve(request: Mapping[str, Any], shape: DataShape) -> tuple[dict[str, Any
     an init array), encoder, init (a name or an array), optimizer ("auto": ``auto_optimizer``),
     neighbors, learning_rate, batch_size and max_iter (None: tuned for the data size),
     kernel, objective ("auto": ``auto_objective``), learning_rate_schedule ("auto":
-    ``auto_schedule``), n_candidates and augment (None or a callable; None when it cannot
-    apply). The result has the same keys with "auto" and
-    None replaced by what they mean here.
+    ``auto_schedule``), n_candidates, and optionally augment (None or a callable),
+    image_shape and shift ("auto": ``_shift``); augment and shift become None and 0 where
+    they cannot apply. The result has the same keys with "auto" and None replaced by what
+    they mean here.
     """
-    settings = dict(request)
+    settings = {"shift": 0, "image_shape": None, "augment": None, "n_candidates": None, **request}
     notes: list[Note] = []
     for rule in (_init_array, _dimension, _encoder_start, _auto_values, _lda_rows, _batch):
         notes += rule(settings, shape)
@@ -238,11 +266,36 @@ def resolve(request: Mapping[str, Any], shape: DataShape) -> tuple[dict[str, Any
         settings["neighbors"], settings["n_candidates"] = "all", None
     s = settings
     candidates = candidates_note(s["n_candidates"], s["kernel"], s["objective"], s["neighbors"])
-    augmentation = augmentation_note(s.get("augment"), s["optimizer"], s["neighbors"], s["n_candidates"])
-    if augmentation is not None:
-        settings["augment"] = None
-    notes += [note for note in (lbfgs_note, candidates, augmentation) if note is not None]
-    return settings, notes
+    notes += [note for note in (lbfgs_note, candidates) if note is not None]
+    return settings, notes + _shift(settings, shape)
+
+
+def _shift(settings: dict, shape: DataShape) -> list[Note]:
+    """Images move while a network trains: "auto" is ``image_shift`` pixels for a network
+    whose anchors are encoded alone, else none. A shift needs the images' shape, and
+    anchors encoded alone (``augments_anchors``); ``augment`` replaces it."""
+    s = settings
+    image_shape = None if s["image_shape"] is None else tuple(s["image_shape"])
+    alone = augments_anchors(s["optimizer"], s["neighbors"], s["n_candidates"])
+    if image_shape is not None and (len(image_shape) != 2 or image_shape[0] * image_shape[1] != shape.n_features):
+        s["image_shape"], s["shift"] = None, 0
+        problem = f"image_shape {image_shape} does not hold the data's {shape.n_features} features"
+        return [Note("image_shape", "error", f"The images' shape does not fit: {problem}.", problem)]
+    if s["shift"] == "auto":
+        s["shift"] = image_shift(image_shape) if s["encoder"] == "mlp" and alone and s["augment"] is None else 0
+    if s["shift"] and image_shape is None:
+        s["shift"] = 0
+        return [Note("shift", "error", "Shifting is for images; this dataset's rows are not images, so it is off.",
+                     "shift needs image_shape=(height, width) of the images")]  # fmt: skip
+    if s["shift"] and s["augment"] is not None:
+        s["shift"] = 0
+        return [Note("shift", "error", "A custom augmentation replaces the image shift.",
+                     "give shift or augment, not both")]  # fmt: skip
+    note = augmentation_note(s["augment"] or s["shift"] or None, s["optimizer"], s["neighbors"], s["n_candidates"])
+    if note is not None:
+        s["augment"], s["shift"] = None, 0
+        return [note]
+    return []
 
 
 def _init_array(settings: dict, shape: DataShape) -> list[Note]:
@@ -335,6 +388,8 @@ def _auto_values(settings: dict, shape: DataShape) -> list[Note]:
         settings["optimizer"] = auto_optimizer(shape, encoder)
     if settings["objective"] == "auto":
         settings["objective"] = auto_objective(encoder)
+    if settings.get("kernel", "gaussian") == "auto":
+        settings["kernel"] = auto_kernel(encoder)
     if settings.get("learning_rate_schedule", "auto") == "auto":
         settings["learning_rate_schedule"] = auto_schedule(encoder)
     optimizer = settings["optimizer"]

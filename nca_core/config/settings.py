@@ -17,7 +17,7 @@ from typing import Any
 
 from .rules import OPTIONS, augments_anchors, default_learning_rate, neighbor_source, uses_minibatches
 
-__all__ = ["SETTINGS", "RunConfig", "Setting", "parse_boolean", "parse_flag"]
+__all__ = ["SETTINGS", "RunConfig", "Setting", "parse_boolean", "parse_dof", "parse_flag", "parse_layer_sizes"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,8 @@ class Setting:
     others (the app greys it out otherwise); ``reset_on`` names settings whose change brings
     back this one's recommended value. ``bound`` ("n_features", "n_samples" or
     "image_shape") limits the choices to the data. ``widget`` picks the app's control;
-    ``url_key`` None keeps it out of links.
+    ``url_key`` None keeps it out of links. ``parser`` reads a value that is not one plain
+    type (a tuple of layer sizes, a number or "learn") from text; ``text_of`` writes it.
     """
 
     name: str
@@ -46,6 +47,9 @@ class Setting:
     applies: Callable[[Mapping[str, Any]], bool] | None = None
     reset_on: tuple[str, ...] = ()
     bound: str | None = None
+    parser: Callable[[str], Any] | None = None
+    text_of: Callable[[Any], str] = str
+    values_text: str = ""
 
     @property
     def kind(self) -> type:
@@ -63,7 +67,7 @@ class Setting:
         if self.kind is bool:
             return parse_boolean(text)
         try:
-            value = self.kind(text)
+            value = (self.parser or self.kind)(text)
         except ValueError:
             raise ValueError(f"must be {self.describe()}") from None
         self.check(value)
@@ -74,12 +78,14 @@ class Setting:
         if self.choices:
             if value not in self.choices:
                 raise ValueError(f"must be {self.describe()}")
-        elif self.low is not None and not (math.isfinite(value) and self.low <= value <= self.high):
+        elif self.parser is None and self.low is not None and not (math.isfinite(value) and self.low <= value <= self.high):
             raise ValueError(f"must be {self.describe()}")
 
     def describe(self) -> str:
         if self.choices:
-            return "one of " + ", ".join(str(c) for c in self.choices)
+            return "one of " + ", ".join(self.text_of(c) for c in self.choices)
+        if self.parser is not None:
+            return self.values_text
         if self.kind is bool:
             return "true or false"
         noun = "a whole number" if self.kind is int else "a number"
@@ -131,10 +137,11 @@ SETTINGS: tuple[Setting, ...] = (
         labels={"auto": "automatic", "pca": "PCA", "lda": "LDA", "identity": "identity", "random": "random"},
     ),
     Setting(
-        "hidden_width", 256, "Hidden units per layer",
-        "The network has two hidden ReLU layers of this width and a linear output layer.",
-        "Map", "select_slider", choices=(32, 64, 128, 256, 512), url_key="hidden",
-        applies=lambda v: v.get("encoder") == "mlp",
+        "hidden_sizes", (256, 256), "Hidden layers",
+        "The network's hidden ReLU layers (units in each), then a linear output layer.",
+        "Map", "select_slider", choices=tuple((w, w) for w in (32, 64, 128, 256, 512)), url_key="hidden",
+        applies=lambda v: v.get("encoder") == "mlp", labels={(w, w): f"2 × {w}" for w in (32, 64, 128, 256, 512)},
+        parser=lambda text: parse_layer_sizes(text), text_of=lambda sizes: ",".join(map(str, sizes)),
     ),
     Setting(
         "kernel", "gaussian", "Kernel",
@@ -144,15 +151,12 @@ SETTINGS: tuple[Setting, ...] = (
         labels={"gaussian": "Gaussian (the paper's)", "student-t": "Student-t (heavy-tailed)"},
     ),
     Setting(
-        "learn_dof", False, "Learn the degrees of freedom",
-        "Train the Student-t's tail weight by gradient along with the map.",
-        "Map", "toggle", url_key="learn_dof", applies=lambda v: v.get("kernel") == "student-t",
-    ),
-    Setting(
-        "dof", 0.0, "Degrees of freedom (0 = d − 1)",
-        "Smaller means heavier tails. 0 uses the paper's choice, d − 1 (at least 1).",
-        "Map", "number", low=0.0, high=1000.0, url_key="dof",
-        applies=lambda v: v.get("kernel") == "student-t" and not v.get("learn_dof"),
+        "dof", None, "Degrees of freedom (0 = d − 1)",
+        "Smaller means heavier tails. 0 uses the paper's choice, d − 1 (at least 1); "
+        "'learn' trains the tail weight by gradient along with the map, from d − 1.",
+        "Map", "dof", low=0.0, high=1000.0, url_key="dof", applies=lambda v: v.get("kernel") == "student-t",
+        parser=lambda text: parse_dof(text), text_of=lambda dof: "0" if dof is None else str(dof),
+        values_text="a number from 0 to 1000 (0: d − 1) or learn",
     ),
     Setting(
         "objective", "f", "Objective",
@@ -213,7 +217,7 @@ SETTINGS: tuple[Setting, ...] = (
         labels={0: "off", 1: "1 pixel", 2: "2 pixels"}, applies=_anchors_alone, bound="image_shape",
     ),
     Setting(
-        "epochs", 60, "Epochs", "Passes over the training set (L-BFGS: iterations).",
+        "max_iter", 60, "Epochs", "Passes over the training set (L-BFGS: iterations).",
         "Optimiser", "slider", low=1, high=300, url_key="epochs",
     ),
     Setting(
@@ -222,7 +226,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Optimiser", "number", low=0.0, high=10.0, url_key="l2",
     ),
     Setting("device", "auto", "Device", "Where training runs: auto picks CUDA, then MPS, then the CPU.", "Run", "device"),
-    Setting("seed", 0, "Seed", "Same seed, same run.", "Run", "number", low=0, high=2**31 - 1, url_key="seed"),
+    Setting("random_state", 0, "Seed", "Same seed, same run.", "Run", "number", low=0, high=2**31 - 1, url_key="seed"),
     Setting(
         "display_size", 2000, "Points drawn",
         "Training uses every point; the picture shows a fixed stratified subset.",
@@ -251,18 +255,40 @@ RunConfig = dataclasses.make_dataclass(
     frozen=True,
     namespace={"replace": _replace, "as_dict": _as_dict, "__module__": __name__},
 )
-RunConfig.__doc__ = """Settings of one training run (fields: ``SETTINGS``); every field is a JSON-safe scalar.
+RunConfig.__doc__ = """Settings of one training run (fields: ``SETTINGS``), named as the ``NCA``
+parameters they set; each is a JSON-safe value (a scalar, or a tuple of layer sizes).
 
-The MLP encoder has two hidden layers of ``hidden_width`` units. ``dof`` 0 means the
-paper's d - 1 for the Student-t kernel; ``learn_dof`` trains it from there.
+``dof`` None means the paper's d - 1 for the Student-t kernel; "learn" trains it from there.
 """
+
+
+def parse_layer_sizes(text: str) -> tuple[int, ...]:
+    """ "256,256" -> (256, 256): hidden layer widths, each a positive whole number."""
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise ValueError("must be positive whole numbers separated by commas, e.g. 256,256")
+    return sizes
+
+
+def parse_dof(text: str) -> float | str | None:
+    """ "learn", a positive number, or 0 (None: the paper's d - 1)."""
+    if text.strip().lower() == "learn":
+        return "learn"
+    value = float(text)
+    if not (math.isfinite(value) and 0.0 <= value <= 1000.0):
+        raise ValueError
+    return value or None
 
 
 def parse_flag(setting: Setting) -> Callable[[str], Any]:
     """``setting.parse`` for argparse, which reports a ValueError only as "invalid value".
 
     The command line is not bound to the app's widget grids: a whole-number setting takes
-    any value from its lowest (d = 30, 500 epochs); choices and float ranges still hold.
+    any value from its lowest (d = 30, 500 epochs), and any hidden layers
+    (500,500,2000); choices and float ranges still hold.
     """
     import argparse
 
@@ -270,6 +296,8 @@ def parse_flag(setting: Setting) -> Callable[[str], Any]:
         try:
             if setting.kind is int:
                 return _whole_number_from(text, int(setting.low) if setting.low is not None else 1)
+            if setting.kind is tuple:  # any hidden layers, not only the app's
+                return parse_layer_sizes(text)
             return setting.parse(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..config.rules import auto_kernel
 from ..training.encoders import MLPEncoder
 from ..util.files import atomic_file
 from .nca import NCA
@@ -99,7 +100,8 @@ def load_model(file) -> NCA:
     else:
         model.components_ = _checked_components(arrays, model.encoder, model.n_components)
         model.n_components_, n_features = model.components_.shape
-    model.dof_ = _checked_dof(metadata.get("dof"), model.kernel)
+    kernel = auto_kernel(model.encoder) if model.kernel == "auto" else model.kernel
+    model.dof_ = _checked_dof(metadata.get("dof"), kernel)
     model.classes_ = classes
     model.n_features_in_ = n_features
     model.n_iter_ = _checked_n_iter(metadata.get("n_iter", 0))

@@ -18,9 +18,18 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from ..config.rules import OBJECTIVE_CHOICES, OPTIMIZER_CHOICES, OPTIONS, SCHEDULE_CHOICES, DataShape, resolve
+from ..config.rules import (
+    KERNEL_CHOICES,
+    OBJECTIVE_CHOICES,
+    OPTIMIZER_CHOICES,
+    OPTIONS,
+    SCHEDULE_CHOICES,
+    DataShape,
+    resolve,
+)
 from ..objective.kernels import make_kernel
 from ..search import knn
+from ..training.augmentation import RandomShift
 from ..training.encoders import DEFAULT_HIDDEN_SIZES, MLPEncoder, make_encoder
 from ..training.epochs import Problem, make_epochs
 from ..training.loop import Snapshot, train
@@ -35,6 +44,7 @@ __all__ = ["NCA"]
 _RESOLVED = (
     "n_components", "encoder", "init", "optimizer", "neighbors", "learning_rate",
     "batch_size", "max_iter", "kernel", "objective", "n_candidates", "augment", "learning_rate_schedule",
+    "image_shape", "shift",
 )  # fmt: skip
 _TRANSFORM_BATCH = 8192
 
@@ -98,9 +108,10 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         MLP encoder only: epochs of autoencoder pre-training (``pretraining``; a stand-in
         for the RBM pre-training of Min et al., 2010) before NCA trains a fresh network.
         0: none; a warm start keeps the network it has.
-    kernel : {"gaussian", "student-t"}, default="gaussian"
+    kernel : {"auto", "gaussian", "student-t"}, default="auto"
         Similarity of two embedded points: exp(-d^2) as in the paper, or the heavy-tailed
-        Student-t (1 + d^2 / a)^(-(a + 1) / 2) of Min et al. (2010).
+        Student-t (1 + d^2 / a)^(-(a + 1) / 2) of Min et al. (2010). "auto": the Gaussian
+        for a linear or diagonal map (as scikit-learn), the Student-t for ``encoder="mlp"``.
     dof : float, "learn" or None, default=None
         Degrees of freedom a of the Student-t kernel: a positive number, None for the
         paper's choice d - 1 (at least 1), or "learn" to train it by gradient from d - 1,
@@ -139,13 +150,22 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         point is a neighbour (exact).
     candidate_refresh : int, default=1
         Epochs between candidate searches.
+    image_shape : tuple of (int, int) or None, default=None
+        (height, width) of image inputs, whose pixels are the features row by row. It turns
+        on the image shift for a network (``shift``). None: the rows are not images.
+    shift : "auto" or int, default="auto"
+        Pixels by which each minibatch's anchor images move, afresh at every step
+        (``augmentation.RandomShift``), so that a network cannot learn a few thousand images
+        by heart. Needs ``image_shape`` and a minibatch optimizer with neighbors "memory" or
+        "batch". "auto": one pixel per 16 of the images' shorter side for
+        ``encoder="mlp"`` (``rules.image_shift``), none for a map or without image_shape.
     augment : callable or None, default=None
         Alters each minibatch's anchors afresh at every step, as ``augment(X_batch,
         generator)`` on a tensor, returning one of the same shape, dtype and device: e.g.
-        ``augmentation.RandomShift((28, 28), 1)`` moves images by up to a pixel, so that a
-        network cannot learn a few thousand images by heart. Needs a minibatch
-        optimizer with neighbors "memory" or "batch" (the default for the MLP); None: the
-        inputs as given.
+        ``augmentation.RandomShift((28, 28), 1)`` moves images by up to a pixel (what
+        ``shift`` builds). Needs a minibatch optimizer with neighbors "memory" or "batch"
+        (the default for the MLP), and replaces ``shift``; None: the inputs as given, or
+        shifted as ``shift`` says.
     device : str, default="auto"
         "auto" uses CUDA, then Apple MPS, then the CPU; or any torch device string.
     dtype : {"float32", "float64"}, default="float32"
@@ -184,7 +204,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "encoder": [StrOptions(set(OPTIONS["encoder"]))],
         "hidden_sizes": [tuple, list],
         "pretrain_epochs": [Interval(Integral, 0, None, closed="left")],
-        "kernel": [StrOptions(set(OPTIONS["kernel"]))],
+        "kernel": [StrOptions(set(KERNEL_CHOICES))],
         "dof": [Interval(Real, 0, None, closed="neither"), StrOptions({"learn"}), None],
         "neighbors": [StrOptions(set(OPTIONS["neighbors"]))],
         "bank_momentum": [Interval(Real, 0, 1, closed="left")],
@@ -195,6 +215,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "n_candidates": [Interval(Integral, 1, None, closed="left"), None],
         "candidate_refresh": [Interval(Integral, 1, None, closed="left")],
+        "image_shape": [tuple, list, None],
+        "shift": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "augment": [callable, None],
         "device": [str],
         "dtype": [StrOptions({"float32", "float64"})],
@@ -215,7 +237,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         encoder="linear",
         hidden_sizes=DEFAULT_HIDDEN_SIZES,
         pretrain_epochs=0,
-        kernel="gaussian",
+        kernel="auto",
         dof=None,
         neighbors="auto",
         bank_momentum=0.5,
@@ -226,6 +248,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         weight_decay=0.0,
         n_candidates=None,
         candidate_refresh=1,
+        image_shape=None,
+        shift="auto",
         augment=None,
         device="auto",
         dtype="float32",
@@ -253,6 +277,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.weight_decay = weight_decay
         self.n_candidates = n_candidates
         self.candidate_refresh = candidate_refresh
+        self.image_shape = image_shape
+        self.shift = shift
         self.augment = augment
         self.device = device
         self.dtype = dtype
@@ -457,6 +483,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 raise ValueError(note.error)
             if note.level == "warning":
                 warnings.warn(note.error, stacklevel=6)
+        if settings["shift"]:
+            settings["augment"] = RandomShift(tuple(settings["image_shape"]), settings["shift"])
         return settings
 
     def _start_fit(self, classes, settings, encoder, kernel, device) -> None:
@@ -507,9 +535,9 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _kernel(self, settings, device):
         """A fresh kernel, or the previous fit's (keeping a learnt dof) when warm-starting."""
         previous = getattr(self, "kernel_", None)
-        if self._warm() and previous is not None and previous.name == self.kernel and self.dof == "learn":
+        if self._warm() and previous is not None and previous.name == settings["kernel"] and self.dof == "learn":
             return previous
-        return make_kernel(self.kernel, self.dof, settings["n_components"]).to(device)
+        return make_kernel(settings["kernel"], self.dof, settings["n_components"]).to(device)
 
     def _initial_components(self, X, y_index, settings, rng) -> np.ndarray | None:
         """The starting map, shape (d, D); None for the MLP, which draws its own weights."""

@@ -292,19 +292,19 @@ def quick_nca(
     if cache_dir is not None:
         path = Path(cache_dir) / f"quick-{data.name}-{_fingerprint(config, subset)}.npz"
         try:
-            return QuickModel(load_model(path), n_train, config.epochs, True, _saved_seconds(path))
+            return QuickModel(load_model(path), n_train, config.max_iter, True, _saved_seconds(path))
         except (OSError, ModelFileError):
             pass  # absent or unreadable: train again
     run = Run(config, subset)
     for snap in run.stream(eval_every=None):
         if progress is not None:
-            progress(snap.epoch, config.epochs)
+            progress(snap.epoch, config.max_iter)
     model_bytes = run.model_file()
     if path is not None:
         _write_atomic(path, model_bytes)
         _write_atomic(path.with_suffix(".json"), json.dumps({"fit_seconds": run.fit_seconds}).encode())
     model = load_model(io.BytesIO(model_bytes))
-    return QuickModel(model, n_train, config.epochs, False, run.fit_seconds)
+    return QuickModel(model, n_train, config.max_iter, False, run.fit_seconds)
 
 
 def _saved_seconds(model_path: Path) -> float | None:

@@ -20,26 +20,22 @@ from sklearn.preprocessing import StandardScaler
 from ..config.rules import (
     DataShape,
     auto_init,
-    auto_objective,
-    auto_schedule,
     default_learning_rate,
-    image_shift,
-    locked_values,
     minibatch_defaults,
+    network_preset,
     resolve,
-    uses_minibatches,
 )
 from ..config.settings import RunConfig
 from ..datasets import Dataset
 from ..estimator.model_io import save_model
 from ..estimator.nca import NCA
-from ..training.augmentation import RandomShift
 from ..training.loop import Snapshot
 from ..util.formatting import percent
 from ..util.sampling import stratified_subsample
 
 __all__ = [
     "EVAL_POINTS",
+    "RUN_ONLY",
     "Run",
     "RunConfig",
     "blow_up_note",
@@ -60,19 +56,12 @@ def recommended_config(
     (pixels share one scale) and tabular sets with mixed units are standardised. The paper's
     rings start from PCA without standardisation, so the picture begins with the noise axis
     that PCA prefers; other sets start from LDA when d allows it, as scikit-learn's "auto".
-    A network (``encoder="mlp"``) gets the Student-t kernel, a memory bank and objective g
-    (dt-NCA of Min et al., 2010, with ``rules.auto_objective``), a step size that decays
-    (``rules.auto_schedule``) and images shifted while it trains (``rules.image_shift``);
-    L-BFGS and networks take the library's default step size.
+    A network (``encoder="mlp"``) gets ``rules.network_preset``, what the estimator's "auto"
+    values give a network; L-BFGS and networks take the library's default step size.
     """
     config = _recommended_linear(data, n_components)
     if encoder == "mlp":
-        config = config.replace(
-            encoder="mlp", kernel="student-t", neighbors="memory", objective=auto_objective("mlp"),
-            learning_rate_schedule=auto_schedule("mlp"),
-            shift=image_shift(data.image_shape) if uses_minibatches(optimizer) else 0,
-            **locked_values("mlp"),
-        )  # fmt: skip
+        config = config.replace(encoder="mlp", **network_preset(data.image_shape, optimizer))
     if encoder != "linear" or optimizer != "adam":
         config = config.replace(
             encoder=encoder, optimizer=optimizer, learning_rate=default_learning_rate(optimizer, encoder)
@@ -98,37 +87,22 @@ def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
     config = config.replace(
         learning_rate=tuned["learning_rate"],
         batch_size=min(tuned["batch_size"], max(32, 1 << (n.bit_length() - 1))),
-        epochs=tuned["max_iter"],
+        max_iter=tuned["max_iter"],
     )
     if n > 20000:  # PCA starts ten times sooner than LDA on MNIST: a quicker first frame
         config = config.replace(init="pca")
     return config
 
 
+# Run settings that are not ``NCA`` parameters: preprocessing, and what the app draws and scores.
+RUN_ONLY = ("standardize", "display_size", "k")
+
+
 def estimator_params(config: RunConfig, image_shape: tuple[int, int] | None = None) -> dict:
-    """The ``NCA`` keyword arguments a RunConfig stands for (standardisation aside); its
-    image shift needs the ``image_shape`` of the data (none for tabular data)."""
-    shift = config.shift if image_shape is not None else 0
-    return {
-        "n_components": config.n_components,
-        "init": config.init,
-        "objective": config.objective,
-        "encoder": config.encoder,
-        "hidden_sizes": (config.hidden_width, config.hidden_width),
-        "kernel": config.kernel,
-        "dof": "learn" if config.learn_dof else (config.dof or None),
-        "neighbors": config.neighbors,
-        "optimizer": config.optimizer,
-        "learning_rate": config.learning_rate,
-        "learning_rate_schedule": config.learning_rate_schedule,
-        "batch_size": config.batch_size,
-        "max_iter": config.epochs,
-        "weight_decay": config.weight_decay,
-        "device": config.device,
-        "random_state": config.seed,
-        "n_candidates": None,
-        "augment": RandomShift(image_shape, shift) if shift else None,
-    }
+    """The ``NCA`` keyword arguments a RunConfig stands for: every field but ``RUN_ONLY``,
+    by the same name, and the data's ``image_shape`` (None for tabular data)."""
+    params = {name: value for name, value in config.as_dict().items() if name not in RUN_ONLY}
+    return {**params, "image_shape": image_shape}
 
 
 def resolve_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[str]]:
@@ -139,15 +113,11 @@ def resolve_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[st
     texts = [note.text for note in notes]
     changed = {
         name: settings[name]
-        for name in ("n_components", "init", "batch_size")
+        for name in ("n_components", "init", "batch_size", "shift")
         if settings[name] != request[name]
     }
     if request["neighbors"] not in ("auto", settings["neighbors"]):
         changed["neighbors"] = settings["neighbors"]
-    if config.shift and settings["augment"] is None:
-        changed["shift"] = 0
-        if data.image_shape is None:
-            texts.append("Shifting is for images; this dataset's rows are not images, so it is off.")
     config = config.replace(**changed, display_size=min(config.display_size, shape.n_samples))
     return config, texts
 

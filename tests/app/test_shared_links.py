@@ -56,7 +56,7 @@ def test_parse_checks_types_ranges_and_names():
 
 
 def test_round_trip():
-    config = RunConfig(n_components=3, optimizer="sgd", learning_rate=0.05, standardize=True, seed=7)
+    config = RunConfig(n_components=3, optimizer="sgd", learning_rate=0.05, standardize=True, random_state=7)
     dataset, values, notices = parse(to_params("wine", config), ["wine"])
     assert dataset == "wine" and notices == []
     assert RunConfig(**{**config.as_dict(), **values}) == config

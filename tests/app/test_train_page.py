@@ -120,7 +120,7 @@ def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
     assert not app.sidebar.select_slider(key="rings-hidden").disabled
     start = app.sidebar.selectbox(key="rings-init-mlp")
     assert start.disabled and start.value == "random"  # a network has no PCA or LDA start
-    app.sidebar.toggle(key="rings-learn_dof").set_value(True).run()
+    app.sidebar.toggle(key="rings-dof-learn").set_value(True).run()
     assert app.sidebar.number_input(key="rings-dof").disabled  # learnt, so not typed in
     app.sidebar.radio(key="rings-objective-mlp").set_value("mcml")
     app.sidebar.slider(key="rings-epochs").set_value(6)
@@ -131,7 +131,7 @@ def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
     run = active_run(app)
     assert run.job.error is None, run.job.error
     config = run.run.config
-    assert (config.encoder, config.kernel, config.objective, config.learn_dof) == (
+    assert (config.encoder, config.kernel, config.objective, config.dof == "learn") == (
         "mlp",
         "student-t",
         "mcml",

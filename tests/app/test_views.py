@@ -50,7 +50,7 @@ def test_a_slow_run_gives_seconds_per_epoch_not_zero_epochs_per_second():
         state="running", alive=True, stop_requested=False, pause_requested=False, latest=latest,
         elapsed=9.6, seconds_left=None, epochs_per_second=0.025,
     )  # fmt: skip
-    run = SimpleNamespace(config=SimpleNamespace(epochs=15, device="cpu"), model=None)
+    run = SimpleNamespace(config=SimpleNamespace(max_iter=15, device="cpu"), model=None)
     text = status_text(SimpleNamespace(job=job, run=run))
     assert "40.0 s per epoch" in text and "epochs/s" not in text
     job.epochs_per_second = 2.5

@@ -21,6 +21,10 @@ IMPOSSIBLE = [
     ({"optimizer": "lbfgs", "neighbors": "memory"}, "neighbors", "all"),
     ({"n_candidates": 10, "kernel": "student-t"}, "n_candidates", 10),
     ({"augment": lambda X, generator: X}, "augment", None),
+    ({"shift": 1}, "shift", 0),  # wine's rows are not images
+    ({"image_shape": (4, 4)}, "image_shape", None),  # 16 pixels for 13 features
+    ({"image_shape": (13, 1), "shift": 1}, "augment", None),  # a map whose neighbours come from all points
+    ({"encoder": "mlp", "image_shape": (13, 1), "shift": 1, "augment": lambda X, generator: X}, "shift", 0),
 ]
 
 
@@ -78,6 +82,26 @@ def test_a_network_decays_its_step_size_and_a_map_keeps_it_unless_told():
 
 def test_images_shift_by_a_pixel_per_sixteen_and_tabular_rows_not_at_all():
     assert [image_shift(shape) for shape in (None, (8, 8), (16, 16), (28, 28), (40, 20))] == [0, 0, 1, 1, 1]
+
+
+def test_auto_kernel_is_the_student_t_for_a_network_and_the_gaussian_for_a_map():
+    kernels = {
+        encoder: resolve({**BASE, "encoder": encoder, "kernel": "auto", "n_components": 13}, WINE)[0]["kernel"]
+        for encoder in ("linear", "diagonal", "mlp")
+    }
+    assert kernels == {"linear": "gaussian", "diagonal": "gaussian", "mlp": "student-t"}
+    assert resolve({**BASE, "encoder": "mlp", "kernel": "gaussian"}, WINE)[0]["kernel"] == "gaussian"
+
+
+def test_auto_shift_moves_a_networks_images_only():
+    """One pixel per 16 of the shorter side for a network's images; nothing for a map,
+    for rows that are not images, or where anchors are not encoded alone."""
+    usps = DataShape(n_samples=7291, n_features=256, n_classes=10)
+    network = {**BASE, "encoder": "mlp", "shift": "auto", "image_shape": (16, 16)}
+    assert resolve(network, usps) == ({**resolve(network, usps)[0], "shift": 1}, [])
+    for change in ({"encoder": "linear"}, {"image_shape": None}, {"optimizer": "lbfgs"}):
+        settings, notes = resolve({**network, **change}, usps)
+        assert settings["shift"] == 0 and notes == []
 
 
 def test_augmentation_stays_only_where_anchors_are_encoded_on_their_own():

@@ -4,7 +4,7 @@ import pytest
 
 from nca_core import NCA
 from nca_core.config.rules import OPTIONS
-from nca_core.config.settings import SETTINGS, RunConfig
+from nca_core.config.settings import SETTINGS, RunConfig, parse_dof, parse_layer_sizes
 from nca_core.runs.run import estimator_params
 
 
@@ -34,9 +34,10 @@ def test_option_lists_are_the_librarys_own():
 def test_every_allowed_value_parses_back_and_the_estimator_accepts_it(setting):
     values = setting.choices or [v for v in (setting.low, setting.high, setting.default) if v is not None]
     for value in values:
-        value = setting.kind(value)
-        text = str(value).lower() if setting.kind is bool else str(value)
-        assert setting.parse(text) == value
+        value = value if setting.parser is not None else setting.kind(value)
+        text = str(value).lower() if setting.kind is bool else setting.text_of(value)
+        value = setting.parse(text)  # dof: 0 stands for None, the paper's d - 1
+        assert setting.parse(str(value).lower() if setting.kind is bool else setting.text_of(value)) == value
         NCA(**estimator_params(RunConfig(**{setting.name: value}), image_shape=(16, 16)))._validate_params()
 
 
@@ -46,8 +47,8 @@ def test_every_allowed_value_parses_back_and_the_estimator_accepts_it(setting):
         ("n_components", "4", "must be one of 2, 3, 5, 10, 16, 32, 64"),
         ("learning_rate", "nan", "must be a number from 1e-05 to 1000"),
         ("learning_rate", "abc", "must be a number from 1e-05 to 1000"),
-        ("epochs", "301", "must be a whole number from 1 to 300"),
-        ("epochs", "2.5", "must be a whole number from 1 to 300"),
+        ("max_iter", "301", "must be a whole number from 1 to 300"),
+        ("max_iter", "2.5", "must be a whole number from 1 to 300"),
         ("optimizer", "newton", "must be one of lbfgs, adam, sgd"),
         ("standardize", "maybe", "must be true or false"),
     ],
@@ -56,3 +57,26 @@ def test_bad_values_are_refused_with_what_is_allowed(name, text, message):
     setting = next(s for s in SETTINGS if s.name == name)
     with pytest.raises(ValueError, match=message):
         setting.parse(text)
+
+
+@pytest.mark.parametrize(
+    "text, value", [("learn", "learn"), ("LEARN", "learn"), ("0", None), ("3.5", 3.5), ("1000", 1000.0)]
+)
+def test_dof_is_a_number_learn_or_zero_for_the_papers_choice(text, value):
+    assert parse_dof(text) == value
+
+
+@pytest.mark.parametrize("text", ["-1", "1001", "nan", "many", ""])
+def test_a_bad_dof_says_what_is_allowed(text):
+    setting = next(s for s in SETTINGS if s.name == "dof")
+    with pytest.raises(ValueError, match="must be a number from 0 to 1000 \\(0: d − 1\\) or learn"):
+        setting.parse(text)
+
+
+def test_hidden_layers_read_and_write_as_comma_separated_sizes():
+    setting = next(s for s in SETTINGS if s.name == "hidden_sizes")
+    assert setting.parse("256,256") == (256, 256) and setting.text_of((64, 64)) == "64,64"
+    assert parse_layer_sizes("500,500,2000") == (500, 500, 2000)  # the command line takes any
+    for bad in ("256", "0,5", "a,b", ""):  # the app's grid: two equal layers
+        with pytest.raises(ValueError):
+            setting.parse(bad)

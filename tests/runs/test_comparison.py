@@ -218,7 +218,7 @@ def test_quick_nca_trains_on_a_stratified_subset_and_loads_it_from_the_cache(dat
         data, 8, False, max_train=300, cache_dir=tmp_path, progress=lambda e, n: epochs.append((e, n))
     )
     assert (first.n_train, first.from_cache) == (300, False)
-    assert epochs[-1] == (first.epochs, first.epochs) == (recommended_config(data, 8).epochs,) * 2
+    assert epochs[-1] == (first.epochs, first.epochs) == (recommended_config(data, 8).max_iter,) * 2
     saved = list(tmp_path.glob("quick-digits-*.npz"))
     assert len(saved) == 1
     again = quick_nca(
@@ -291,7 +291,7 @@ def test_quick_nca_fits_deep_nca_on_request(datasets, tmp_path):
     data = datasets["rings"]
     deep = quick_nca(data, 2, False, encoder="mlp", cache_dir=tmp_path)
     assert not hasattr(deep.model, "components_") and deep.model.kernel == "student-t"
-    assert deep.epochs == recommended_config(data, encoder="mlp").epochs
+    assert deep.epochs == recommended_config(data, encoder="mlp").max_iter
     Z_train, Z_test = deep.model.transform(data.X_train), deep.model.transform(data.X_test)
     assert knn_accuracy(Z_train, data.y_train, Z_test, data.y_test) > 0.9
     assert len(list(tmp_path.glob("quick-rings-*.npz"))) == 1

@@ -3,7 +3,8 @@ import io
 import numpy as np
 import pytest
 
-from nca_core import datasets, load_model
+from nca_core import NCA, datasets, load_model
+from nca_core.config.rules import DataShape
 from nca_core.runs.run import Run, RunConfig, blow_up_note, recommended_config, resolve_config
 from nca_core.training.loop import stop_when
 
@@ -14,7 +15,7 @@ def test_recommended_settings_converge(name):
     config = recommended_config(data).replace(device="cpu")
     run = Run(config, data)
     snaps = list(run.stream())
-    assert len(snaps) == config.epochs + 1
+    assert len(snaps) == config.max_iter + 1
     first, last = snaps[0], snaps[-1]
     assert last.objective > first.objective
     # digits in 2-D: scikit-learn's NCA reaches about 74% test accuracy on this split
@@ -23,7 +24,7 @@ def test_recommended_settings_converge(name):
 
 def test_exports(tmp_path):
     data = datasets.load("wine")
-    run = Run(recommended_config(data).replace(epochs=3, device="cpu"), data)
+    run = Run(recommended_config(data).replace(max_iter=3, device="cpu"), data)
     snaps = list(run.stream())
     text = run.embedding_csv(snaps[-1]).decode().splitlines()
     assert text[0] == "index,label,z1,z2" and len(text) == len(run.display_index) + 1
@@ -40,7 +41,7 @@ def test_a_stop_request_ends_a_run_part_way_through_an_epoch_keeping_its_map():
     """``training.stop_when`` reaches through the estimator: the run ends at the next minibatch
     after the request, without scoring again, and the model is the map last shown."""
     data = datasets.load("rings")
-    run = Run(recommended_config(data).replace(epochs=20, batch_size=64, device="cpu"), data)
+    run = Run(recommended_config(data).replace(max_iter=20, batch_size=64, device="cpu"), data)
     seen = []
     with stop_when(lambda: len(seen) >= 2):  # asked once the start and epoch 1 are seen
         seen.extend(run.stream())
@@ -51,7 +52,7 @@ def test_a_stop_request_ends_a_run_part_way_through_an_epoch_keeping_its_map():
 
 def test_neighbours_are_nearest_first():
     data = datasets.load("rings")
-    run = Run(RunConfig(epochs=1, device="cpu"), data)
+    run = Run(RunConfig(max_iter=1, device="cpu"), data)
     snap = list(run.stream())[-1]
     order = run.neighbours(snap, 0, k=5)
     distances = ((snap.embedding[order] - snap.embedding[0]) ** 2).sum(1)
@@ -87,7 +88,7 @@ def test_recommended_deep_settings_converge(name):
 
 def test_deep_model_file_has_the_scaler_folded_into_the_first_layer():
     data = datasets.load("wine")
-    config = RunConfig(encoder="mlp", init="random", standardize=True, epochs=2, batch_size=64, device="cpu")
+    config = RunConfig(encoder="mlp", init="random", standardize=True, max_iter=2, batch_size=64, device="cpu")
     run = Run(config, data)
     list(run.stream())
     model = load_model(io.BytesIO(run.model_file()))
@@ -124,7 +125,7 @@ def test_blow_up_is_put_in_words_and_a_healthy_run_is_not():
 
 def test_feature_influence_weighs_each_column_of_a_by_the_features_spread():
     data = datasets.load("wine")
-    run = Run(recommended_config(data).replace(epochs=1, device="cpu"), data)
+    run = Run(recommended_config(data).replace(max_iter=1, device="cpu"), data)
     list(run.stream())
     A = run.model.components_
     influence = run.feature_influence()
@@ -132,7 +133,7 @@ def test_feature_influence_weighs_each_column_of_a_by_the_features_spread():
     np.testing.assert_allclose(run.map_weights(), np.linalg.norm(A, axis=0))
     # standardised inputs have spread 1: the influence is the column length of A
     np.testing.assert_allclose(influence, np.linalg.norm(A, axis=0), rtol=1e-3)
-    raw = Run(recommended_config(data).replace(epochs=1, standardize=False, device="cpu"), data)
+    raw = Run(recommended_config(data).replace(max_iter=1, standardize=False, device="cpu"), data)
     list(raw.stream())
     expected = np.linalg.norm(raw.model.components_, axis=0) * data.X_train.std(0)
     np.testing.assert_allclose(raw.feature_influence(), expected, rtol=1e-4)
@@ -168,7 +169,8 @@ def test_the_deep_preset_shifts_images_and_decays_its_step_size():
         "constant",
     )
     run = Run(deep.replace(device="cpu"), images)
-    assert run.model.augment == RandomShift((16, 16), 1) and run.model.learning_rate_schedule == "cosine"
+    assert (run.model.shift, run.model.image_shape, run.model.learning_rate_schedule) == (1, (16, 16), "cosine")
+    assert run.model._resolve(DataShape(len(images.y_train), 256, 10))["augment"] == RandomShift((16, 16), 1)
 
 
 def test_resolve_config_turns_shifting_off_where_it_cannot_apply():
@@ -189,6 +191,18 @@ def test_resolve_config_turns_shifting_off_where_it_cannot_apply():
 
 def test_a_deep_run_on_shifted_images_learns():
     images = _digits_at_16_pixels()
-    config = recommended_config(images, encoder="mlp").replace(device="cpu", epochs=8, hidden_width=64)
+    config = recommended_config(images, encoder="mlp").replace(device="cpu", max_iter=8, hidden_sizes=(64, 64))
     snaps = list(Run(config, images).stream(eval_every=8))
     assert snaps[-1].test_accuracy > snaps[0].test_accuracy + 0.4  # 2-D after 8 epochs: about 0.7
+
+
+def test_the_apps_network_preset_is_what_the_estimator_gives_a_network():
+    """The Train page's "neural network" choice and ``NCA(encoder="mlp", image_shape=...)``
+    train the same kernel, objective, step schedule, neighbours, shift and start."""
+    images = _digits_at_16_pixels()
+    preset = recommended_config(images, encoder="mlp")
+    shape = DataShape(len(images.y_train), images.n_features, images.n_classes)
+    library = NCA(encoder="mlp", image_shape=images.image_shape)._resolve(shape)
+    names = ("kernel", "objective", "learning_rate_schedule", "neighbors", "shift", "init")
+    assert {name: getattr(preset, name) for name in names} == {name: library[name] for name in names}
+    assert preset.shift == 1

@@ -170,9 +170,9 @@ def test_batch_mode_steps_on_the_augmented_batch(problem):
 def test_augmenting_needs_anchors_encoded_on_their_own(problem, options):
     X, y, A = problem
     augmented = Problem(LinearEncoder(A), X, y, augment=_mirrored)
-    with pytest.raises(ValueError, match="augment needs a minibatch optimizer with neighbors='memory'"):
+    with pytest.raises(ValueError, match="shift and augment need a minibatch optimizer with neighbors='memory'"):
         make_epochs(augmented, "adam", 0.1, **options)
-    with pytest.raises(ValueError, match="augment needs"):
+    with pytest.raises(ValueError, match="shift and augment need"):
         make_epochs(augmented, "lbfgs")
 
 

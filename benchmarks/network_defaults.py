@@ -1,0 +1,74 @@
+"""What ``NCA(encoder="mlp")`` gets by default, measured: the preset and its candidates.
+
+Each row fits ``NCA(n_components=d, encoder="mlp", image_shape=..., random_state=seed)``
+with nothing else set, or with one candidate change (``--candidates``), on a dataset's full
+training set, and reports the 5-NN test error (every training image projected as a
+reference) for each seed, their mean, and the training time. The preset (``rules.network_preset``,
+what "auto" means for a network) is chosen from these rows.
+
+    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py
+    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py --dims 2 30 --seeds 0 1 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+from compare_sklearn import machine
+
+from nca_core import NCA, datasets, knn_predict
+from nca_core.config.rules import DataShape
+
+SHOWN = ("kernel", "objective", "neighbors", "learning_rate_schedule", "shift", "max_iter", "batch_size", "learning_rate")
+
+CANDIDATES = {
+    "defaults": {},
+    "objective=mcml": {"objective": "mcml"},
+    "bank_momentum=0": {"bank_momentum": 0.0},
+    "objective=mcml, bank_momentum=0": {"objective": "mcml", "bank_momentum": 0.0},
+    "max_iter=40": {"max_iter": 40},
+}
+
+
+def test_error(model: NCA, data) -> float:
+    Z_train = model.transform(data.X_train).astype(np.float32)
+    Z_test = model.transform(data.X_test).astype(np.float32)
+    return float(np.mean(knn_predict(Z_test, Z_train, data.y_train, k=5, device="cpu") != data.y_test))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dataset", default="usps")
+    parser.add_argument("--dims", nargs="+", type=int, default=[30])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--candidates", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES))
+    args = parser.parse_args()
+    data = datasets.load(args.dataset, download=False)
+    print(f"machine: {machine()}\n")
+    print(f"{args.dataset}: {len(data.y_train):,} training, {len(data.y_test):,} test images\n")
+    print("| d | settings | resolved | 5-NN test error per seed | mean | train time (s) per seed |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for d in args.dims:
+        for name in args.candidates:
+            errors, seconds, resolved = [], [], ""
+            for seed in args.seeds:
+                model = NCA(d, encoder="mlp", image_shape=data.image_shape, random_state=seed, **CANDIDATES[name])
+                start = time.perf_counter()
+                model.fit(data.X_train, data.y_train)
+                seconds.append(time.perf_counter() - start)
+                errors.append(test_error(model, data))
+                if not resolved:
+                    settings = model._resolve(DataShape(len(data.y_train), data.n_features, data.n_classes))
+                    resolved = ", ".join(f"{k}={settings[k]}" for k in SHOWN)
+            print(
+                f"| {d} | {name} | {resolved} | {', '.join(f'{e:.2%}' for e in errors)} "
+                f"| {statistics.mean(errors):.2%} | {', '.join(f'{s:.0f}' for s in seconds)} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
