@@ -2,7 +2,7 @@
 
 A ``TrainingJob`` pulls snapshots from a ``fit_iter`` stream in its own thread and keeps
 them in a list that the page polls. Pause, resume and step act at the next frame; stop
-also between minibatches and before an evaluation (``training.stop_when``). A
+also between minibatches and before an evaluation (the stream's ``should_stop``). A
 job whose page stopped polling (tab closed or reloaded) stops by itself after
 ``heartbeat_timeout`` seconds, so no worker outlives its session for long. A process-wide
 ``JobSlots`` caps how many jobs train at once; the rest wait in line and know their place.
@@ -101,7 +101,8 @@ _ticket_lock = threading.Lock()
 
 @dataclass
 class TrainingJob:
-    """One training run. ``make_stream()`` is called in the worker thread.
+    """One training run. ``make_stream(should_stop)`` is called in the worker thread; the
+    stream it returns asks ``should_stop()`` between minibatches (``NCA.fit_iter``).
 
     Attributes read by the page: ``snapshots`` (append-only), ``state`` ("queued",
     "running", "paused", "finished", "stopped", "failed"), ``error`` and ``stop_reason``.
@@ -115,7 +116,7 @@ class TrainingJob:
     time left (no estimate until then). Paused time counts in neither time nor speed.
     """
 
-    make_stream: Callable[[], Iterator[Snapshot]]
+    make_stream: Callable[[Callable[[], bool]], Iterator[Snapshot]]
     slots: JobSlots
     max_epochs_per_second: float = 0.0
     pace: Callable[[Snapshot], float | None] | None = None
@@ -230,7 +231,7 @@ class TrainingJob:
         # which need this module, before torch has loaded (seconds on a first visit).
         import torch
 
-        from nca_core.training.loop import TrainingDiverged, stop_when
+        from nca_core.training.loop import TrainingDiverged
 
         if not self.slots.acquire(self.ticket, self._should_stop, lambda: self.seconds_left):
             self.state = "stopped"
@@ -240,9 +241,8 @@ class TrainingJob:
             if self.threads:
                 torch.set_num_threads(self.threads)
             self.state = "running"
-            stream = self.make_stream()
-            with stop_when(self._stop.is_set):
-                self._follow(stream)
+            stream = self.make_stream(self._stop.is_set)
+            self._follow(stream)
             self.state = "stopped" if self._stop.is_set() or self.stop_reason else "finished"
         except TrainingDiverged as exc:
             self.state, self.error = "failed", str(exc)

@@ -79,7 +79,7 @@ def start(dataset: str, run: Run, pace: Pace) -> ActiveRun:
     n_train = len(run.data.y_train)
     frames = frames_per_epoch(n_train, run.config.batch_size, pace.slow_start)
     job = TrainingJob(
-        lambda: run.stream(frames_per_epoch=frames),
+        lambda should_stop: run.stream(frames_per_epoch=frames, should_stop=should_stop),
         slots,
         pace=Pace(pace.max_frames_per_second, pace.slow_start, large=n_train > 3000),
         hold_first_frame=pace.hold_first_frame,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -332,6 +332,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         k: int = 5,
         eval_size: int | None = 10000,
         frames_per_epoch: int = 1,
+        should_stop: Callable[[], bool] | None = None,
     ) -> Iterator[Snapshot]:
         """Train and yield a frozen Snapshot at the start and after every epoch.
 
@@ -352,12 +353,18 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         frames_per_epoch : int
             With k > 1, minibatch optimisers also yield k - 1 evenly spaced snapshots during
             each epoch (``Snapshot.fraction`` < 1; no accuracies), for live pictures of large sets.
+        should_stop : callable or None
+            Asked between minibatches and before each evaluation; once it returns True,
+            training ends as a close would (``training.loop.train``). For a Stop button in
+            another thread, which would otherwise wait for the next snapshot.
 
         The fitted attributes are updated after every epoch, so closing the generator (or a
         callback returning True) keeps everything learnt so far.
         """
         self._validate_params()
-        return self._fit_iter(X, y, X_test, y_test, display_size, eval_every, k, eval_size, frames_per_epoch)
+        return self._fit_iter(
+            X, y, X_test, y_test, display_size, eval_every, k, eval_size, frames_per_epoch, should_stop
+        )
 
     def _fit_iter(
         self,
@@ -370,6 +377,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         k=5,
         eval_size=10000,
         frames_per_epoch=1,
+        should_stop=None,
     ):
         report = _Report(self, self.verbose)
         X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype = self._prepare(X, y, report)
@@ -392,7 +400,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         stream = train(
             epochs, max_iter=settings["max_iter"], tol=self.tol, evaluate=evaluate, eval_every=eval_every or 1,
             X_display=X_t[torch.as_tensor(self.display_index_, device=device)], generator=generator,
-            frames_per_epoch=frames_per_epoch,
+            frames_per_epoch=frames_per_epoch, should_stop=should_stop,
         )  # fmt: skip
         scale = len(X) if settings["objective"] != "mcml" else 1
         if (yield from self._follow(stream, report, scale)):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -143,7 +143,11 @@ class Run:
         return X if self.scaler is None else self.scaler.transform(X).astype(np.float32)
 
     def stream(
-        self, eval_every: int | None = 1, eval_points: int | None = EVAL_POINTS, frames_per_epoch: int = 1
+        self,
+        eval_every: int | None = 1,
+        eval_points: int | None = EVAL_POINTS,
+        frames_per_epoch: int = 1,
+        should_stop: Callable[[], bool] | None = None,
     ) -> Iterator[Snapshot]:
         """Train, yielding a snapshot per epoch with train (LOO) and test kNN accuracy, and
         ``frames_per_epoch`` - 1 partial ones during each minibatch epoch (see ``NCA.fit_iter``).
@@ -166,6 +170,7 @@ class Run:
             k=self.config.k,
             eval_size=eval_points,
             frames_per_epoch=frames_per_epoch,
+            should_stop=should_stop,
         )
         for snap in snapshots:
             self.display_index = self.model.display_index_

@@ -7,9 +7,7 @@ steps, checks the result is finite, and yields a frozen ``Snapshot``.
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,36 +18,9 @@ from torch import nn
 
 from .epochs import EpochStrategy, Problem
 
-__all__ = ["Snapshot", "TrainingDiverged", "stop_when", "train"]
+__all__ = ["Snapshot", "TrainingDiverged", "train"]
 
 Evaluator = Callable[[nn.Module], tuple[float | None, float | None]]
-
-_asked = threading.local()  # .stop: the stop_when probe of this thread, if any
-
-
-@contextlib.contextmanager
-def stop_when(requested: Callable[[], bool]) -> Iterator[None]:
-    """Within the block, a ``train`` loop run by this thread asks ``requested()`` between
-    minibatches and before each evaluation, and ends as soon as it says True.
-
-    For a consumer that another thread tells to stop (a Stop button): the generator itself
-    is only told at its next snapshot, which can be a minibatch group or a kNN evaluation
-    away (most of a second on MNIST). Per thread, like ``torch.no_grad()``. The loop ends as a close
-    would, the encoder keeping what it learnt; a frame part-way through the epoch, or the
-    epoch's snapshot without accuracies, comes first, so the last snapshot is the map kept.
-    """
-    outer = getattr(_asked, "stop", None)
-    _asked.stop = requested
-    try:
-        yield
-    finally:
-        _asked.stop = outer
-
-
-def _stop_requested() -> bool:
-    requested = getattr(_asked, "stop", None)
-    return requested is not None and bool(requested())
-
 
 class TrainingDiverged(FloatingPointError):
     """The objective or the map stopped being finite; the last finite state is kept."""
@@ -108,6 +79,7 @@ def train(
     eval_every: int = 1,
     generator: torch.Generator | None = None,
     frames_per_epoch: int = 1,
+    should_stop: Callable[[], bool] | None = None,
 ) -> Iterator[Snapshot]:
     """Run ``epochs`` (a strategy from ``epochs.make_epochs``) and yield a Snapshot at the
     start and after each epoch.
@@ -120,17 +92,27 @@ def train(
     (called every ``eval_every`` epochs and at the last) gives the kNN accuracies. With
     ``frames_per_epoch`` = k > 1, a minibatch epoch also yields k - 1 evenly spaced partial
     snapshots (``Snapshot.fraction`` < 1), so long epochs show progress and can be stopped
-    part-way; the time spent taking them is not counted in ``elapsed``. Inside
-    ``stop_when(requested)``, the loop also ends between minibatches and skips an
-    evaluation once ``requested()`` is true. The strategy is closed when the loop ends.
+    part-way; the time spent taking them is not counted in ``elapsed``.
+
+    ``should_stop``, if given, is asked between minibatches and before each evaluation, for
+    a consumer that another thread tells to stop (a Stop button): the generator itself is
+    only told at its next snapshot, which can be a minibatch group or a kNN evaluation away.
+    Once it says True the loop ends as a close would, the encoder keeping what it learnt; a
+    frame part-way through the epoch, or the epoch's snapshot without accuracies, comes
+    first, so the last snapshot is the map kept. The strategy is closed when the loop ends.
     """
+    asked = should_stop if should_stop is not None else _never
     try:
-        yield from _train(epochs, max_iter, tol, X_display, evaluate, eval_every, generator, frames_per_epoch)
+        yield from _train(epochs, max_iter, tol, X_display, evaluate, eval_every, generator, frames_per_epoch, asked)
     finally:
         epochs.close()
 
 
-def _train(epochs, max_iter, tol, X_display, evaluate, eval_every, generator, frames_per_epoch):
+def _never() -> bool:
+    return False
+
+
+def _train(epochs, max_iter, tol, X_display, evaluate, eval_every, generator, frames_per_epoch, should_stop):
     problem: Problem = epochs.problem
     X_display = problem.X if X_display is None else X_display
 
@@ -144,7 +126,7 @@ def _train(epochs, max_iter, tol, X_display, evaluate, eval_every, generator, fr
     last_good = [p.detach().clone() for p in problem.parameters]
     previous = None
     clock = 0.0
-    stop = _stop_requested()
+    stop = should_stop()
     yield snapshot(0, start_value, clock, stop)
     if stop:
         return
@@ -153,7 +135,7 @@ def _train(epochs, max_iter, tol, X_display, evaluate, eval_every, generator, fr
         for done, steps, value in epochs.steps(epoch):
             if done == steps:
                 continue  # the epoch's own snapshot follows
-            stop = _stop_requested()
+            stop = should_stop()
             # a frame each time another 1/frames_per_epoch of the epoch's steps is done
             due = done * frames_per_epoch // steps > (done - 1) * frames_per_epoch // steps
             if (due or stop) and math.isfinite(value):
@@ -173,7 +155,7 @@ def _train(epochs, max_iter, tol, X_display, evaluate, eval_every, generator, fr
                 "Lower the learning rate, or standardise the inputs."
             )
         last_good = [p.detach().clone() for p in problem.parameters]
-        stop = _stop_requested()
+        stop = should_stop()
         yield snapshot(epoch, value, clock, stop)
         if stop or epochs.finished(value, previous, tol):
             return

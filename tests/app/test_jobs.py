@@ -18,7 +18,7 @@ def rings_stream(**kwargs):
     nca = NCA(
         2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, device="cpu", **kwargs
     )
-    return lambda: nca.fit_iter(data.X_train, data.y_train)
+    return lambda should_stop: nca.fit_iter(data.X_train, data.y_train, should_stop=should_stop)
 
 
 def wait(condition, timeout=30.0):
@@ -75,7 +75,7 @@ class SlowSteps:
 
 
 def test_stop_ends_a_job_at_the_next_minibatch_not_the_next_frame():
-    job = TrainingJob(lambda: train(SlowSteps(), max_iter=10, tol=0.0), JobSlots(1))
+    job = TrainingJob(lambda should_stop: train(SlowSteps(), max_iter=10, tol=0.0, should_stop=should_stop), JobSlots(1))
     wait(lambda: job.snapshots)  # the start; the next frame is seconds away
     time.sleep(0.2)
     asked = time.monotonic()
@@ -133,7 +133,7 @@ def test_slots_queue_jobs_in_order():
 def test_divergence_is_reported_not_raised():
     data = datasets.load("rings")
     nca = NCA(2, optimizer="sgd", objective="g", learning_rate=100.0, device="cpu")
-    job = TrainingJob(lambda: nca.fit_iter(data.X_train, data.y_train), JobSlots(1))
+    job = TrainingJob(lambda should_stop: nca.fit_iter(data.X_train, data.y_train), JobSlots(1))
     job.join(30)
     assert job.state == "failed" and "diverged" in job.error
     assert job.snapshots  # every finite frame before the divergence survives
@@ -152,9 +152,9 @@ def test_thread_count_applies_to_the_job_thread_only():
     before = torch.get_num_threads()
     seen = []
 
-    def stream():
+    def stream(should_stop):
         seen.append(torch.get_num_threads())
-        return rings_stream(max_iter=1)()
+        return rings_stream(max_iter=1)(should_stop)
 
     job = TrainingJob(stream, JobSlots(1), threads=1)
     job.join(30)
@@ -194,7 +194,7 @@ def test_slow_motion_start_walks_through_the_first_epochs_and_full_speed_does_no
     def journey(pace, frames):
         nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, max_iter=20)
         job = TrainingJob(
-            lambda: nca.fit_iter(data.X_train, data.y_train, frames_per_epoch=frames),
+            lambda should_stop: nca.fit_iter(data.X_train, data.y_train, frames_per_epoch=frames),
             JobSlots(1),
             pace=pace,
             hold_first_frame=pace.hold_first_frame,
@@ -265,7 +265,7 @@ def test_the_slow_motion_start_and_the_held_frame_stay_out_of_the_time_left():
     nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, max_iter=40)
     pace = Pace(10, True)
     job = TrainingJob(
-        lambda: nca.fit_iter(data.X_train, data.y_train, frames_per_epoch=4),
+        lambda should_stop: nca.fit_iter(data.X_train, data.y_train, frames_per_epoch=4, should_stop=should_stop),
         JobSlots(1),
         pace=pace,
         hold_first_frame=pace.hold_first_frame,

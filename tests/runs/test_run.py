@@ -6,7 +6,6 @@ import pytest
 from nca_core import NCA, datasets, load_model
 from nca_core.config.rules import DataShape
 from nca_core.runs.run import Run, RunConfig, blow_up_note, recommended_config, resolve_config
-from nca_core.training.loop import stop_when
 
 
 @pytest.mark.parametrize("name", ["rings", "wine", "digits"])
@@ -38,13 +37,12 @@ def test_exports(tmp_path):
 
 
 def test_a_stop_request_ends_a_run_part_way_through_an_epoch_keeping_its_map():
-    """``training.stop_when`` reaches through the estimator: the run ends at the next minibatch
+    """A stop probe reaches through the estimator: the run ends at the next minibatch
     after the request, without scoring again, and the model is the map last shown."""
     data = datasets.load("rings")
     run = Run(recommended_config(data).replace(max_iter=20, batch_size=64, device="cpu"), data)
     seen = []
-    with stop_when(lambda: len(seen) >= 2):  # asked once the start and epoch 1 are seen
-        seen.extend(run.stream())
+    seen.extend(run.stream(should_stop=lambda: len(seen) >= 2))  # once the start and epoch 1 are seen
     assert [(s.epoch, s.fraction) for s in seen] == [(0, 1.0), (1, 1.0), (2, 1 / 11)]  # 11 batches an epoch
     assert seen[1].test_accuracy is not None and seen[-1].test_accuracy is None
     np.testing.assert_array_equal(run.model.components_, seen[-1].components)

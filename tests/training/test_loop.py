@@ -10,7 +10,7 @@ import torch
 
 from nca_core.training.encoders import LinearEncoder
 from nca_core.training.epochs import Problem, make_epochs
-from nca_core.training.loop import Snapshot, TrainingDiverged, stop_when, train
+from nca_core.training.loop import Snapshot, TrainingDiverged, train
 
 
 @pytest.fixture
@@ -191,8 +191,7 @@ def _stopped_run(problem, epoch: int, done: int, evaluated: list) -> list[Snapsh
         evaluated.append(encoder.weight.detach().clone())
         return 0.5, 0.25
 
-    with stop_when(stopping.request.is_set):
-        return list(train(stopping, max_iter=5, tol=0.0, evaluate=evaluate))
+    return list(train(stopping, max_iter=5, tol=0.0, evaluate=evaluate, should_stop=stopping.request.is_set))
 
 
 def test_a_stop_request_ends_the_loop_at_the_next_minibatch(sorted_problem):
@@ -211,16 +210,23 @@ def test_a_stop_requested_in_an_epochs_last_step_skips_its_evaluation(sorted_pro
     assert snaps[-1].train_accuracy is None and len(evaluated) == 1  # the start only
 
 
-def test_a_stop_probe_belongs_to_the_thread_that_set_it(sorted_problem):
-    epochs = make_epochs(
-        sorted_problem, "adam", 0.05, batch_size=30, generator=torch.Generator().manual_seed(0)
-    )
-    snaps = []
-    with stop_when(lambda: True):  # this thread's; the run below trains in another
-        worker = threading.Thread(target=lambda: snaps.extend(train(epochs, max_iter=3, tol=0.0)))
+def test_a_stop_probe_belongs_to_the_run_it_is_given_to(sorted_problem):
+    """Two runs in two threads: the one asked to stop ends at its start; the other trains on."""
+
+    def run(should_stop):
+        epochs = make_epochs(sorted_problem, "adam", 0.05, batch_size=30, generator=torch.Generator().manual_seed(0))
+        return [s.epoch for s in train(epochs, max_iter=3, tol=0.0, should_stop=should_stop)]
+
+    results = {}
+    workers = [
+        threading.Thread(target=lambda: results.update(stopped=run(lambda: True))),
+        threading.Thread(target=lambda: results.update(going_on=run(None))),
+    ]
+    for worker in workers:
         worker.start()
+    for worker in workers:
         worker.join()
-    assert [s.epoch for s in snaps] == [0, 1, 2, 3]
+    assert results == {"stopped": [0], "going_on": [0, 1, 2, 3]}
 
 
 def test_a_snapshots_accuracy_is_the_test_score_when_measured_else_leave_one_out():
