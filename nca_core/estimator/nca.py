@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
-import time
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.decomposition import PCA
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
@@ -31,12 +27,13 @@ from ..objective.kernels import make_kernel
 from ..search import knn
 from ..training.augmentation import RandomShift
 from ..training.encoders import DEFAULT_HIDDEN_SIZES, MLPEncoder, make_encoder
-from ..training.epochs import Problem, make_epochs
+from ..training.epochs import EpochStrategy, Problem, make_epochs
 from ..training.loop import Snapshot, train
 from ..training.pretraining import PRETRAIN_BATCH_SIZE, pretrain_autoencoder
 from ..util.device import resolve_device, resolve_dtype
 from ..util.sampling import stratified_subsample
-from .baselines import discriminant_directions
+from .report import Report
+from .starts import lda_directions, pca_directions
 
 __all__ = ["NCA"]
 
@@ -47,6 +44,22 @@ _RESOLVED = (
     "image_shape", "shift",
 )  # fmt: skip
 _TRANSFORM_BATCH = 8192
+
+
+@dataclass(frozen=True)
+class _Start:
+    """What a fit starts from, once its data and settings have passed every check."""
+
+    X: np.ndarray
+    y: np.ndarray
+    y_index: np.ndarray  # classes as 0..n_classes - 1
+    settings: dict  # rules.resolve's concrete settings for this data
+    encoder: torch.nn.Module
+    kernel: torch.nn.Module
+    seed: int
+    generator: torch.Generator
+    device: torch.device
+    dtype: torch.dtype
 
 
 class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -379,35 +392,43 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         frames_per_epoch=1,
         should_stop=None,
     ):
-        report = _Report(self, self.verbose)
-        X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype = self._prepare(X, y, report)
-        X_t = torch.tensor(X, dtype=dtype, device=device)  # a copy: X may be read-only
-        self.display_index_ = _display_index(y, display_size, seed)
+        report = Report(self, self.verbose)
+        start = self._prepare(X, y, report)
+        X_t = torch.tensor(start.X, dtype=start.dtype, device=start.device)  # a copy: X may be read-only
+        self.display_index_ = _display_index(start.y, display_size, start.seed)
         evaluate = None
         if eval_every is not None:
-            evaluate = self._make_evaluator(X_t, y, X_test, y_test, k, eval_size, seed, dtype, device)
+            evaluate = self._make_evaluator(
+                X_t, start.y, X_test, y_test, k, eval_size, start.seed, start.dtype, start.device
+            )
+        epochs = self._strategy(start, X_t)
+        max_iter = start.settings["max_iter"]
+        stream = train(
+            epochs, max_iter=max_iter, tol=self.tol, evaluate=evaluate, eval_every=eval_every or 1,
+            X_display=X_t[torch.as_tensor(self.display_index_, device=start.device)], generator=start.generator,
+            frames_per_epoch=frames_per_epoch, should_stop=should_stop,
+        )  # fmt: skip
+        scale = len(start.X) if start.settings["objective"] != "mcml" else 1
+        if (yield from self._follow(stream, report, scale)):
+            settled = epochs.converged or (self.n_iter_ < max_iter and not epochs.stalled)
+            report.finish(settled, epochs.message)
+
+    def _strategy(self, start: _Start, X_t: torch.Tensor) -> EpochStrategy:
+        """The problem on the training tensor and the epoch strategy that trains it."""
+        settings = start.settings
         problem = Problem.sorted_by_class(
-            encoder, X_t, torch.as_tensor(y_index, device=device),
-            objective=settings["objective"], kernel=kernel, weight_decay=self.weight_decay,
+            start.encoder, X_t, torch.as_tensor(start.y_index, device=start.device),
+            objective=settings["objective"], kernel=start.kernel, weight_decay=self.weight_decay,
             augment=settings["augment"],
         )  # fmt: skip
-        epochs = make_epochs(
+        return make_epochs(
             problem, settings["optimizer"], settings["learning_rate"], batch_size=settings["batch_size"],
-            neighbors=settings["neighbors"], generator=generator, n_candidates=settings["n_candidates"],
+            neighbors=settings["neighbors"], generator=start.generator, n_candidates=settings["n_candidates"],
             candidate_refresh=self.candidate_refresh, bank_momentum=self.bank_momentum, tol=self.tol,
             decay_epochs=settings["max_iter"] if settings["learning_rate_schedule"] == "cosine" else None,
         )  # fmt: skip
-        stream = train(
-            epochs, max_iter=settings["max_iter"], tol=self.tol, evaluate=evaluate, eval_every=eval_every or 1,
-            X_display=X_t[torch.as_tensor(self.display_index_, device=device)], generator=generator,
-            frames_per_epoch=frames_per_epoch, should_stop=should_stop,
-        )  # fmt: skip
-        scale = len(X) if settings["objective"] != "mcml" else 1
-        if (yield from self._follow(stream, report, scale)):
-            settled = epochs.converged or (self.n_iter_ < settings["max_iter"] and not epochs.stalled)
-            report.finish(settled, epochs.message)
 
-    def _prepare(self, X, y, report):
+    def _prepare(self, X, y, report) -> _Start:
         """Validate, resolve the settings and build the encoder and kernel; a failure leaves
         the estimator as it was before this call."""
         before = {
@@ -445,7 +466,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             raise
         self._start_fit(classes, settings, encoder, kernel, device)
         self.pretrain_curve_ = pretrain_curve
-        return X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype
+        return _Start(X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype)
 
     def _follow(self, stream: Iterator[Snapshot], report, scale: float):
         """Keep the fitted attributes current with each snapshot; report and call back.
@@ -568,8 +589,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if method == "random":
             return rng.standard_normal((d, n_features))
         if method == "pca":
-            return _pca_directions(X, d, rng)
-        return _lda_directions(X, y_index, d, rng)
+            return pca_directions(X, d, rng)
+        return lda_directions(X, y_index, d, rng)
 
     def _check_network(self, n_features: int, d: int) -> None:
         if any(not isinstance(h, Integral) or h < 1 for h in self.hidden_sizes):
@@ -608,55 +629,6 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return evaluate
 
 
-class _Report:
-    """scikit-learn's verbose output on stdout: how the map started, one line per iteration
-    (objective as scikit-learn sums it, seconds), the training time, and a
-    ConvergenceWarning when training ends short of convergence."""
-
-    _STARTS: ClassVar[dict[str, str]] = {
-        "pca": "Finding principal components... ",
-        "lda": "Finding most discriminative components... ",
-    }
-
-    def __init__(self, estimator, verbose: int):
-        self.name, self.verbose = type(estimator).__name__, verbose
-        self.clock, self.last = time.perf_counter(), 0.0
-
-    @contextlib.contextmanager
-    def timing_start(self, settings):
-        method = settings["init"] if isinstance(settings["init"], str) else None
-        start = time.perf_counter()
-        if self.verbose and method in self._STARTS:
-            print(self._STARTS[method], end="", flush=True)
-        yield
-        if self.verbose and method in self._STARTS:
-            print(f"done in {time.perf_counter() - start:5.2f}s")
-
-    def pretrain_epoch(self, epoch: int, loss: float) -> None:
-        if self.verbose:
-            print(f"[{self.name}] pre-training epoch {epoch:>4}: reconstruction error {loss:.6f}")
-
-    def epoch(self, snap: Snapshot, scale: float) -> None:
-        """One line; ``scale`` turns a per-point objective into scikit-learn's sum."""
-        if not self.verbose:
-            return
-        if snap.epoch == 0:
-            header = f"{'Iteration':>10} {'Objective Value':>20} {'Time(s)':>10}"
-            print(f"[{self.name}]\n[{self.name}] {header}\n[{self.name}] {'-' * len(header)}")
-        print(
-            f"[{self.name}] {snap.epoch:>10} {snap.objective * scale:>20.6e} {snap.elapsed - self.last:>10.2f}"
-        )
-        self.last = snap.elapsed
-
-    def finish(self, converged: bool, message: str = "") -> None:
-        if not self.verbose:
-            return
-        if not converged:
-            reason = message or "max_iter reached before the objective settled"
-            warnings.warn(f"[{self.name}] NCA did not converge: {reason}", ConvergenceWarning, stacklevel=4)
-        print(f"[{self.name}] Training took {time.perf_counter() - self.clock:8.2f}s.")
-
-
 def _check_augment(augment, X: np.ndarray, dtype: torch.dtype, device) -> None:
     """Try ``augment`` on two rows as training will hand them over, so that a mismatch is
     refused before training starts."""
@@ -680,34 +652,3 @@ def _display_index(y, size: int | None, seed: int) -> np.ndarray:
     if size is None:
         return np.arange(len(y))
     return stratified_subsample(y, size, seed) if size else np.arange(0)
-
-
-def _pca_directions(X, d, rng) -> np.ndarray:
-    n_components = min(d, *X.shape)
-    pca = PCA(n_components=n_components, random_state=rng).fit(X)
-    directions = pca.components_
-    if len(directions) < d:  # fewer samples than d: complete with random unit rows
-        extra = rng.standard_normal((d - len(directions), X.shape[1]))
-        directions = np.vstack([directions, extra / np.linalg.norm(extra, axis=1, keepdims=True)])
-    return directions
-
-
-def _lda_directions(X, y_index, d, rng) -> np.ndarray:
-    n_classes = int(y_index.max()) + 1
-    available = min(X.shape[1], n_classes - 1)
-    if available < 1:
-        warnings.warn("init='lda' needs at least two classes; starting from PCA", stacklevel=4)
-        return _pca_directions(X, d, rng)
-    try:
-        with np.errstate(all="ignore"):  # overflow shows as non-finite directions, below
-            directions = discriminant_directions(X, y_index)[:d]
-    except np.linalg.LinAlgError:  # the SVD did not converge (e.g. non-finite scatter)
-        directions = np.empty((0, X.shape[1]))
-    if not np.isfinite(directions).all():  # e.g. variances that underflow
-        directions = np.empty((0, X.shape[1]))
-    if len(directions) == 0:
-        warnings.warn("LDA found no discriminant direction on this data; starting from PCA", stacklevel=4)
-        return _pca_directions(X, d, rng)
-    if d > len(directions):  # rules.resolve has warned when the class count caps LDA
-        directions = np.vstack([directions, _pca_directions(X, d - len(directions), rng)])
-    return directions
