@@ -34,6 +34,7 @@ from nca_core.runs.run import recommended_config
 
 from . import state
 from .data import UPLOAD_NAME, session_cached, shared_unless_upload
+from .jobs import JobState
 
 BRUSH = "compare-brush"  # session key: {"dataset", "panel", "rows"}, rows of the display subset
 SELECTION_PARAMS = (live_charts.BOX, live_charts.PICK)  # a 2-D panel's Vega-Lite selections
@@ -156,7 +157,7 @@ def train_page_fit(name: str, d: int, standardize: bool, deep: bool = False) -> 
     """The Train page's run when it matches and finished (a stopped run is part-trained, so
     it would understate NCA), with where it came from in words; else None."""
     active = _matching_train_run(name, d, standardize, deep)
-    if active is None or active.job.state != "finished":
+    if active is None or active.job.state != JobState.FINISHED:
         return None
     source = (
         f"the run from the Train page ({_full_epochs(active)} epochs), whose fit time counts training "
@@ -168,7 +169,7 @@ def train_page_fit(name: str, d: int, standardize: bool, deep: bool = False) -> 
 def train_page_note(name: str, d: int, standardize: bool, deep: bool = False) -> str | None:
     """Why a Train page run with these settings is not the one shown (it was stopped), if so."""
     active = _matching_train_run(name, d, standardize, deep)
-    if active is None or active.job.state == "finished":
+    if active is None or active.job.state == JobState.FINISHED:
         return None
     return (
         f"The Train page's run was stopped after {_full_epochs(active)} of {active.run.config.max_iter} "

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -99,13 +100,24 @@ _tickets = iter(range(1, 1 << 62))
 _ticket_lock = threading.Lock()
 
 
+class JobState(str, Enum):
+    """Where a job is. A str, so that pages and tests may compare it with its value."""
+
+    QUEUED = "queued"  # waiting for a training slot
+    RUNNING = "running"
+    PAUSED = "paused"
+    FINISHED = "finished"  # trained to the end
+    STOPPED = "stopped"  # by Stop, a closed tab, or before it had a slot
+    FAILED = "failed"  # ``error`` says why
+
+
 @dataclass
 class TrainingJob:
     """One training run. ``make_stream(should_stop)`` is called in the worker thread; the
     stream it returns asks ``should_stop()`` between minibatches (``NCA.fit_iter``).
 
-    Attributes read by the page: ``snapshots`` (append-only), ``state`` ("queued",
-    "running", "paused", "finished", "stopped", "failed"), ``error`` and ``stop_reason``.
+    Attributes read by the page: ``snapshots`` (append-only), ``state`` (a ``JobState``),
+    ``error`` and ``stop_reason``.
     ``pace(snapshot)`` gives the least seconds a frame stays before training goes on, or
     None to leave the frame out (else ``max_epochs_per_second`` caps every frame). With
     ``hold_first_frame`` > 0, training waits after the start frame until the page has drawn
@@ -128,7 +140,7 @@ class TrainingJob:
     threads: int | None = None
     steady_from: float = 0.0
     snapshots: list[Snapshot] = field(default_factory=list)
-    state: str = "queued"
+    state: JobState = JobState.QUEUED
     error: str | None = None
     stop_reason: str | None = None
     started: float = field(default_factory=time.monotonic)
@@ -198,12 +210,12 @@ class TrainingJob:
 
     @property
     def queue_position(self) -> int:
-        return self.slots.position(self.ticket) if self.state == "queued" else 0
+        return self.slots.position(self.ticket) if self.state == JobState.QUEUED else 0
 
     @property
     def queue_wait(self) -> float | None:
         """Estimated seconds until this queued job starts (None: unknown or not queued)."""
-        return self.slots.wait_estimate(self.ticket) if self.state == "queued" else None
+        return self.slots.wait_estimate(self.ticket) if self.state == JobState.QUEUED else None
 
     @property
     def latest(self) -> Snapshot | None:
@@ -234,29 +246,29 @@ class TrainingJob:
         from nca_core.training.loop import TrainingDiverged
 
         if not self.slots.acquire(self.ticket, self._should_stop, lambda: self.seconds_left):
-            self.state = "stopped"
+            self.state = JobState.STOPPED
             return
         stream = None
         try:
             if self.threads:
                 torch.set_num_threads(self.threads)
-            self.state = "running"
+            self.state = JobState.RUNNING
             stream = self.make_stream(self._stop.is_set)
             self._follow(stream)
-            self.state = "stopped" if self._stop.is_set() or self.stop_reason else "finished"
+            self.state = JobState.STOPPED if self._stop.is_set() or self.stop_reason else JobState.FINISHED
         except TrainingDiverged as exc:
-            self.state, self.error = "failed", str(exc)
+            self.state, self.error = JobState.FAILED, str(exc)
         except torch.OutOfMemoryError:
-            self.state = "failed"
+            self.state = JobState.FAILED
             self.error = (
                 "The device ran out of memory. Lower the batch size or the display subset, or "
                 "choose a smaller dataset; the last good snapshot is kept."
             )
         except MemoryError:
-            self.state = "failed"
+            self.state = JobState.FAILED
             self.error = "The machine ran out of memory; the last good snapshot is kept."
         except Exception as exc:  # reported on the page instead of killing the thread silently
-            self.state, self.error = "failed", f"Training stopped: {exc}"
+            self.state, self.error = JobState.FAILED, f"Training stopped: {exc}"
         finally:
             self.ended = time.monotonic()
             if stream is not None:
@@ -345,7 +357,7 @@ class TrainingJob:
             self._steps_allowed = 0  # a step ends at the end of an epoch
             self._resume.clear()
         if not self._resume.is_set():
-            self.state = "paused"
+            self.state = JobState.PAUSED
             self._paused_since = time.monotonic()
             try:
                 while not self._resume.wait(timeout=0.1):
@@ -355,7 +367,7 @@ class TrainingJob:
                 self._paused += time.monotonic() - self._paused_since
                 self._paused_since = None
             if not self._stop.is_set():
-                self.state = "running"
+                self.state = JobState.RUNNING
 
 
 def progress(snap: Snapshot) -> float:

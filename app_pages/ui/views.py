@@ -14,6 +14,7 @@ from nca_core.util.formatting import percent
 
 from . import notices, presentation, thumbnails
 from .data import dataset_title
+from .jobs import JobState
 from .jobs import progress as progress_of
 from .state import ActiveRun
 
@@ -36,12 +37,12 @@ def redraw_seconds(n_train: int, n_components: int) -> tuple[float, float]:
 
 
 STATE_TEXT = {
-    "queued": "waiting for a free training slot",
-    "running": "training",
-    "paused": "paused",
-    "finished": "finished",
-    "stopped": "stopped",
-    "failed": "stopped with an error",
+    JobState.QUEUED: "waiting for a free training slot",
+    JobState.RUNNING: "training",
+    JobState.PAUSED: "paused",
+    JobState.FINISHED: "finished",
+    JobState.STOPPED: "stopped",
+    JobState.FAILED: "stopped with an error",
 }
 
 
@@ -76,19 +77,19 @@ def status_text(active: ActiveRun) -> str:
     """One line: epoch, state, elapsed (frozen once the run ends), time left, speed, device."""
     job, config = active.job, active.run.config
     status = STATE_TEXT.get(job.state, job.state)
-    if job.state == "queued":
+    if job.state == JobState.QUEUED:
         wait = job.queue_wait
         estimate = f", about {_fmt_seconds(wait)}" if wait is not None else ", estimating the wait"
         status += f" (place {job.queue_position} in line{estimate})"
     elif job.alive and job.stop_requested:
         status = "stopping at the next frame"
-    elif job.state == "running" and job.pause_requested:
+    elif job.state == JobState.RUNNING and job.pause_requested:
         status = "pausing at the next frame"
     latest = job.latest
     if latest is None:  # no frame yet: say so rather than show "Epoch 0"
         return f"Preparing the run · {status} · {_fmt_seconds(job.elapsed)} elapsed"
     text = f"Epoch {figures.epoch_label(latest)} / {config.max_iter} · {status} · {_fmt_seconds(job.elapsed)} elapsed"
-    if job.state == "running" and job.seconds_left is not None:
+    if job.state == JobState.RUNNING and job.seconds_left is not None:
         text += f" · about {_fmt_seconds(job.seconds_left)} left"
     if job.epochs_per_second:
         text += f" · {_fmt_speed(job.epochs_per_second)}"
@@ -240,7 +241,7 @@ def _live_embedding(active: ActiveRun, data: Dataset, snap, ranges, big: bool = 
     the picture holds still (paused or ended): the pictures of MNIST's 3,000 drawn points
     are about 0.9 MB, too much to send with every frame of a live run."""
     points = active.run.display_index
-    still = not active.job.alive or active.job.state == "paused"
+    still = not active.job.alive or active.job.state == JobState.PAUSED
     pictures = thumbnails.for_points(active.dataset, data, points) if still else None
     rows = live_charts.embedding_rows(
         snap.embedding, active.run.display_labels, data.classes,
