@@ -31,6 +31,7 @@ import contextlib
 import functools
 import time
 import warnings
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -250,7 +251,13 @@ class KNNIndex:
             1.01 * float(torch.linalg.vector_norm(self._R, dim=1).max()) ** 2 if len(self._R) else 0.0
         )
         start = time.perf_counter()
-        self._faiss = self._build(deterministic) if self.backend == "faiss" else None
+        # what answers searches of the index's own kind; exact re-searches after an HNSW
+        # search go through the blocked torch search, which every index can run
+        self._exact = _TorchSearch(self._R, self.max_block_elements)
+        if self.backend == "faiss":
+            self._search = _FaissSearch(self._R, self.kind, deterministic, self.ef_search)
+        else:
+            self._search = self._exact
         self.build_seconds = time.perf_counter() - start
 
     def _resolve(self, index: str, backend: str, n_queries: int | None) -> tuple[str, str]:
@@ -270,28 +277,9 @@ class KNNIndex:
             index = choose_index(len(self._R), n_queries) if backend == "faiss" else "exact"
         return backend, index
 
-    def _build(self, deterministic: bool):
-        faiss = _faiss()
-        R = np.ascontiguousarray(self._R.cpu().numpy(), dtype=np.float32)
-        if self.kind == "exact":
-            index = faiss.IndexFlatL2(R.shape[1])
-            index.add(R)
-            return index
-        index = faiss.IndexHNSWFlat(R.shape[1], HNSW_M)
-        index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-        with _faiss_threads(1 if deterministic else torch.get_num_threads()):
-            index.add(R)
-        return index
-
     @property
     def nbytes(self) -> int:
-        if self._faiss is None:
-            return self._R.numel() * self._R.element_size()
-        vectors = self._faiss.ntotal * self._faiss.d * 4
-        if self.kind == "exact":
-            return vectors
-        graph = self._faiss.hnsw
-        return vectors + graph.neighbors.size() * 4 + graph.offsets.size() * 8 + graph.levels.size() * 4
+        return self._search.nbytes
 
     def predict(self, Z_query, k: int = 5, *, self_index=None) -> np.ndarray:
         """Labels of the queries by a majority vote of their k nearest references.
@@ -356,31 +344,20 @@ class KNNIndex:
             raise ValueError("need at least one reference other than the query itself")
         return Q, own, k
 
-    def _by_faiss(self, kind: str) -> bool:
-        return self._faiss is not None and kind == self.kind
+    def _backend_for(self, kind: str) -> _Search:
+        return self._search if kind == self.kind else self._exact
 
     def _candidates(self, Q: torch.Tensor, want: int, own: np.ndarray | None, kind: str):
         """(values, indices), each (n, want): candidates nearest first in the backend's own
         arithmetic, own index excluded; values are distances up to a per-row constant."""
-        if not self._by_faiss(kind):
-            own_t = None if own is None else torch.as_tensor(own, device=self.device)
-            blocks = list(_nearest(Q.to(self._R.dtype), self._R, want, own_t, self.max_block_elements))
-            return torch.cat([v for _, v, _ in blocks]), torch.cat([i for _, _, i in blocks])
-        queries = np.ascontiguousarray(Q.cpu().numpy(), dtype=np.float32)
-        params = (
-            _faiss().SearchParametersHNSW(efSearch=max(self.ef_search, want + 1)) if kind == "hnsw" else None
-        )
-        with _faiss_threads(torch.get_num_threads()):
-            values, found = self._faiss.search(queries, want + (own is not None), params=params)
-        if own is not None:
-            values, found = _drop_self(values, found, own)
-        return torch.from_numpy(values).to(self.device), torch.from_numpy(found).to(self.device)
+        values, found = self._backend_for(kind).candidates(Q, want, own)
+        return values.to(self.device), found.to(self.device)
 
     def _slack(self, Q: torch.Tensor, kind: str) -> torch.Tensor:
         """Per query, a bound on the rounding error of any squared distance computed in the
         search's precision eps: (d + 2) eps (|q|^2 + |r|^2) for d-term sums, taken as
         2 (d + 4) eps (...) to cover inputs rounded to float32 first."""
-        eps = np.finfo(np.float32).eps if self._by_faiss(kind) else torch.finfo(self._R.dtype).eps
+        eps = self._backend_for(kind).eps
         q = Q.to(self._exact_device, torch.float64)
         return 2 * (Q.shape[1] + 4) * eps * ((q * q).sum(1) + self._ref_sq_max)
 
@@ -415,6 +392,70 @@ class KNNIndex:
         dist[candidates < 0] = float("inf")  # FAISS pads with -1 when it finds too few
         order = _lexsort_rows(dist, candidates)
         return dist.gather(1, order), candidates.gather(1, order)
+
+
+class _Search(Protocol):
+    """A way to propose each query's nearest references, in its own arithmetic."""
+
+    eps: float  # the machine epsilon of the distances it ranks by
+    nbytes: int  # bytes the index holds
+
+    def candidates(
+        self, Q: torch.Tensor, want: int, own: np.ndarray | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(values, indices), each (n_query, want), nearest first, ``own[i]`` left out of row i."""
+
+
+class _TorchSearch:
+    """Exact search by blocks of squared distances in the references' dtype and device."""
+
+    def __init__(self, R: torch.Tensor, max_block_elements: int):
+        self.R, self.max_block_elements = R, max_block_elements
+        self.eps = torch.finfo(R.dtype).eps
+        self.nbytes = R.numel() * R.element_size()
+
+    def candidates(self, Q, want, own):
+        own_t = None if own is None else torch.as_tensor(own, device=self.R.device)
+        blocks = list(_nearest(Q.to(self.R.dtype), self.R, want, own_t, self.max_block_elements))
+        return torch.cat([v for _, v, _ in blocks]), torch.cat([i for _, _, i in blocks])
+
+
+class _FaissSearch:
+    """A FAISS index of float32 vectors: flat (exact) or an HNSW graph."""
+
+    eps = float(np.finfo(np.float32).eps)
+
+    def __init__(self, R: torch.Tensor, kind: str, deterministic: bool, ef_search: int):
+        faiss = _faiss()
+        vectors = np.ascontiguousarray(R.cpu().numpy(), dtype=np.float32)
+        self.kind, self.ef_search = kind, ef_search
+        if kind == "exact":
+            self.index = faiss.IndexFlatL2(vectors.shape[1])
+            self.index.add(vectors)
+        else:
+            self.index = faiss.IndexHNSWFlat(vectors.shape[1], HNSW_M)
+            self.index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+            with _faiss_threads(1 if deterministic else torch.get_num_threads()):
+                self.index.add(vectors)
+
+    @property
+    def nbytes(self) -> int:
+        vectors = self.index.ntotal * self.index.d * 4
+        if self.kind == "exact":
+            return vectors
+        graph = self.index.hnsw
+        return vectors + graph.neighbors.size() * 4 + graph.offsets.size() * 8 + graph.levels.size() * 4
+
+    def candidates(self, Q, want, own):
+        queries = np.ascontiguousarray(Q.cpu().numpy(), dtype=np.float32)
+        params = None
+        if self.kind == "hnsw":
+            params = _faiss().SearchParametersHNSW(efSearch=max(self.ef_search, want + 1))
+        with _faiss_threads(torch.get_num_threads()):
+            values, found = self.index.search(queries, want + (own is not None), params=params)
+        if own is not None:
+            values, found = _drop_self(values, found, own)
+        return torch.from_numpy(values), torch.from_numpy(found)
 
 
 def knn_predict(

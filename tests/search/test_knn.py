@@ -186,7 +186,7 @@ def test_index_sizes_count_vectors_and_graph_links(digits_split):
     flat = KNNIndex(X_train, y_train, "exact", device="cpu")
     assert flat.nbytes == X_train.shape[0] * X_train.shape[1] * 4
     graph = KNNIndex(X_train, y_train, "hnsw", device="cpu")
-    serialised = faiss.serialize_index(graph._faiss).nbytes
+    serialised = faiss.serialize_index(graph._search.index).nbytes
     assert graph.nbytes > flat.nbytes and abs(serialised - graph.nbytes) < 1024  # header aside
     assert KNNIndex(X_train, y_train, "exact", backend="torch", device="cpu").nbytes == X_train.nbytes
 
@@ -227,13 +227,13 @@ def test_searches_use_torchs_thread_count_and_restore_faiss(digits_split):
     X_train, y_train, X_test, _ = digits_split
     index = KNNIndex(X_train, y_train, "exact", device="cpu")
     before, seen = faiss.omp_get_max_threads(), []
-    original = index._faiss.search
+    original = index._search.index.search
 
     def spy(*args, **kwargs):
         seen.append(faiss.omp_get_max_threads())
         return original(*args, **kwargs)
 
-    index._faiss.search = spy
+    index._search.index.search = spy
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
