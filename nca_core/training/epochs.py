@@ -2,7 +2,7 @@
 
 A ``Problem`` is what is optimised (an encoder and kernel on class-sorted data); an epoch
 strategy owns an optimiser and knows how to take one epoch's steps on it. The training
-loop (``training.train``) takes one strategy and does not know which it has:
+loop (``loop.train``) takes one strategy and does not know which it has:
 
 - ``LBFGSEpochs``: one full-batch L-BFGS iteration, neighbours from all points;
 - ``MinibatchEpochs``: a pass over the anchors in batches, neighbours from all points;
