@@ -12,7 +12,7 @@ one run, prints three Markdown tables:
 2. the issue's checks: NCA exact against FAISS flat on the same vectors, NCA with the
    library's pick against the best exact raw search, and their errors;
 3. the kNN scoring during training (leave-one-out on a stratified 2,000 plus 2,000 test
-   queries against every training point, as ``runs.Run`` asks each epoch): torch against
+   queries against every training point, as ``runs.run.Run`` asks each epoch): torch against
    the library's default.
 
 NCA is ``comparison.quick_nca``: the recommended settings on a stratified subset of
@@ -138,7 +138,7 @@ def checks(raw: dict, nca: dict, d: int) -> None:
 
 
 def evaluation(Z_train, y_train, Z_test, y_test, k: int, repeats: int) -> None:
-    """The per-epoch scoring of ``runs.Run``: torch (as before FAISS) against the default."""
+    """The per-epoch scoring of ``runs.run.Run``: torch (as before FAISS) against the default."""
     sample = stratified_subsample(y_train, EVAL_POINTS, seed=0)
     test = stratified_subsample(y_test, EVAL_POINTS, seed=0)
     print(

@@ -33,7 +33,7 @@ CANDIDATES = {
 }
 
 
-def test_error(model: NCA, data) -> float:
+def five_nn_error(model: NCA, data) -> float:
     Z_train = model.transform(data.X_train).astype(np.float32)
     Z_test = model.transform(data.X_test).astype(np.float32)
     return float(np.mean(knn_predict(Z_test, Z_train, data.y_train, k=5, device="cpu") != data.y_test))
@@ -59,7 +59,7 @@ def main() -> None:
                 start = time.perf_counter()
                 model.fit(data.X_train, data.y_train)
                 seconds.append(time.perf_counter() - start)
-                errors.append(test_error(model, data))
+                errors.append(five_nn_error(model, data))
                 if not resolved:
                     settings = model._resolve(DataShape(len(data.y_train), data.n_features, data.n_classes))
                     resolved = ", ".join(f"{k}={settings[k]}" for k in SHOWN)

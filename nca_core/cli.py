@@ -1,8 +1,8 @@
 """``python -m nca_core train``: train NCA on a registered dataset from the command line.
 
-The run settings' flags are generated from ``settings.SETTINGS`` (the same declaration as
+The run settings' flags are generated from ``config.settings.SETTINGS`` (the same declaration as
 the app's controls); a flag left out takes the value recommended for the dataset, as the
-app's sidebar does. Training goes through ``runs.Run``, as in the app, so the model file
+app's sidebar does. Training goes through ``runs.run.Run``, as in the app, so the model file
 (.npz, see ``nca_core.estimator.model_io``) acts on raw inputs, with any standardisation folded in.
 Also writes a metrics JSON (settings, per-epoch objective and kNN accuracies, final kNN
 test error, timings) and, with ``--snapshots``, the display embeddings of every epoch.

@@ -17,7 +17,6 @@ from functools import partial
 import numpy as np
 import pandas as pd
 import streamlit as st
-from threadpoolctl import threadpool_limits
 
 from nca_core.datasets import Dataset
 from nca_core.plots import figures, live_charts
@@ -31,6 +30,7 @@ from nca_core.runs.comparison import (
     training_subset,
 )
 from nca_core.runs.run import recommended_config
+from nca_core.util.threads import one_blas_thread
 
 from . import state
 from .data import UPLOAD_NAME, session_cached, shared_unless_upload
@@ -56,17 +56,10 @@ def scored_data(data: Dataset) -> Dataset:
     return training_subset(data)
 
 
-def _one_blas_thread():
-    """numpy's linear algebra on one thread while the block runs. The server's pages share
-    two cores with training jobs, other sessions and often the browser; OpenBLAS's threads
-    then wait on each other (LDA's SVD on MNIST's subset took many times longer on two
-    threads of a loaded 2-core machine than on one) and the browser draws the first panels
-    late."""
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _fit(method: str, data: Dataset, d: int, standardize: bool) -> Fitted:
-    with _one_blas_thread():
+    with one_blas_thread():  # the pages share two cores with training jobs and the browser
         return Fitted(*fit_baseline(method, data, d, standardize))
 
 
@@ -87,7 +80,7 @@ def baseline_fit(method: str, name: str, data: Dataset, d: int, standardize: boo
 
 def score(label: str, fitted: Fitted, data: Dataset, k: int, display_index) -> MethodResult:
     """``fitted`` scored with k-NN on ``data`` (the scored subset), named ``label``."""
-    with _one_blas_thread():
+    with one_blas_thread():  # the pages share two cores with training jobs and the browser
         return evaluate(label, fitted.transform, data, k, display_index, fitted.fit_seconds, fitted.note)
 
 

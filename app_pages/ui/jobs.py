@@ -110,6 +110,9 @@ class JobState(str, Enum):
     STOPPED = "stopped"  # by Stop, a closed tab, or before it had a slot
     FAILED = "failed"  # ``error`` says why
 
+    def __str__(self) -> str:  # its value, on Python 3.11+ too
+        return self.value
+
 
 @dataclass
 class TrainingJob:

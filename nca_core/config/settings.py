@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .rules import OPTIONS, augments_anchors, default_learning_rate, neighbor_source, uses_minibatches
+from .rules import OPTIONS, SHIFTS, augments_anchors, default_learning_rate, neighbor_source, uses_minibatches
 
 __all__ = ["SETTINGS", "RunConfig", "Setting", "parse_boolean", "parse_dof", "parse_flag", "parse_layer_sizes"]
 
@@ -78,12 +78,15 @@ class Setting:
         if self.choices:
             if value not in self.choices:
                 raise ValueError(f"must be {self.describe()}")
-        elif self.parser is None and self.low is not None and not (math.isfinite(value) and self.low <= value <= self.high):
+        elif self.parser is not None:
+            self.parser(self.text_of(value))  # a value the text form accepts (raises ValueError)
+        elif self.low is not None and not (math.isfinite(value) and self.low <= value <= self.high):
             raise ValueError(f"must be {self.describe()}")
 
     def describe(self) -> str:
         if self.choices:
-            return "one of " + ", ".join(self.text_of(c) for c in self.choices)
+            separator = "; " if self.kind is tuple else ", "  # "32,32; 64,64", not "32,32, 64,64"
+            return "one of " + separator.join(self.text_of(c) for c in self.choices)
         if self.parser is not None:
             return self.values_text
         if self.kind is bool:
@@ -213,12 +216,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Every step sees its images moved by up to this many pixels, differently each time, so "
         "a network cannot learn the training images by heart. For images, with neighbours from "
         "a memory bank or the batch.",
-        "Optimiser", "select_slider", choices=(0, 1, 2), url_key="shift", reset_on=("encoder",),
+        "Optimiser", "select_slider", choices=SHIFTS, url_key="shift", reset_on=("encoder",),
         labels={0: "off", 1: "1 pixel", 2: "2 pixels"}, applies=_anchors_alone, bound="image_shape",
     ),
     Setting(
         "max_iter", 60, "Epochs", "Passes over the training set (L-BFGS: iterations).",
-        "Optimiser", "slider", low=1, high=300, url_key="epochs",
+        "Optimiser", "slider", low=1, high=300, url_key="epochs",  # the link key from before the rename
     ),
     Setting(
         "weight_decay", 0.0, "L2 weight on the map",

@@ -11,12 +11,11 @@ anchors whose class mates are far away.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
-__all__ = ["DENSE_MAX_SAMPLES", "DenseObjective", "one_blas_thread"]
+__all__ = ["DENSE_MAX_SAMPLES", "DenseObjective"]
 
 # Up to this many points the (n, n) float64 matrices stay in cache and one evaluation
 # costs less than the blockwise engine's calls; beyond it they do not, and the blockwise
@@ -50,7 +49,8 @@ class DenseObjective:
 
     def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(loss, gradient) at the flat float64 vector ``x`` (``lbfgs.LBFGS``'s interface).
-        Fastest inside ``one_blas_thread()``."""
+        Fastest inside ``util.threads.numpy_blas_on_one_thread()``: BLAS's threads cost more than they
+        share on matrices this small."""
         params = x.reshape(self.shape)
         Z = self.X * params if self.diagonal else self.X @ params.T
         terms, W = self._terms_and_weights(Z)
@@ -101,21 +101,6 @@ class DenseObjective:
         same -= P
         same *= mate
         return np.where(mate, log_p, 0.0), same
-
-
-def one_blas_thread():
-    """A context in which numpy's BLAS runs on one thread: on matrices this small its
-    threads cost more than they share, and they contend with torch's threads between
-    evaluations (benchmarks/sklearn_parity.py)."""
-    return _blas().limit(limits=1, user_api="blas")
-
-
-@functools.cache
-def _blas():
-    """The process's BLAS thread pools (found once: tens of milliseconds)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
 
 
 # Logits under a row's largest by more than this count as that much under: e^-300 is

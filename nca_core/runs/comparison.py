@@ -279,7 +279,7 @@ def quick_nca(
     """NCA with the dataset's recommended settings, trained on a stratified subset.
 
     At most ``max_train`` training points (``training_subset``) keep the fit to seconds on
-    MNIST; ``encoder="mlp"`` fits deep NCA (``runs.recommended_config``). With
+    MNIST; ``encoder="mlp"`` fits deep NCA (``runs.run.recommended_config``). With
     ``cache_dir`` the model is saved there (``save_model``'s .npz, no pickle, with its fit
     time beside it in .json), named by the settings and the subset's bytes, and later calls
     load it instead of training. ``progress(epoch, epochs)`` is called after each epoch.

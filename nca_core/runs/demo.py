@@ -5,7 +5,7 @@ a set such as wine that start already separates the classes: an audience pressin
 Train would watch a finished picture grow. ``demo_start`` measures the recommended start
 and, when it already separates the classes, picks the first of PCA, the identity (the first
 d measurements as the axes) and a random map whose start leaves them mixed. The estimator's
-defaults and ``runs.recommended_config`` stay as they are; the app offers this as the Train
+defaults and ``runs.run.recommended_config`` stay as they are; the app offers this as the Train
 page's default, and says so.
 """
 

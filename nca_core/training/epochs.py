@@ -37,6 +37,7 @@ from ..objective.losses import (
     objective_terms,
 )
 from ..search import knn
+from ..util.threads import numpy_blas_on_one_thread
 from .distributed import LOCAL, DataParallelGroup, active_world_size
 from .encoders import DiagonalEncoder, LinearEncoder
 from .gradients import (
@@ -183,7 +184,7 @@ class LBFGSEpochs:
         self.scale = float(len(problem.X)) if problem.objective in PER_ANCHOR_OBJECTIVES else 1.0
         x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
         if dense_applies(problem):
-            self.lbfgs = LBFGS(DenseObjective(problem), x0, ftol=tol, gtol=tol, within=dense.one_blas_thread)
+            self.lbfgs = LBFGS(DenseObjective(problem), x0, ftol=tol, gtol=tol, within=numpy_blas_on_one_thread)
         else:
             self.lbfgs = LBFGS(self._loss, x0, ftol=tol, gtol=tol)
         self._set(self.lbfgs.x)
@@ -227,8 +228,10 @@ class LBFGSEpochs:
     def steps(self, epoch: int) -> Iterator[tuple[int, int, float]]:
         """One iteration is the whole epoch: a single (1, 1, value). Nothing once the search
         has ended: scipy says so when asked for the iterate after its last one."""
-        f = self.lbfgs.step()
-        self._set(self.lbfgs.x)
+        try:
+            f = self.lbfgs.step()
+        finally:  # the last iterate, not a trial point of the line search
+            self._set(self.lbfgs.x)
         if not self.lbfgs.converged:
             yield 1, 1, self.problem.penalty() - f / self.scale
 

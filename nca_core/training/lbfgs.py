@@ -30,11 +30,12 @@ _NO_LIMIT = np.iinfo(np.int32).max  # the training loop counts iterations, not s
 class LBFGS:
     """Minimise ``loss(x) -> (value, gradient)`` over a flat float64 vector, step by step.
 
-    ``x`` and ``f`` are the current iterate and its loss. Once the search has ended,
-    ``converged`` is True and ``step`` moves no more; ``stalled`` says it ended without
-    meeting ``ftol`` or ``gtol`` (a failed line search), and ``message`` says why in
-    scipy's words. ``within`` (a context factory) is entered around the whole search, in
-    the thread that evaluates the loss.
+    ``x`` and ``f`` are the current iterate and its loss. Once the search has ended (met
+    ``ftol`` or ``gtol``, failed, or was closed), ``converged`` is True and ``step`` moves
+    no more; ``stalled`` says it ended without meeting ``ftol`` or ``gtol`` (a failed line
+    search, an error in the loss, or ``close``), and ``message`` says why. ``within`` (a
+    context factory) is entered around the first evaluation and around the whole search,
+    in the thread that evaluates the loss.
     """
 
     def __init__(
@@ -44,7 +45,8 @@ class LBFGS:
         self.loss, self.within = loss, within
         self.options = {"maxiter": _NO_LIMIT, "maxfun": _NO_LIMIT, "maxcor": history, "ftol": ftol, "gtol": gtol}
         self.x = np.array(x0, dtype=np.float64)
-        self.f, g = loss(self.x)
+        with within():
+            self.f, g = loss(self.x)
         self._start = (self.x.copy(), self.f, g)  # scipy's first evaluation is this one
         self.converged = self.stalled = False
         self.message = ""
@@ -71,14 +73,18 @@ class LBFGS:
             self.x, self.f = payload
             return self.f
         self.converged, self._worker = True, None
-        if kind == "error":
+        if kind == "error":  # x and f stay at the last iterate
+            self.stalled, self.message = True, f"the loss raised {type(payload).__name__}: {payload}"
             raise payload
         self.stalled, self.message = not payload.success, payload.message  # ended at its last iterate
         self.x, self.f = np.array(payload.x), float(payload.fun)
         return self.f
 
     def close(self) -> None:
-        """End a search still under way (the worker waits for its next ask)."""
+        """End the search where it is (the worker waits for its next ask); ``step`` then
+        moves no more."""
+        if not self.converged:
+            self.converged, self.stalled, self.message = True, True, "closed before the search ended"
         worker, self._worker = self._worker, None
         if worker is not None and worker.is_alive():
             self._going_on = False
@@ -102,7 +108,8 @@ class LBFGS:
             self._event = ("done", result)
         except BaseException as exc:  # handed to the caller's thread, raised there
             self._event = ("error", exc)
-        self._ready.release()  # after close() nobody waits for it: harmless
+        with contextlib.suppress(RuntimeError):  # already released if the caller stopped waiting
+            self._ready.release()
 
     def _hand_over(self, intermediate_result) -> None:
         """scipy's callback: give the iterate (a copy: scipy reuses its array) and wait."""

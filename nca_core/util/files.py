@@ -11,6 +11,10 @@ from typing import BinaryIO
 
 __all__ = ["atomic_file", "write_atomic"]
 
+# mkstemp creates files only their owner can read; a file written in place gets 0o666 less
+# the umask, commonly this
+_NEW_FILE_MODE = 0o644
+
 
 @contextlib.contextmanager
 def atomic_file(path: Path, *, suffix: str = ".part", check: Callable[[Path], None] | None = None) -> Iterator[BinaryIO]:
@@ -24,6 +28,7 @@ def atomic_file(path: Path, *, suffix: str = ".part", check: Callable[[Path], No
     """
     path = Path(path)
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.chmod(temp, path.stat().st_mode & 0o777 if path.exists() else _NEW_FILE_MODE)
     try:
         with os.fdopen(handle, "wb") as out:
             yield out

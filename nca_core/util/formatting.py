@@ -23,7 +23,7 @@ def percent(fraction: float, decimals: int = 0) -> str:
 
 def byte_size(n_bytes: float) -> str:
     """Bytes in the unit that keeps three significant digits: 20.1 kB, not 0.0 MB."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n_bytes >= scale:
-            return f"{n_bytes / scale:.3g} {unit}"
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if float(f"{n_bytes / scale:.3g}") >= 1:  # as it reads once rounded: 999,999 is 1 MB
+            return f"{float(f'{n_bytes / scale:.3g}'):g} {unit}"
     return f"{n_bytes:.0f} bytes"

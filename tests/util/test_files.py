@@ -10,6 +10,15 @@ def test_the_file_appears_whole_and_nothing_else_is_left(tmp_path):
     write_atomic(target, b"new contents")
     assert target.read_bytes() == b"new contents"
     assert [p.name for p in tmp_path.iterdir()] == ["model.npz"]
+    assert target.stat().st_mode & 0o777 == 0o644  # readable as a file written in place, not private
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path):
+    target = tmp_path / "metrics.json"
+    target.write_bytes(b"old")
+    target.chmod(0o600)
+    write_atomic(target, b"new")
+    assert (target.read_bytes(), target.stat().st_mode & 0o777) == (b"new", 0o600)
 
 
 def test_an_error_while_writing_keeps_the_old_file_and_removes_the_temporary_one(tmp_path):

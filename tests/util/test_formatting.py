@@ -25,7 +25,10 @@ def test_percent_never_rounds_to_all_or_nothing_unless_it_is(fraction, decimals,
 
 @pytest.mark.parametrize(
     "n_bytes, text",
-    [(100, "100 bytes"), (20_096, "20.1 kB"), (322_000, "322 kB"), (1_000_000, "1 MB"), (2.5e9, "2.5 GB")],
+    [
+        (100, "100 bytes"), (20_096, "20.1 kB"), (322_000, "322 kB"), (1_000_000, "1 MB"), (2.5e9, "2.5 GB"),
+        (999.6, "1 kB"), (999_999, "1 MB"), (1.5e12, "1.5 TB"),  # as they read once rounded
+    ],
 )
 def test_byte_sizes_keep_three_significant_digits_in_the_largest_unit(n_bytes, text):
     assert byte_size(n_bytes) == text
