@@ -35,6 +35,7 @@ __all__ = [
     "auto_kernel",
     "auto_objective",
     "auto_schedule",
+    "auto_shift",
     "default_learning_rate",
     "image_shift",
     "locked_values",
@@ -166,9 +167,19 @@ def network_preset(image_shape: tuple[int, int] | None, optimizer: str = "adam")
         "objective": auto_objective("mlp"),
         "learning_rate_schedule": auto_schedule("mlp"),
         "neighbors": neighbors,
-        "shift": image_shift(image_shape) if augments_anchors(optimizer, neighbors) else 0,
+        "shift": auto_shift("mlp", image_shape, optimizer, neighbors),
         **locked_values("mlp"),
     }
+
+
+def auto_shift(
+    encoder: str, image_shape: tuple[int, int] | None, optimizer: str, neighbors: str, n_candidates: int | None = None
+) -> int:
+    """The shift for "auto": ``image_shift`` pixels for a network whose anchors are encoded
+    on their own (``augments_anchors``); none for a map or anchors recomputed with the rest."""
+    if encoder != "mlp" or not augments_anchors(optimizer, neighbors, n_candidates):
+        return 0
+    return image_shift(image_shape)
 
 
 def image_shift(image_shape: tuple[int, int] | None) -> int:
@@ -276,13 +287,13 @@ def _shift(settings: dict, shape: DataShape) -> list[Note]:
     anchors encoded alone (``augments_anchors``); ``augment`` replaces it."""
     s = settings
     image_shape = None if s["image_shape"] is None else tuple(s["image_shape"])
-    alone = augments_anchors(s["optimizer"], s["neighbors"], s["n_candidates"])
     if image_shape is not None and (len(image_shape) != 2 or image_shape[0] * image_shape[1] != shape.n_features):
         s["image_shape"], s["shift"] = None, 0
         problem = f"image_shape {image_shape} does not hold the data's {shape.n_features} features"
         return [Note("image_shape", "error", f"The images' shape does not fit: {problem}.", problem)]
-    if s["shift"] == "auto":
-        s["shift"] = image_shift(image_shape) if s["encoder"] == "mlp" and alone and s["augment"] is None else 0
+    if s["shift"] == "auto":  # a custom augmentation takes the shift's place
+        auto = auto_shift(s["encoder"], image_shape, s["optimizer"], s["neighbors"], s["n_candidates"])
+        s["shift"] = auto if s["augment"] is None else 0
     if s["shift"] and image_shape is None:
         s["shift"] = 0
         return [Note("shift", "error", "Shifting is for images; this dataset's rows are not images, so it is off.",

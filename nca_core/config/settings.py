@@ -115,6 +115,8 @@ def _anchors_alone(values: Mapping[str, Any]) -> bool:
     return augments_anchors(optimizer, neighbors)
 
 
+DOF_MAX = 1000.0  # the Student-t's largest degrees of freedom a link, flag or control takes
+
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "n_components", 2, "Output dimension d",
@@ -157,9 +159,9 @@ SETTINGS: tuple[Setting, ...] = (
         "dof", None, "Degrees of freedom (0 = d − 1)",
         "Smaller means heavier tails. 0 uses the paper's choice, d − 1 (at least 1); "
         "'learn' trains the tail weight by gradient along with the map, from d − 1.",
-        "Map", "dof", low=0.0, high=1000.0, url_key="dof", applies=lambda v: v.get("kernel") == "student-t",
+        "Map", "dof", low=0.0, high=DOF_MAX, url_key="dof", applies=lambda v: v.get("kernel") == "student-t",
         parser=lambda text: parse_dof(text), text_of=lambda dof: "0" if dof is None else str(dof),
-        values_text="a number from 0 to 1000 (0: d − 1) or learn",
+        values_text=f"a number from 0 to {DOF_MAX:g} (0: d − 1) or learn",
     ),
     Setting(
         "objective", "f", "Objective",
@@ -281,7 +283,7 @@ def parse_dof(text: str) -> float | str | None:
     if text.strip().lower() == "learn":
         return "learn"
     value = float(text)
-    if not (math.isfinite(value) and 0.0 <= value <= 1000.0):
+    if not (math.isfinite(value) and 0.0 <= value <= DOF_MAX):
         raise ValueError
     return value or None
 

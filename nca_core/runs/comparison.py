@@ -301,8 +301,8 @@ def quick_nca(
             progress(snap.epoch, config.max_iter)
     model_bytes = run.model_file()
     if path is not None:
-        _write_atomic(path, model_bytes)
-        _write_atomic(path.with_suffix(".json"), json.dumps({"fit_seconds": run.fit_seconds}).encode())
+        _write_to_cache(path, model_bytes)
+        _write_to_cache(path.with_suffix(".json"), json.dumps({"fit_seconds": run.fit_seconds}).encode())
     model = load_model(io.BytesIO(model_bytes))
     return QuickModel(model, n_train, config.max_iter, False, run.fit_seconds)
 
@@ -315,8 +315,8 @@ def _saved_seconds(model_path: Path) -> float | None:
         return None
 
 
-def _write_atomic(path: Path, content: bytes) -> None:
-    """``util.files.write_atomic``, where a read-only cache is skipped."""
+def _write_to_cache(path: Path, content: bytes) -> None:
+    """``util.files.write_atomic``; a cache that cannot be written is skipped."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, content)
