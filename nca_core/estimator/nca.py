@@ -394,18 +394,21 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     ):
         report = Report(self, self.verbose)
         start = self._prepare(X, y, report)
+        offset = _training_offset(start)
         X_t = torch.tensor(start.X, dtype=start.dtype, device=start.device)  # a copy: X may be read-only
+        X_t -= torch.as_tensor(offset, dtype=start.dtype, device=start.device)
         self.display_index_ = _display_index(start.y, display_size, start.seed)
+        X_display = torch.tensor(start.X[self.display_index_], dtype=start.dtype, device=start.device)
         evaluate = None
         if eval_every is not None:
             evaluate = self._make_evaluator(
-                X_t, start.y, X_test, y_test, k, eval_size, start.seed, start.dtype, start.device
+                X_t, start.y, X_test, y_test, k, eval_size, start.seed, start.dtype, start.device, offset
             )
         epochs = self._strategy(start, X_t)
         max_iter = start.settings["max_iter"]
         stream = train(
             epochs, max_iter=max_iter, tol=self.tol, evaluate=evaluate, eval_every=eval_every or 1,
-            X_display=X_t[torch.as_tensor(self.display_index_, device=start.device)], generator=start.generator,
+            X_display=X_display, generator=start.generator,
             frames_per_epoch=frames_per_epoch, should_stop=should_stop,
         )  # fmt: skip
         scale = len(start.X) if start.settings["objective"] != "mcml" else 1
@@ -607,7 +610,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                     f"(n_features, n_components, hidden_sizes) = {previous}"
                 )
 
-    def _make_evaluator(self, X_t, y, X_test, y_test, k, eval_size, seed, dtype, device):
+    def _make_evaluator(self, X_t, y, X_test, y_test, k, eval_size, seed, dtype, device, offset):
         if (X_test is None) != (y_test is None):
             raise ValueError("X_test and y_test must be given together")
         sample = np.arange(len(y)) if eval_size is None else stratified_subsample(y, eval_size, seed)
@@ -615,6 +618,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if X_test is not None:
             X_test = validate_data(self, X_test, reset=False, dtype=[np.float64, np.float32])
             X_test_t = torch.tensor(X_test, dtype=dtype, device=device)
+            X_test_t -= torch.as_tensor(offset, dtype=dtype, device=device)  # as the training rows
             y_test = np.asarray(y_test)
 
         def evaluate(encoder):
@@ -627,6 +631,15 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             return train_acc, test_acc
 
         return evaluate
+
+
+def _training_offset(start: _Start) -> np.ndarray:
+    """What training subtracts from every row: the mean, in float64, for a linear or diagonal
+    map, whose distances it leaves unchanged; then float32 keeps the digits of data far from
+    the origin. A network's output depends on where its inputs lie: nothing for it."""
+    if start.settings["encoder"] == "mlp":
+        return np.zeros(start.X.shape[1])
+    return start.X.mean(0, dtype=np.float64)
 
 
 def _check_augment(augment, X: np.ndarray, dtype: torch.dtype, device) -> None:

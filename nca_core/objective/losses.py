@@ -21,9 +21,11 @@ from collections.abc import Callable
 import torch
 
 from ..config.rules import OBJECTIVES, PER_ANCHOR_OBJECTIVES
+from .kernels import GaussianKernel
 
 __all__ = [
     "OBJECTIVES",
+    "GaussianBlocks",
     "block_terms_and_gradients",
     "kernel_block_gradients",
     "log_class_mass",
@@ -247,15 +249,7 @@ def block_terms_and_gradients(
     anchor_index: torch.Tensor | None,
     objective: str,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Objective terms of a block of anchors and their gradients, in closed form (Gaussian).
-
-    The fast path of the training loop; ``nca_objective`` is its autograd reference.
-    References must be sorted by class, class c occupying rows
-    ``ref_bounds[c]:ref_bounds[c + 1]``, and anchors sorted by class too. Then every
-    same-class sum is a small matrix product on a sub-block, and the gradients need two
-    passes over the (b, n) matrix of neighbour weights W (see ``_anchor_weights``), never a
-    same-class mask. Rows of W sum to zero, so the anchor gradient is 2 (W Z_ref)_i and the
-    reference gradient is 2 (W^T Z_anchor - colsum(W) z_j).
+    """Objective terms of one block of anchors and their gradients (``GaussianBlocks``).
 
     Parameters
     ----------
@@ -273,36 +267,116 @@ def block_terms_and_gradients(
     grad_anchor : Tensor of shape (b, d), d(sum of terms)/d(Z_anchor) through l_ij only
     grad_ref : Tensor of shape (n, d), d(sum of terms)/d(Z_ref)
     """
-    if objective not in PER_ANCHOR_OBJECTIVES:
-        raise ValueError(f"objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
-    d = Z_anchor.shape[1]
-    Z_anchor, Z_ref = _centred(Z_anchor, Z_ref)
-    L = _gaussian_logits(Z_anchor, Z_ref, anchor_index)
-    blocks = _same_class_blocks(y_anchor, ref_bounds)
-    same_logits = [L[a, r].clone() for a, r in blocks]
-    total_shift = _row_shift(L)
-    E = _exp_shifted(L, total_shift, _floor(L.dtype), out=L)  # in place: one (b, n) matrix
-    R = _with_ones(Z_ref)
-    every = E @ R  # (b, d + 1): sum_j e_ij z_j and sum_j e_ij
-    same = torch.zeros_like(every)  # the same over the anchor's class, with its own shift
-    same_shift = torch.zeros_like(total_shift)
-    E_same = []
-    for (a, r), logits in zip(blocks, same_logits):
-        same_shift[a] = _row_shift(logits)
-        E_same.append(_exp_shifted(logits, same_shift[a], _floor(L.dtype)))
-        same[a] = E_same[-1] @ R[r]
-    log_same, log_total = _log_mass(same[:, d], same_shift), _log_mass(every[:, d], total_shift)
-    terms, scale_same, scale_all = _anchor_weights(
-        log_same, log_total, same_shift[:, 0], total_shift[:, 0], objective
-    )
-    grad_anchor = 2.0 * (scale_same * same[:, :d] - scale_all * every[:, :d])
+    blocks = GaussianBlocks(Z_ref, ref_bounds, objective)
+    terms, grad_anchor = blocks.block(Z_anchor, y_anchor, anchor_index)
+    return terms, grad_anchor, blocks.reference_gradient()
 
-    A = _with_ones(Z_anchor)
-    back = -(E.T @ (scale_all * A))  # (n, d + 1): sum_i W_ij [z_i, 1], the -beta part
-    for (a, r), E_c in zip(blocks, E_same):
-        back[r] += E_c.T @ (scale_same[a] * A[a])
-    grad_ref = 2.0 * (back[:, :d] - back[:, d : d + 1] * Z_ref)
-    return terms, grad_anchor, grad_ref
+
+class GaussianBlocks:
+    """The Gaussian kernel's f or g, block by block of anchors against one reference set.
+
+    The exact engine of the training loop, in closed form; ``nca_objective`` is its
+    autograd reference. References must be sorted by class, class c occupying rows
+    ``ref_bounds[c]:ref_bounds[c + 1]``, and each block's anchors sorted by class too. Then
+    every same-class sum is a small product on a sub-block of one (b, n) matrix E of kernel
+    values, and a block costs what the arithmetic needs: one product for the exponents, one
+    exp (``_gaussian_kernel_values``), one product for the sums and one that adds the block's
+    share of the references' gradient to an (n, d + 1) total. Rows of the neighbour weights
+    W sum to zero, so the anchor gradient is 2 (W Z_ref)_i and the reference gradient
+    2 (W^T Z_anchor - colsum(W) z_j). Work on the references alone (centring, the product's
+    right-hand side, the final gradient) is done once, not per block.
+
+    E is the kernel itself, unshifted. An anchor whose nearest neighbours or class mates
+    are so far that their mass falls under ``_SMALLEST_MASS`` (where float32 would lose
+    p_i) is computed again by the shifted path of ``kernel_block_gradients``, which keeps
+    log p_i exact.
+
+    ``buffer``, a flat tensor of at least b * n elements, holds E: reused across blocks and
+    calls, it spares the page faults of a fresh matrix that size, which cost as much as the
+    product that fills it.
+    """
+
+    def __init__(
+        self,
+        Z_ref: torch.Tensor,
+        ref_bounds: list[int],
+        objective: str,
+        buffer: torch.Tensor | None = None,
+        ref_grad: bool = True,
+    ):
+        if objective not in PER_ANCHOR_OBJECTIVES:
+            raise ValueError(f"objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
+        # centred on the references' mean: distances and gradients are unchanged, and
+        # |a|^2 + |b|^2 - 2ab keeps its digits in float32 for data far from the origin
+        self.centre = Z_ref.mean(0)
+        self.Z_ref = Z_ref - self.centre
+        self.bounds, self.objective, self.buffer = ref_bounds, objective, buffer
+        self.R = _with_ones(self.Z_ref)  # one product gives weighted sums of rows and of weights
+        squares = (self.Z_ref * self.Z_ref).sum(1, keepdim=True)
+        self.exponent_right = torch.cat([2.0 * self.Z_ref, -torch.ones_like(squares), -squares], 1)
+        self.back = torch.zeros_like(self.R) if ref_grad else None  # sum_i W_ij [z_i, 1]
+        self.far_grad: torch.Tensor | None = None  # the recomputed anchors' share
+
+    @torch.no_grad()
+    def block(self, Z_anchor, y_anchor, anchor_index) -> tuple[torch.Tensor, torch.Tensor]:
+        """Terms (b,) and d(sum of terms)/d(Z_anchor) (b, d) of a block of anchors; their
+        share of the references' gradient is added to the total."""
+        d = Z_anchor.shape[1]
+        Z_anchor = Z_anchor - self.centre
+        E = _gaussian_kernel_values(Z_anchor, self.exponent_right, anchor_index, self._out(len(Z_anchor)))
+        blocks = _same_class_blocks(y_anchor, self.bounds)
+        every = E @ self.R  # (b, d + 1): sum_j e_ij z_j and sum_j e_ij
+        same = torch.zeros_like(every)  # the same over the anchor's class
+        for a, r in blocks:
+            same[a] = E[a, r] @ self.R[r]
+        far = _is_far(same[:, d]) | _is_far(every[:, d])
+        zero = torch.zeros_like(every[:, 0])
+        log_same, log_total = torch.log(same[:, d]), torch.log(every[:, d])
+        terms, scale_same, scale_all = _anchor_weights(log_same, log_total, zero, zero, self.objective)
+        if far.any():
+            scale_same[far], scale_all[far] = 0.0, 0.0
+        grad_anchor = 2.0 * (scale_same * same[:, :d] - scale_all * every[:, :d])
+        if self.back is not None:
+            A = _with_ones(Z_anchor)
+            self.back.addmm_(E.T, scale_all * A, alpha=-1.0)  # the -beta part of W
+            for a, r in blocks:
+                self.back[r].addmm_(E[a, r].T, scale_same[a] * A[a])
+        if far.any():
+            self._redo(far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index)
+        return terms, grad_anchor
+
+    def reference_gradient(self) -> torch.Tensor:
+        """d(sum of every block's terms)/d(Z_ref), shape (n, d)."""
+        d = self.Z_ref.shape[1]
+        grad = 2.0 * (self.back[:, :d] - self.back[:, d:] * self.Z_ref)
+        return grad if self.far_grad is None else grad.add_(self.far_grad)
+
+    def _out(self, rows: int) -> torch.Tensor | None:
+        size = rows * len(self.Z_ref)
+        return None if self.buffer is None or self.buffer.numel() < size else self.buffer[:size].view(rows, -1)
+
+    def _redo(self, far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index) -> None:
+        """The far anchors again, each kernel value shifted by its row's (and class's) largest."""
+        rows = far.nonzero()[:, 0]
+        index = None if anchor_index is None else anchor_index[rows]
+        sq = _squared_distances_of_centred(Z_anchor[rows], self.Z_ref)
+        pairs = _KernelPairs(sq, GaussianKernel(), index, _same_class_blocks(y_anchor[rows], self.bounds))
+        terms[rows], c, _ = _per_anchor_slopes(pairs, self.objective)
+        grad_anchor[rows], far_ref = _slope_gradients(c, Z_anchor[rows], self.Z_ref, self.back is not None)
+        if far_ref is not None:
+            self.far_grad = far_ref if self.far_grad is None else self.far_grad.add_(far_ref)
+
+
+# An anchor whose neighbours, or class mates, hold less kernel mass than this is computed
+# again with shifted kernel values: below it, float32 would start to lose p_i to the
+# floored values (each e^floor, about 3e-35 in float32, so even a million of them stay
+# under 1e-11 of this mass).
+_SMALLEST_MASS = math.exp(-40.0)
+
+
+def _is_far(mass: torch.Tensor) -> torch.Tensor:
+    """Rows whose kernel mass is positive but too small to keep its digits (``_SMALLEST_MASS``)."""
+    return (mass < _SMALLEST_MASS) & (mass > 0)
 
 
 def _floor(dtype: torch.dtype) -> float:
@@ -317,13 +391,21 @@ def _centred(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> tuple[torch.Tensor,
     return Z_anchor - centre, Z_ref - centre
 
 
-def _gaussian_logits(Z_anchor, Z_ref, anchor_index) -> torch.Tensor:
-    """-||z_i - z_j||^2 for anchors against references, shape (b, n); -inf at j = i."""
-    L = torch.addmm((Z_ref * Z_ref).sum(1).neg_(), Z_anchor, Z_ref.T, alpha=2.0)
-    L.sub_((Z_anchor * Z_anchor).sum(1, keepdim=True)).clamp_(max=0.0)
+def _gaussian_kernel_values(Z_anchor, exponent_right, anchor_index, out=None) -> torch.Tensor:
+    """E_ij = exp(-||z_i - z_j||^2), shape (b, n), with E_ii = 0; floored at e^floor as in
+    ``_exp_shifted``, so no value is subnormal.
+
+    One product gives the whole exponent, [z_i, |z_i|^2, 1] . [2 z_j, -1, -|z_j|^2] (the
+    right-hand rows given), and two in-place passes (floor, exp) turn it into E. Written
+    into ``out`` when given.
+    """
+    ones = torch.ones(len(Z_anchor), 1, dtype=Z_anchor.dtype, device=Z_anchor.device)
+    left = torch.cat([Z_anchor, (Z_anchor * Z_anchor).sum(1, keepdim=True), ones], 1)
+    E = torch.mm(left, exponent_right.T, out=out)
+    E.clamp_(min=_floor(E.dtype), max=0.0).exp_()
     if anchor_index is not None:
-        L[torch.arange(len(Z_anchor), device=L.device), anchor_index] = float("-inf")
-    return L
+        E[torch.arange(len(Z_anchor), device=E.device), anchor_index] = 0.0
+    return E
 
 
 def selection_probabilities(Z, anchor: int):
@@ -379,16 +461,22 @@ def kernel_block_gradients(
     if objective == "mcml":
         value, c, grad_dof = _mcml_slopes(pairs, log_norm, n_same)
     elif objective in PER_ANCHOR_OBJECTIVES:
-        value, c, grad_dof = _per_anchor_slopes(pairs, objective)
+        terms, c, grad_dof = _per_anchor_slopes(pairs, objective)
+        value = float(terms.sum())
     else:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    grad_anchor, grad_ref = _slope_gradients(c, Z_anchor, Z_ref, ref_grad)
+    return value, grad_anchor, grad_ref, grad_dof
+
+
+def _slope_gradients(c, Z_anchor, Z_ref, ref_grad: bool = True):
+    """Gradients in the anchors and references from c_ij = d(value)/d(s_ij)."""
     row = c @ _with_ones(Z_ref)
     grad_anchor = 2.0 * (row[:, -1:] * Z_anchor - row[:, :-1])
-    grad_ref = None
-    if ref_grad:
-        col = c.T @ _with_ones(Z_anchor)
-        grad_ref = 2.0 * (col[:, -1:] * Z_ref - col[:, :-1])
-    return value, grad_anchor, grad_ref, grad_dof
+    if not ref_grad:
+        return grad_anchor, None
+    col = c.T @ _with_ones(Z_anchor)
+    return grad_anchor, 2.0 * (col[:, -1:] * Z_ref - col[:, :-1])
 
 
 class _KernelPairs:
@@ -448,10 +536,10 @@ def _mcml_slopes(pairs: _KernelPairs, log_norm, n_same):
 
 
 def _per_anchor_slopes(pairs: _KernelPairs, objective: str):
-    """f's or g's summed terms, c_ij and d(value)/d(dof) for a block (``kernel_block_gradients``).
+    """f's or g's terms per anchor, c_ij and d(value)/d(dof) for a block (``kernel_block_gradients``).
 
-    As in ``block_terms_and_gradients``, the same-class kernel values get their own shift,
-    so an anchor whose class mates are all far away keeps an exact log p_i in float32.
+    The same-class kernel values get their own shift, so an anchor whose class mates are
+    all far away keeps an exact log p_i in float32.
     """
     total_shift = _row_shift(pairs.log_k)
     E = pairs.exp_shifted(total_shift)
@@ -476,4 +564,4 @@ def _per_anchor_slopes(pairs: _KernelPairs, objective: str):
     c = E.mul_(scale_all).neg_()  # the -beta part, then the alpha part on the anchor's class
     for (a, r), part in zip(pairs.same_blocks, same_parts):
         c[a, r] += part
-    return float(terms.sum()), c.mul_(pairs.slope), grad_dof
+    return terms, c.mul_(pairs.slope), grad_dof

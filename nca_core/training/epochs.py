@@ -42,6 +42,7 @@ from .distributed import LOCAL, DataParallelGroup, active_world_size
 from .encoders import DiagonalEncoder, LinearEncoder
 from .gradients import (
     DEFAULT_BLOCK_ELEMENTS,
+    Workspace,
     backward,
     class_bounds,
     evaluate_objective,
@@ -81,6 +82,7 @@ class Problem:
     block_elements: int = DEFAULT_BLOCK_ELEMENTS
     group: object = LOCAL
     augment: Callable | None = None
+    workspace: Workspace = field(default_factory=Workspace, repr=False)
 
     @classmethod
     def sorted_by_class(cls, encoder: nn.Module, X: torch.Tensor, y: torch.Tensor, **options) -> Problem:
@@ -94,14 +96,15 @@ class Problem:
     def value(self, generator: torch.Generator | None = None) -> float:
         """The objective of all points, no gradients (sampled anchors on very large sets)."""
         return evaluate_objective(
-            self.encoder, self.kernel, self.X, self.y, self.objective, self.block_elements, generator
-        )
+            self.encoder, self.kernel, self.X, self.y, self.objective, self.block_elements, generator,
+            workspace=self.workspace,
+        )  # fmt: skip
 
     def gradient(self, anchors: torch.Tensor | None = None) -> float:
         """Accumulate the gradient of -objective (+ L2) into .grad; return the objective."""
         return objective_and_gradient(
             self.encoder, self.X, self.y, self.objective, anchors,
-            self.weight_decay, self.block_elements, self.kernel, self.group,
+            self.weight_decay, self.block_elements, self.kernel, self.group, self.workspace,
         )  # fmt: skip
 
     def anchor_inputs(self, anchors: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:

@@ -17,7 +17,7 @@ from torch import nn
 from ..objective.kernels import GaussianKernel
 from ..objective.losses import (
     PER_ANCHOR_OBJECTIVES,
-    block_terms_and_gradients,
+    GaussianBlocks,
     kernel_block_gradients,
     log_class_mass,
     objective_terms,
@@ -25,9 +25,9 @@ from ..objective.losses import (
 )
 from .distributed import LOCAL
 
-__all__ = ["DEFAULT_BLOCK_ELEMENTS", "evaluate_objective", "objective_and_gradient"]
+__all__ = ["DEFAULT_BLOCK_ELEMENTS", "Workspace", "evaluate_objective", "objective_and_gradient"]
 
-DEFAULT_BLOCK_ELEMENTS = 1 << 23
+DEFAULT_BLOCK_ELEMENTS = 1 << 25
 
 
 def objective_and_gradient(
@@ -40,6 +40,7 @@ def objective_and_gradient(
     block_elements: int = DEFAULT_BLOCK_ELEMENTS,
     kernel: nn.Module | None = None,
     group=LOCAL,
+    workspace: Workspace | None = None,
 ) -> float:
     """Mean objective of ``anchors`` (all points if None) against all of X; grads to encoder.
 
@@ -47,7 +48,8 @@ def objective_and_gradient(
     encoder's (and a learnable kernel's) ``.grad`` and returns the objective: the mean
     per anchor for "f" and "g", -KL for "mcml". ``y`` must be sorted ascending (the
     training loop sorts the data once). With the Gaussian kernel and "f" or "g" each block's
-    gradient comes from ``losses.block_terms_and_gradients``, otherwise from
+    gradient comes from ``losses.GaussianBlocks`` (its (block, n) matrix kept in
+    ``workspace`` between calls), otherwise from
     ``losses.kernel_block_gradients``. Cost per call: O(n_anchors * n * d) plus two passes
     of the encoder over X.
 
@@ -64,7 +66,9 @@ def objective_and_gradient(
     Z_mine, Z_ref = group.embed(encoder, X)
     mine = group.my_anchors(anchors)
     if closed_form(kernel, objective):
-        grad, grad_dof, value = _gaussian_gradient(Z_ref, y, mine, objective, block_elements, len(anchors))
+        grad, grad_dof, value = _gaussian_gradient(
+            Z_ref, y, mine, objective, block_elements, len(anchors), workspace or Workspace()
+        )
     else:
         kernel = kernel if kernel is not None else GaussianKernel()
         grad, grad_dof, value = _kernel_gradient(
@@ -81,7 +85,7 @@ def objective_and_gradient(
 
 
 def closed_form(kernel: nn.Module | None, objective: str) -> bool:
-    """Whether the Gaussian-only closed form (``block_terms_and_gradients``) applies."""
+    """Whether the Gaussian-only closed form (``losses.GaussianBlocks``) applies."""
     return (kernel is None or isinstance(kernel, GaussianKernel)) and objective in PER_ANCHOR_OBJECTIVES
 
 
@@ -97,17 +101,41 @@ def class_bounds(y: torch.Tensor) -> list[int]:
     return [0, *torch.cumsum(counts, 0).tolist()]
 
 
+class Workspace:
+    """One buffer for the engine's (block, n) matrix, kept between calls.
+
+    A fresh matrix of that size per block costs page faults for as long as the product that
+    fills it takes; one training run (a ``Problem``) keeps one workspace.
+    """
+
+    def __init__(self):
+        self._buffer: torch.Tensor | None = None
+
+    def buffer(self, size: int, like: torch.Tensor) -> torch.Tensor:
+        """A flat tensor of at least ``size`` elements of ``like``'s dtype and device."""
+        b = self._buffer
+        if b is None or b.numel() < size or b.dtype != like.dtype or b.device != like.device:
+            self._buffer = b = torch.empty(size, dtype=like.dtype, device=like.device)
+        return b
+
+
+def _gaussian_blocks(Z, y, blocks, objective, workspace, ref_grad=True) -> GaussianBlocks:
+    rows = max(len(a) for a in blocks) if blocks else 0
+    return GaussianBlocks(Z, class_bounds(y), objective, workspace.buffer(rows * len(Z), Z), ref_grad)
+
+
 @torch.no_grad()
-def _gaussian_gradient(Z, y, anchors, objective, block_elements, count):
+def _gaussian_gradient(Z, y, anchors, objective, block_elements, count, workspace):
     """d(-mean objective)/dZ for "f" or "g" with the Gaussian kernel, and the mean objective."""
-    bounds = class_bounds(y)
+    blocks = anchor_blocks(anchors, len(Z), block_elements)
+    engine = _gaussian_blocks(Z, y, blocks, objective, workspace)
     total = torch.zeros((), dtype=torch.float64, device=Z.device)
     grad = torch.zeros_like(Z)
-    for a in anchor_blocks(anchors, len(Z), block_elements):
-        terms, grad_a, grad_r = block_terms_and_gradients(Z[a], y[a], Z, bounds, a, objective)
+    for a in blocks:
+        terms, grad_a = engine.block(Z[a], y[a], a)
         total += terms.sum()
         grad.index_add_(0, a, grad_a)
-        grad.add_(grad_r)
+    grad.add_(engine.reference_gradient())
     return grad.div_(-count), 0.0, total / count
 
 
@@ -170,7 +198,8 @@ def mcml_totals(Z, y, blocks, kernel) -> tuple[float, int, float]:
 
 @torch.no_grad()
 def evaluate_objective(
-    encoder, kernel, X, y, objective, block_elements=DEFAULT_BLOCK_ELEMENTS, generator=None, max_pairs=4e8
+    encoder, kernel, X, y, objective, block_elements=DEFAULT_BLOCK_ELEMENTS, generator=None, max_pairs=4e8,
+    workspace: Workspace | None = None,
 ) -> float:
     """The objective of all points (X, y sorted by class), without gradients, in blocks.
 
@@ -189,9 +218,9 @@ def evaluate_objective(
         return sum_same / n_same - log_norm + math.log(n_same) if n_same else 0.0
     total = 0.0
     if closed_form(kernel, objective):
-        bounds = class_bounds(y)
+        engine = _gaussian_blocks(Z, y, blocks, objective, workspace or Workspace(), ref_grad=False)
         for a in blocks:
-            total += block_terms_and_gradients(Z[a], y[a], Z, bounds, a, objective)[0].sum().item()
+            total += engine.block(Z[a], y[a], a)[0].sum().item()
     else:
         for a in blocks:
             total += objective_terms(log_class_mass(Z[a], y[a], Z, y, a, kernel), objective).sum().item()

@@ -353,3 +353,27 @@ def test_float32_start_objective_matches_float64_on_real_data(digits, objective,
         for dtype in ("float32", "float64")
     ]
     assert values[0] == pytest.approx(values[1], rel=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_gaussian_blocks_over_several_blocks_and_one_buffer_match_autograd(dtype):
+    """The training loop's schedule: blocks of anchors, one reused buffer, the references'
+    gradient summed over blocks; a far anchor in one block takes the shifted path."""
+    from nca_core.objective.losses import GaussianBlocks
+
+    Z64, y = _far_mates_problem()
+    Z_ref = torch.tensor(Z64, requires_grad=True)
+    y_t = torch.tensor(y)
+    nca_objective(Z_ref, y_t, "g").backward()
+    bounds = [0, *np.cumsum(np.bincount(y)).tolist()]
+    Z = torch.tensor(Z64, dtype=dtype)
+    blocks = GaussianBlocks(Z, bounds, "g", buffer=torch.full((10 * len(Z),), float("nan"), dtype=dtype))
+    total, grad = 0.0, torch.zeros_like(Z)
+    for a in torch.arange(len(Z)).split(10):
+        terms, grad_a = blocks.block(Z[a], y_t[a], a)
+        total += float(terms.sum())
+        grad.index_add_(0, a, grad_a)
+    grad += blocks.reference_gradient()
+    want = nca_objective(torch.tensor(Z64), y_t, "g").item()
+    assert total == pytest.approx(want, rel=1e-4 if dtype == torch.float32 else 1e-10)
+    _assert_gradients_close(grad.double(), Z_ref.grad, 1e-4 if dtype == torch.float32 else 1e-10)

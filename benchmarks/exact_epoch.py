@@ -1,0 +1,149 @@
+"""One exact training epoch against its hardware floor, timed in turn in one process.
+
+An exact epoch of linear NCA (neighbours from every training point, minibatches of 1024
+anchors, Adam) does, per block of anchors, three matrix products and one exp over the
+(block x n) pairs. This script times, on the same data and map and alternately so a slow
+patch of the machine falls on all alike:
+
+- ``epoch``: one epoch of the library (``training.epochs.MinibatchEpochs`` on a
+  ``Problem``, as ``NCA`` builds it), objective f;
+- ``pair floor``: the issue's floor, just those three products and one exp per block of
+  1024 anchors (``mm`` into one reused buffer, ``exp_``, ``E @ Z``, ``E.T @ Z_anchor``),
+  nothing else;
+- ``encoder``: the two products every minibatch step also needs for a linear map over all
+  n points (``X @ A.T`` to embed them, ``G.T @ X`` for the gradient in A), once per step;
+- ``fresh floor``: the pair floor written naively, a new (block x n) matrix per block.
+
+It prints a Markdown table of seconds (median of ``--repeats``, each repeat listed) and the
+ratios epoch / pair floor and epoch / (pair floor + encoder).
+
+    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/exact_epoch.py            # all 60k
+    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/exact_epoch.py --n 30000
+
+``quick()`` (for ``make bench``) times one repeat on 20,000 MNIST images.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import torch
+from compare_sklearn import machine
+
+from nca_core import datasets
+from nca_core.training.encoders import LinearEncoder
+from nca_core.training.epochs import MinibatchEpochs, Problem
+
+BATCH = 1024
+TARGET = 1.25
+
+
+def _mnist(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    data = datasets.load("mnist", download=False)
+    X = torch.as_tensor(np.asarray(data.X_train[:n], dtype=np.float32))
+    if float(X.max()) > 1.5:
+        X /= 255.0
+    return X, torch.as_tensor(np.asarray(data.y_train[:n])).long()
+
+
+def _start_map(X: torch.Tensor, d: int) -> torch.Tensor:
+    """A random map scaled so that neighbour distances are of order one, as after PCA."""
+    A = torch.randn(d, X.shape[1], generator=torch.Generator().manual_seed(0))
+    scale = (X[:2000] @ A.T).std()
+    return A / (scale * 2.0)
+
+
+def _epoch(X, y, A) -> float:
+    problem = Problem.sorted_by_class(LinearEncoder(A.clone()), X, y)
+    epochs = MinibatchEpochs(problem, "adam", 0.003, BATCH, torch.Generator().manual_seed(0))
+    start = time.perf_counter()
+    epochs.run(1)
+    return time.perf_counter() - start
+
+
+def _pair_floor(X, A, fresh: bool = False) -> float:
+    """Three products and one exp per block of BATCH anchors, over all pairs."""
+    Z = X @ A.T
+    n = len(Z)
+    buffer = torch.empty(BATCH * n)
+    start = time.perf_counter()
+    for lo in range(0, n, BATCH):
+        Z_anchor = Z[lo : lo + BATCH]
+        out = None if fresh else buffer[: len(Z_anchor) * n].view(len(Z_anchor), n)
+        E = torch.mm(Z_anchor, Z.T, out=out)
+        E.exp_()
+        E @ Z
+        E.T @ Z_anchor
+    return time.perf_counter() - start
+
+
+def _encoder(X, A) -> float:
+    """Embedding all points and the gradient in A, once per minibatch step."""
+    G = torch.randn(len(X), A.shape[0])
+    start = time.perf_counter()
+    for _ in range(0, len(X), BATCH):
+        X @ A.T
+        G.T @ X
+    return time.perf_counter() - start
+
+
+def measure(n: int, d: int, repeats: int) -> dict[str, list[float]]:
+    X, y = _mnist(n)
+    A = _start_map(X, d)
+    timings: dict[str, list[float]] = {"epoch": [], "pair floor": [], "encoder": [], "fresh floor": []}
+    for _ in range(repeats):
+        timings["epoch"].append(_epoch(X, y, A))
+        timings["pair floor"].append(_pair_floor(X, A))
+        timings["encoder"].append(_encoder(X, A))
+        timings["fresh floor"].append(_pair_floor(X, A, fresh=True))
+    return timings
+
+
+def _ratios(timings) -> tuple[float, float]:
+    median = {name: statistics.median(t) for name, t in timings.items()}
+    return median["epoch"] / median["pair floor"], median["epoch"] / (median["pair floor"] + median["encoder"])
+
+
+def quick() -> list[dict]:
+    """The exact-epoch ratio on 20,000 MNIST images (one repeat); nothing without MNIST."""
+    try:
+        timings = measure(20000, 32, 1)
+    except datasets.DatasetError:
+        return []
+    pair, with_encoder = _ratios(timings)
+    figures = ", ".join(f"{name} {t[0]:.2f} s" for name, t in timings.items())
+    return [
+        {
+            "measure": "exact epoch / pair floor (MNIST 20k, d=32, batch 1024)",
+            "ratio": pair, "value": figures, "target": f"<= {TARGET}x", "met": pair <= TARGET,
+        },
+        {
+            "measure": "exact epoch / (pair floor + encoder products)",
+            "ratio": with_encoder, "value": "", "target": "", "met": None,
+        },
+    ]  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=60000, help="training images (default all 60,000)")
+    parser.add_argument("--d", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    timings = measure(args.n, args.d, args.repeats)
+    print(f"machine: {machine()}; torch threads: {torch.get_num_threads()}")
+    print(f"MNIST n = {args.n}, d = {args.d}, blocks of {BATCH} anchors\n")
+    print("| measure | median s | each repeat (s) |")
+    print("| --- | --- | --- |")
+    for name, t in timings.items():
+        print(f"| {name} | {statistics.median(t):.2f} | {', '.join(f'{s:.2f}' for s in t)} |")
+    pair, with_encoder = _ratios(timings)
+    print(f"\nepoch / pair floor: {pair:.2f}x (target <= {TARGET}x)")
+    print(f"epoch / (pair floor + encoder): {with_encoder:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
