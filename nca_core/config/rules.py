@@ -55,7 +55,7 @@ OBJECTIVE_CHOICES = ("auto", *OBJECTIVES)
 PER_ANCHOR_OBJECTIVES = ("f", "g")  # objectives that are a mean over anchors
 OPTIMIZERS = ("lbfgs", "adam", "sgd")
 OPTIMIZER_CHOICES = ("auto", *OPTIMIZERS)
-NEIGHBOR_SOURCES = ("all", "memory", "batch")
+NEIGHBOR_SOURCES = ("all", "nearest", "memory", "batch")
 NEIGHBOR_CHOICES = ("auto", *NEIGHBOR_SOURCES)
 INITS = ("auto", "pca", "lda", "identity", "random")
 SCHEDULES = ("constant", "cosine")
@@ -78,6 +78,11 @@ _DEEP_LEARNING_RATES = {"lbfgs": 1.0, "adam": 0.003, "sgd": 0.01}
 # many points "auto" trains a linear map with minibatch Adam instead.
 LBFGS_MAX_SAMPLES = 3000
 LBFGS_MAX_ITER = 50
+# Above this many points an exact epoch (O(n^2 d)) is no longer affordable and "auto" takes
+# each anchor's neighbours from its nearest candidates and a uniform sample ("nearest");
+# each of those epochs costs O(n) (benchmarks/scaling.py).
+NEAREST_MIN_SAMPLES = 100_000
+DEFAULT_CANDIDATES = 16
 
 
 @dataclass(frozen=True)
@@ -195,11 +200,16 @@ def uses_minibatches(optimizer: str) -> bool:
     return optimizer != "lbfgs"
 
 
-def neighbor_source(neighbors: str, optimizer: str, encoder: str) -> str:
-    """The concrete source for "auto": a memory bank for a network trained in minibatches."""
+def neighbor_source(neighbors: str, optimizer: str, encoder: str, n_samples: int = 0) -> str:
+    """The concrete source for "auto": a memory bank for a network trained in minibatches,
+    nearest candidates for a map trained in minibatches on a large set, else all points."""
     if neighbors != "auto":
         return neighbors
-    return "memory" if encoder == "mlp" and uses_minibatches(optimizer) else "all"
+    if not uses_minibatches(optimizer):
+        return "all"
+    if encoder == "mlp":
+        return "memory"
+    return "nearest" if n_samples > NEAREST_MIN_SAMPLES else "all"
 
 
 def auto_init(n_components: int, shape: DataShape) -> str:
@@ -223,16 +233,14 @@ def neighbors_note(optimizer: str, neighbors: str) -> Note | None:
 
 
 def candidates_note(n_candidates: int | None, kernel: str, objective: str, neighbors: str) -> Note | None:
-    """Candidate neighbours use the Gaussian closed form over all points."""
-    if not n_candidates or (
-        kernel == "gaussian" and objective in PER_ANCHOR_OBJECTIVES and neighbors == "all"
-    ):
+    """Nearest candidates stand for all points in each anchor's own p_i: objective f or g."""
+    if objective in PER_ANCHOR_OBJECTIVES or not (n_candidates or neighbors == "nearest"):
         return None
     return Note(
-        "n_candidates",
+        "neighbors",
         "error",
-        "Candidate neighbours need the Gaussian kernel, objective f or g and neighbours from all points.",
-        "n_candidates works with the Gaussian kernel, objective f or g and neighbors='all'",
+        "Neighbours from the nearest points need objective f or g (MCML normalises over all pairs).",
+        "neighbors='nearest' and n_candidates work with objective 'f' or 'g'",
     )
 
 
@@ -277,6 +285,8 @@ def resolve(request: Mapping[str, Any], shape: DataShape) -> tuple[dict[str, Any
         settings["neighbors"], settings["n_candidates"] = "all", None
     s = settings
     candidates = candidates_note(s["n_candidates"], s["kernel"], s["objective"], s["neighbors"])
+    if candidates is not None:  # the app trains exactly instead
+        s["neighbors"], s["n_candidates"] = "all", None
     notes += [note for note in (lbfgs_note, candidates) if note is not None]
     return settings, notes + _shift(settings, shape)
 
@@ -404,7 +414,11 @@ def _auto_values(settings: dict, shape: DataShape) -> list[Note]:
     if settings.get("learning_rate_schedule", "auto") == "auto":
         settings["learning_rate_schedule"] = auto_schedule(encoder)
     optimizer = settings["optimizer"]
-    settings["neighbors"] = neighbor_source(settings["neighbors"], optimizer, encoder)
+    settings["neighbors"] = neighbor_source(settings["neighbors"], optimizer, encoder, shape.n_samples)
+    if settings["n_candidates"] and settings["neighbors"] == "all":
+        settings["neighbors"] = "nearest"
+    if settings["neighbors"] == "nearest" and settings["n_candidates"] is None:
+        settings["n_candidates"] = DEFAULT_CANDIDATES
     tuned = minibatch_defaults(shape.n_samples, settings["n_components"])
     if optimizer == "lbfgs":
         tuned = {

@@ -207,11 +207,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "neighbors", "auto", "Neighbours from",
         "Where a batch's points find neighbours. All points is exact but recomputes every "
-        "embedding each step; a memory bank keeps everyone's last embedding (Wu et al., 2018), "
-        "cheap for a network; the batch alone is the naive baseline. Automatic: the bank for a "
-        "network, all points for a linear map.",
+        "embedding each step; nearest points takes each point's nearest few (found with FAISS "
+        "each epoch) and a random sample of the rest, so a step costs the same on any data "
+        "size; a memory bank keeps everyone's last embedding (Wu et al., 2018), cheap for a "
+        "network; the batch alone is the naive baseline. Automatic: the bank for a network, "
+        "nearest points for a map on over 100,000 points, else all points.",
         "Optimiser", "selectbox", choices=OPTIONS["neighbors"], url_key="neighbors", applies=_minibatch,
-        labels={"auto": "automatic", "all": "all points (exact)", "memory": "memory bank", "batch": "this batch only"},
+        labels={
+            "auto": "automatic", "all": "all points (exact)", "nearest": "nearest points (approximate)",
+            "memory": "memory bank", "batch": "this batch only",
+        },  # fmt: skip
     ),
     Setting(
         "shift", 0, "Shift images while training",

@@ -24,6 +24,7 @@ import numpy as np
 from ..util.sampling import stratified_subsample
 from ._cache import cached_arrays
 from ._csv import from_csv, guess_label_column
+from ._deformed import deformed_copies
 from ._download import ProgressCallback, download
 from ._errors import DatasetError
 from ._formats import read_idx_set, read_usps, read_usps_part
@@ -32,6 +33,7 @@ from ._registry import REGISTRY, DatasetSpec, RemoteFile
 from ._synthetic import make_rings, make_stretched_blobs
 
 __all__ = [
+    "DEFORMED",
     "REGISTRY",
     "Availability",
     "Dataset",
@@ -143,13 +145,16 @@ def load(
     n_samples: int = 1000,
     noise: float = 0.15,
     seed: int = 0,
+    n_train: int = 1_000_000,
 ) -> Dataset:
     """Load a registered dataset by name.
 
     Parameters
     ----------
     name : str
-        One of ``REGISTRY``: "rings", "wine", "digits", "usps", "mnist", "fashion-mnist".
+        One of ``REGISTRY``: "rings", "wine", "digits", "usps", "mnist", "fashion-mnist";
+        or "mnist-deformed": MNIST's 60,000 training images followed by n_train - 60,000
+        deformed copies generated from ``seed`` (``_deformed``), with MNIST's test set.
     data_dir : path, optional
         Where files live (see the module docstring).
     download : bool
@@ -160,8 +165,12 @@ def load(
         Base URLs to use instead of the registered mirrors.
     n_samples, noise, seed
         For "rings": total points, radial jitter and generator seed. ``seed`` also seeds
-        the 70/30 split of "wine" and "digits".
+        the 70/30 split of "wine" and "digits" and the deformations of "mnist-deformed".
+    n_train : int
+        For "mnist-deformed": training images, at least 60,000.
     """
+    if name == DEFORMED:
+        return _deformed_mnist(load("mnist", data_dir, download, progress, mirrors=mirrors), n_train, seed)
     spec = REGISTRY.get(name)
     if spec is None:
         raise DatasetError(f"unknown dataset {name!r}; choose one of {', '.join(REGISTRY)}")
@@ -175,6 +184,28 @@ def load(
         return _split(spec, X.astype(np.float32), y.astype(np.int64), seed)
 
     return _from_files(spec, data_directory(data_dir) / name, download, progress, mirrors)
+
+
+DEFORMED = "mnist-deformed"
+
+
+def _deformed_mnist(mnist: Dataset, n_train: int, seed: int) -> Dataset:
+    """MNIST's training set grown to ``n_train`` images by deformed copies."""
+    n = len(mnist.X_train)
+    if not isinstance(n_train, int | np.integer) or n_train < n:
+        raise DatasetError(f"mnist-deformed needs n_train of at least {n} (MNIST's training set), got {n_train!r}")
+    pixels = np.rint(mnist.X_train * 255).astype(np.uint8).reshape(n, *mnist.image_shape)
+    copies, sources = deformed_copies(pixels, n_train - n, seed)
+    X = np.empty((n_train, mnist.n_features), dtype=np.float32)
+    X[:n] = mnist.X_train
+    np.divide(copies, np.float32(255), out=X[n:], dtype=np.float32)
+    return Dataset(
+        DEFORMED, X, np.concatenate([mnist.y_train, mnist.y_train[sources]]), mnist.X_test, mnist.y_test,
+        mnist.classes, mnist.image_shape,
+        f"MNIST's {n:,} training digits and {n_train - n:,} copies of them, each moved by a small "
+        f"random affine map and an elastic distortion (seed {seed}), as infiMNIST does; MNIST's test set.",
+        mnist.citation,
+    )  # fmt: skip
 
 
 def _from_files(spec: DatasetSpec, folder: Path, allow_download, progress, mirrors) -> Dataset:

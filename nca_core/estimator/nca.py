@@ -129,12 +129,17 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Degrees of freedom a of the Student-t kernel: a positive number, None for the
         paper's choice d - 1 (at least 1), or "learn" to train it by gradient from d - 1,
         kept positive. Ignored by the Gaussian kernel.
-    neighbors : {"auto", "all", "memory", "batch"}, default="auto"
+    neighbors : {"auto", "all", "nearest", "memory", "batch"}, default="auto"
         Minibatch optimisers only: where each batch's anchors take their neighbours.
         "all": every training point, embeddings recomputed at each step (exact);
-        "memory": a bank of all points' embeddings updated with momentum (Wu et al.,
-        2018), gradients only through the batch; "batch": the batch alone. "auto":
-        "memory" for the MLP encoder with Adam or SGD, else "all".
+        "nearest": each anchor's ``n_candidates`` nearest points in the current embedding
+        (found with FAISS, again every ``candidate_refresh`` epochs) and a uniform sample of
+        the rest that stands in for it in p_ij's normaliser (approximate; a step costs the
+        same whatever the data size); "memory": a bank of all points' embeddings updated
+        with momentum (Wu et al., 2018), gradients only through the batch; "batch": the
+        batch alone. "auto": "memory" for the MLP encoder with Adam or SGD, "nearest" for
+        a map trained in minibatches on more than ``rules.NEAREST_MIN_SAMPLES`` points,
+        else "all".
     bank_momentum : float, default=0.5
         Weight of the old bank row in each memory-bank update.
     optimizer : {"auto", "lbfgs", "adam", "sgd"}, default="auto"
@@ -156,11 +161,9 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         L2 penalty on the map, ``weight_decay * ||A||_F^2`` (the MLP: its squared weights),
         subtracted from the objective.
     n_candidates : int, default=None
-        Minibatch optimisers only: restrict each anchor's neighbours to its
-        ``n_candidates`` nearest points in the current embedding (plus its nearest class
-        mates), found again every ``candidate_refresh`` epochs. p_ij falls off fast, so this
-        changes little but makes epochs on large sets several times cheaper. None: every
-        point is a neighbour (exact).
+        With neighbors "nearest": how many nearest points each anchor takes (None:
+        ``rules.DEFAULT_CANDIDATES``). Given with neighbors "all" or "auto", it asks for
+        "nearest" with that many.
     candidate_refresh : int, default=1
         Epochs between candidate searches.
     image_shape : tuple of (int, int) or None, default=None
@@ -395,16 +398,17 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         report = Report(self, self.verbose)
         start = self._prepare(X, y, report)
         offset = _training_offset(start)
-        X_t = torch.tensor(start.X, dtype=start.dtype, device=start.device)  # a copy: X may be read-only
+        order = np.argsort(start.y_index, kind="stable")  # training wants classes in turn
+        X_t = _sorted_copy(start.X, order, start.dtype, start.device)
         X_t -= torch.as_tensor(offset, dtype=start.dtype, device=start.device)
         self.display_index_ = _display_index(start.y, display_size, start.seed)
         X_display = torch.tensor(start.X[self.display_index_], dtype=start.dtype, device=start.device)
         evaluate = None
         if eval_every is not None:
             evaluate = self._make_evaluator(
-                X_t, start.y, X_test, y_test, k, eval_size, start.seed, start.dtype, start.device, offset
+                X_t, start.y[order], X_test, y_test, k, eval_size, start.seed, start.dtype, start.device, offset
             )
-        epochs = self._strategy(start, X_t)
+        epochs = self._strategy(start, X_t, start.y_index[order])
         max_iter = start.settings["max_iter"]
         stream = train(
             epochs, max_iter=max_iter, tol=self.tol, evaluate=evaluate, eval_every=eval_every or 1,
@@ -416,11 +420,11 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             settled = epochs.converged or (self.n_iter_ < max_iter and not epochs.stalled)
             report.finish(settled, epochs.message)
 
-    def _strategy(self, start: _Start, X_t: torch.Tensor) -> EpochStrategy:
+    def _strategy(self, start: _Start, X_t: torch.Tensor, y_index: np.ndarray) -> EpochStrategy:
         """The problem on the training tensor and the epoch strategy that trains it."""
         settings = start.settings
         problem = Problem.sorted_by_class(
-            start.encoder, X_t, torch.as_tensor(start.y_index, device=start.device),
+            start.encoder, X_t, torch.as_tensor(y_index, device=start.device),
             objective=settings["objective"], kernel=start.kernel, weight_decay=self.weight_decay,
             augment=settings["augment"],
         )  # fmt: skip
@@ -631,6 +635,15 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             return train_acc, test_acc
 
         return evaluate
+
+
+def _sorted_copy(X: np.ndarray, order: np.ndarray, dtype, device) -> torch.Tensor:
+    """X's rows in ``order`` as a new tensor, made in one copy (X itself may be read-only and
+    as large as memory allows)."""
+    with warnings.catch_warnings():  # torch warns about read-only arrays it will not write to
+        warnings.simplefilter("ignore", UserWarning)
+        rows = torch.from_numpy(np.ascontiguousarray(X))[torch.from_numpy(order)]
+    return rows.to(dtype=dtype, device=device)
 
 
 def _training_offset(start: _Start) -> np.ndarray:

@@ -6,7 +6,8 @@ loop (``loop.train``) takes one strategy and does not know which it has:
 
 - ``LBFGSEpochs``: one full-batch L-BFGS iteration, neighbours from all points;
 - ``MinibatchEpochs``: a pass over the anchors in batches, neighbours from all points;
-- ``CandidateEpochs``: the same, neighbours from each anchor's nearest candidates;
+- ``CandidateEpochs``: the same, neighbours from each anchor's nearest candidates and a
+  uniform sample (approximate, O(n) per epoch);
 - ``BankEpochs``: neighbours from a ``MemoryBank`` of all points' embeddings (Wu et al., 2018);
 - ``BatchEpochs``: neighbours from the batch alone.
 
@@ -16,7 +17,7 @@ Each satisfies ``EpochStrategy``; ``make_epochs`` picks one from the estimator's
 from __future__ import annotations
 
 import collections
-import itertools
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -25,7 +26,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..config.rules import NEIGHBOR_SOURCES, augmentation_note, candidates_note, neighbors_note
+from ..config.rules import (
+    DEFAULT_CANDIDATES,
+    NEIGHBOR_SOURCES,
+    augmentation_note,
+    candidates_note,
+    neighbors_note,
+)
 from ..objective import dense
 from ..objective.dense import DenseObjective
 from ..objective.kernels import GaussianKernel
@@ -86,6 +93,8 @@ class Problem:
 
     @classmethod
     def sorted_by_class(cls, encoder: nn.Module, X: torch.Tensor, y: torch.Tensor, **options) -> Problem:
+        if bool((y[1:] >= y[:-1]).all()):  # sorted already: no copy of X
+            return cls(encoder, X, y, **options)
         order = torch.argsort(y, stable=True)
         return cls(encoder, X[order], y[order], **options)
 
@@ -333,40 +342,58 @@ class MinibatchEpochs:
 
 
 class CandidateEpochs(MinibatchEpochs):
-    """Minibatches whose anchors take neighbours only from their nearest candidates.
+    """Minibatches whose anchors take neighbours from their nearest candidates and a sample.
 
-    Each anchor's candidates are its ``n_candidates`` nearest points in the current
-    embedding plus its nearest class mates, found again every ``refresh`` epochs: p_ij
-    falls off so fast with distance that the rest hardly matter, and a step then costs
-    O(batch * n_candidates * d) instead of O(batch * n * d).
+    Every ``refresh`` epochs each point's ``n_candidates`` nearest others in the current
+    embedding are found again (``knn.neighbour_lists``: FAISS, an inverted file on large
+    sets). A step's anchors take neighbours from their own candidates and from
+    ``sample_size`` points drawn uniformly for the batch; each sampled point stands for
+    (n - 1 - n_candidates) / sample_size of the points that are not an anchor's candidates,
+    so far points still weigh in p_ij's normaliser. Only the points a step involves are
+    embedded, so it costs O((batch * (n_candidates + 1) + sample_size) * D * d) whatever n,
+    where an exact step costs O(n * D * d) and O(batch * n * d).
     """
 
     def __init__(
         self, problem, optimizer, learning_rate, batch_size, generator=None, decay_epochs=None,
-        n_candidates=50, refresh=1,
+        n_candidates=DEFAULT_CANDIDATES, refresh=1, sample_size=512,
     ):  # fmt: skip
         super().__init__(problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
-        self.n_candidates, self.refresh = n_candidates, refresh
+        self.n_candidates, self.refresh, self.sample_size = n_candidates, refresh, sample_size
         self.candidates: torch.Tensor | None = None
 
     def prepare(self, epoch: int) -> None:
         if (epoch - 1) % self.refresh == 0:
             p = self.problem
-            self.candidates = nearest_candidates(p.encoder, p.X, p.y, self.n_candidates, p.block_elements)
+            seed = int(torch.randint(2**31 - 1, (1,), generator=self.generator))
+            self.candidates = knn.neighbour_lists(embed_all(p.encoder, p.X), self.n_candidates, seed).to(p.X.device)
+
+    def _gathered(self, rows: torch.Tensor) -> torch.Tensor:
+        """X[rows], written into the problem's workspace (a fresh tensor that size costs
+        page faults several times the copy)."""
+        X = self.problem.X
+        size = len(rows) * X[0].numel()
+        out = self.problem.workspace.buffer(size, X)[:size].view(len(rows), *X.shape[1:])
+        return torch.index_select(X, 0, rows, out=out)
 
     def step(self, anchors: torch.Tensor) -> float:
         p = self.problem
+        n = len(p.X)
         C = self.candidates[anchors]
-        positions = torch.arange(C.shape[1], device=C.device)
-        # a repeat of an earlier column, or the anchor itself, is not a neighbour
-        repeat = ((C[:, :, None] == C[:, None, :]) & (positions[None, :] < positions[:, None])[None]).any(2)
-        invalid = repeat | (C == anchors[:, None])
+        k = C.shape[1]
+        sample = _uniform_sample(n, self.sample_size, self.generator).to(p.X.device)
+        rows, where = torch.unique(torch.cat([anchors, C.clamp(min=0).reshape(-1), sample]), return_inverse=True)
         self.optimizer.zero_grad()
-        Z = p.encoder(p.X)
-        logits = -((Z[C] - Z[anchors][:, None, :]) ** 2).sum(-1)
-        logits = logits.masked_fill(invalid, float("-inf"))
-        same = p.y[C] == p.y[anchors][:, None]
-        log_p = torch.logsumexp(logits.masked_fill(~same, float("-inf")), 1) - torch.logsumexp(logits, 1)
+        Z = p.encoder(self._gathered(rows))
+        Z_a, Z_c, Z_s = Z[where[: len(anchors)]], Z[where[len(anchors) : -len(sample)]], Z[where[-len(sample) :]]
+        near = p.kernel(((Z_c.view(len(anchors), k, -1) - Z_a[:, None]) ** 2).sum(-1))
+        far_sq = (Z_a * Z_a).sum(1, keepdim=True) + (Z_s * Z_s).sum(1) - 2.0 * Z_a @ Z_s.T
+        far = p.kernel(far_sq.clamp_min(0.0)) + math.log(max(n - 1 - k, 1) / len(sample))
+        not_far = _sampled_candidates(torch.cat([anchors[:, None], C], 1), sample, n)
+        logits = torch.cat([near.masked_fill(C < 0, -math.inf), far.masked_fill(not_far, -math.inf)], 1)
+        y_a = p.y[anchors][:, None]
+        same = torch.cat([p.y[C.clamp(min=0)] == y_a, p.y[sample][None] == y_a], 1)
+        log_p = torch.logsumexp(logits.masked_fill(~same, -math.inf), 1) - torch.logsumexp(logits, 1)
         terms = objective_terms(log_p, p.objective)
         loss = -terms.mean()
         if p.weight_decay:
@@ -374,6 +401,31 @@ class CandidateEpochs(MinibatchEpochs):
         loss.backward()
         self.optimizer.step()
         return terms.mean().item()
+
+
+def _sampled_candidates(candidates: torch.Tensor, sample: torch.Tensor, n: int) -> torch.Tensor:
+    """(b, len(sample)) mask: which sampled points are already among each row's candidates
+    (indices below n, -1 for none), found through a table of sample positions in O(b * k)."""
+    position = torch.full((n + 1,), -1, dtype=torch.long, device=sample.device)
+    position[sample] = torch.arange(len(sample), device=sample.device)
+    found = position[candidates]  # -1 marks the table's last entry: no candidate there
+    mask = torch.zeros(len(candidates), len(sample) + 1, dtype=torch.bool, device=sample.device)
+    mask.scatter_(1, torch.where(found < 0, len(sample), found), True)
+    return mask[:, :-1]
+
+
+def _uniform_sample(n: int, size: int, generator) -> torch.Tensor:
+    """``size`` distinct indices below n (at most n), uniformly; on a large set drawn with
+    replacement, where a repeat is rare and a permutation of n would cost O(n) per step."""
+    if 8 * size < n:
+        return torch.randint(n, (size,), generator=generator)
+    return torch.randperm(n, generator=generator)[:size]
+
+
+@torch.no_grad()
+def embed_all(encoder: nn.Module, X: torch.Tensor, rows: int = 65536) -> torch.Tensor:
+    """encoder(X) without gradients, in chunks of ``rows`` (a network's activations stay small)."""
+    return torch.cat([encoder(X[start : start + rows]) for start in range(0, len(X), rows)])
 
 
 class BatchEpochs(MinibatchEpochs):
@@ -489,7 +541,8 @@ def make_epochs(
     if optimizer == "lbfgs":
         return LBFGSEpochs(problem, tol)  # its line search sets the step: no learning rate
     minibatch = (problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
-    if n_candidates:
+    if n_candidates or neighbors == "nearest":
+        n_candidates = n_candidates or DEFAULT_CANDIDATES
         return CandidateEpochs(*minibatch, n_candidates=n_candidates, refresh=candidate_refresh)
     if neighbors == "memory":
         return BankEpochs(*minibatch, momentum=bank_momentum)
@@ -498,32 +551,3 @@ def make_epochs(
     if neighbors != "all":
         raise ValueError(f"neighbors must be one of {NEIGHBOR_SOURCES}, got {neighbors!r}")
     return MinibatchEpochs(*minibatch)
-
-
-@torch.no_grad()
-def nearest_candidates(encoder, X, y, k, block_elements) -> torch.Tensor:
-    """For every point, its k nearest others and its k // 4 nearest class mates (n, k + k//4).
-
-    A class mate already among the k nearest appears twice; ``CandidateEpochs`` masks such
-    repeats so no neighbour is counted twice.
-    """
-    Z = encoder(X)
-    n = len(Z)
-    k = min(k, n - 1)
-    k_same = max(1, k // 4)
-    nearest = torch.empty(n, k, dtype=torch.long, device=X.device)
-    for start, idx in knn.nearest_indices(Z, Z, k, torch.arange(n, device=X.device), block_elements):
-        nearest[start : start + len(idx)] = idx
-    mates = torch.empty(n, k_same, dtype=torch.long, device=X.device)
-    bounds = class_bounds(y)
-    for lo, hi in itertools.pairwise(bounds):
-        members = torch.arange(lo, hi, device=X.device)
-        if hi - lo < 2:
-            mates[lo:hi] = members[:, None].expand(-1, k_same)  # only itself: masked later
-            continue
-        take = min(k_same, hi - lo - 1)
-        for start, idx in knn.nearest_indices(Z[lo:hi], Z[lo:hi], take, members - lo, block_elements):
-            rows = slice(lo + start, lo + start + len(idx))
-            mates[rows, :take] = idx + lo
-            mates[rows, take:] = (idx[:, :1] + lo).expand(-1, k_same - take)
-    return torch.cat([nearest, mates], 1)

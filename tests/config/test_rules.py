@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from nca_core import NCA, datasets
-from nca_core.config.rules import DataShape, default_learning_rate, image_shift, resolve
+from nca_core.config.rules import (
+    DEFAULT_CANDIDATES,
+    NEAREST_MIN_SAMPLES,
+    DataShape,
+    default_learning_rate,
+    image_shift,
+    resolve,
+)
 
 WINE = DataShape(n_samples=125, n_features=13, n_classes=3)
 BASE = {
@@ -19,7 +26,8 @@ IMPOSSIBLE = [
     ({"encoder": "diagonal", "n_components": None, "init": "pca"}, "init", "identity"),
     ({"encoder": "mlp", "init": "lda"}, "init", "random"),
     ({"optimizer": "lbfgs", "neighbors": "memory"}, "neighbors", "all"),
-    ({"n_candidates": 10, "kernel": "student-t"}, "n_candidates", 10),
+    ({"neighbors": "nearest", "objective": "mcml"}, "neighbors", "all"),
+    ({"n_candidates": 10, "objective": "mcml"}, "neighbors", "all"),
     ({"augment": lambda X, generator: X}, "augment", None),
     ({"shift": 1}, "shift", 0),  # wine's rows are not images
     ({"image_shape": (4, 4)}, "image_shape", None),  # 16 pixels for 13 features
@@ -52,6 +60,12 @@ def test_auto_values_become_concrete():
     assert settings["learning_rate"] == default_learning_rate("adam") == 0.01
     deep, _ = resolve({**BASE, "encoder": "mlp"}, WINE)
     assert deep["init"] == "random" and deep["neighbors"] == "memory" and deep["learning_rate"] == 0.003
+    big = DataShape(NEAREST_MIN_SAMPLES + 1, 784, 10)
+    nearest, _ = resolve(BASE, big)
+    assert nearest["neighbors"] == "nearest" and nearest["n_candidates"] == DEFAULT_CANDIDATES
+    assert resolve({**BASE, "encoder": "mlp"}, big)[0]["neighbors"] == "memory"
+    assert resolve({**BASE, "neighbors": "all"}, big)[0]["n_candidates"] is None
+    assert resolve({**BASE, "n_candidates": 8}, WINE)[0]["neighbors"] == "nearest"
     full, _ = resolve({**BASE, "n_components": None, "optimizer": "lbfgs", "n_candidates": 5}, WINE)
     assert full["init"] == "identity" and full["n_components"] == 13 and full["n_candidates"] is None
 

@@ -427,7 +427,7 @@ def test_warm_start_continues_an_mlp(digits):
         (dict(encoder="mlp", init="pca"), "init must be 'auto' or 'random'"),
         (dict(encoder="mlp", hidden_sizes=(0,)), "hidden_sizes must be positive integers"),
         (dict(neighbors="memory"), "needs a minibatch optimizer"),
-        (dict(optimizer="adam", kernel="student-t", n_candidates=5), "n_candidates works with the Gaussian"),
+        (dict(optimizer="adam", objective="mcml", n_candidates=5), "work with objective .f. or .g."),
         (dict(kernel="student-t", dof=-1.0), "dof"),
         (dict(bank_momentum=1.0), "bank_momentum"),
         (

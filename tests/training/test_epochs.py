@@ -14,7 +14,6 @@ from nca_core.training.epochs import (
     MemoryBank,
     Problem,
     make_epochs,
-    nearest_candidates,
 )
 from nca_core.training.gradients import objective_and_gradient
 
@@ -48,18 +47,25 @@ def test_candidates_covering_everyone_give_the_exact_objective(problem, objectiv
     torch.testing.assert_close(encoder.weight.grad, exact_encoder.weight.grad)
 
 
-def test_candidates_are_the_nearest_others_and_class_mates(problem):
+@pytest.mark.parametrize("objective", ["f", "g"])
+def test_a_uniform_sample_stands_in_for_the_points_beyond_the_candidates(problem, objective):
+    """Two candidates each, and a sample as large as the data: every other point is in it
+    with weight (n - 3) / n, so the objective is the exact one to within a few n^-1."""
     X, y, A = problem
-    encoder = LinearEncoder(A)
-    candidates = nearest_candidates(encoder, X, y, 8, 1 << 20)
-    assert candidates.shape == (len(X), 8 + 2)
-    Z = (X @ A.T).numpy()
-    for i in (0, 57, 119):
-        distances = ((Z - Z[i]) ** 2).sum(1)
-        distances[i] = np.inf
-        np.testing.assert_array_equal(np.sort(candidates[i, :8].numpy()), np.sort(np.argsort(distances)[:8]))
-        mates = candidates[i, 8:].numpy()
-        assert np.all(y.numpy()[mates] == y.numpy()[i]) and i not in mates
+    epochs = CandidateEpochs(
+        Problem(LinearEncoder(A), X, y, objective), "adam", 0.1, len(X), torch.Generator().manual_seed(0),
+        n_candidates=2, sample_size=len(X),
+    )  # fmt: skip
+    epochs.optimizer = _NoStep(epochs.problem.encoder)
+    value = epochs.run(1)
+    exact = objective_and_gradient(LinearEncoder(A), X, y, objective)
+    assert value == pytest.approx(exact, rel=0.03)
+    without_sample = CandidateEpochs(
+        Problem(LinearEncoder(A), X, y, objective), "adam", 0.1, len(X), torch.Generator().manual_seed(0),
+        n_candidates=2, sample_size=1,
+    )  # fmt: skip
+    without_sample.optimizer = _NoStep(without_sample.problem.encoder)
+    assert abs(without_sample.run(1) - exact) > 3 * abs(value - exact)
 
 
 def test_memory_bank_update_is_a_momentum_average():
@@ -124,15 +130,18 @@ def test_batch_mode_takes_neighbours_from_the_batch_with_gradients_through_both(
     torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
 
 
-def test_bank_and_batch_modes_are_refused_with_lbfgs_and_candidates_need_the_closed_form(problem):
+def test_bank_and_batch_modes_are_refused_with_lbfgs_and_nearest_needs_a_per_anchor_objective(problem):
     from nca_core.objective.kernels import StudentTKernel
 
     X, y, A = problem
     with pytest.raises(ValueError, match="needs a minibatch optimizer"):
         make_epochs(Problem(LinearEncoder(A), X, y), "lbfgs", neighbors="memory")
+    mcml = Problem(LinearEncoder(A), X, y, objective="mcml")
+    for request in ({"n_candidates": 5}, {"neighbors": "nearest"}):
+        with pytest.raises(ValueError, match="work with objective 'f' or 'g'"):
+            make_epochs(mcml, "adam", 0.1, **request)
     student = Problem(LinearEncoder(A), X, y, kernel=StudentTKernel(1.0))
-    with pytest.raises(ValueError, match="n_candidates works with the Gaussian"):
-        make_epochs(student, "adam", 0.1, n_candidates=5)
+    assert isinstance(make_epochs(student, "adam", 0.1, neighbors="nearest"), CandidateEpochs)
 
 
 def _mirrored(X, generator):

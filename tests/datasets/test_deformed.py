@@ -1,0 +1,64 @@
+"""mnist-deformed: MNIST grown by deformed copies, generated from a seed and pinned."""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from nca_core import datasets
+from nca_core.datasets._deformed import CHUNK, deformed_copies
+
+# SHA-256 of the bytes of the 3,000 copies that seed 0 gives after MNIST's 60,000 images.
+PINNED = "ca3aef98fdbdf346c4a00931e5b37f353fd678c09ca3ff77ca9c256ef14bc59d"
+
+
+@pytest.fixture(scope="module")
+def grown(data_dir):
+    return datasets.load("mnist-deformed", data_dir, download=False, n_train=63_000, seed=0)
+
+
+def test_mnist_comes_first_then_copies_that_keep_its_labels(grown, data_dir):
+    mnist = datasets.load("mnist", data_dir, download=False)
+    assert grown.X_train.shape == (63_000, 784) and grown.X_train.dtype == np.float32
+    np.testing.assert_array_equal(grown.X_train[:60_000], mnist.X_train)
+    np.testing.assert_array_equal(grown.y_train[60_000:], mnist.y_train[:3_000])
+    np.testing.assert_array_equal(grown.X_test, mnist.X_test)
+    copies = grown.X_train[60_000:]
+    assert copies.min() == 0.0 and copies.max() == 1.0
+    moved = np.abs(copies - mnist.X_train[:3_000]).sum(1)
+    assert (moved > 1.0).all()  # every copy is deformed ...
+    sources, others = mnist.X_train[:3_000], mnist.X_train[3_000:6_000]
+    other_class = others[[np.flatnonzero(mnist.y_train[3_000:6_000] != c)[0] for c in mnist.y_train[:3_000]]]
+    assert (_correlation(copies, sources) > _correlation(copies, other_class)).mean() > 0.85  # ... like its source
+
+
+def _correlation(a, b):
+    a, b = a - a.mean(1, keepdims=True), b - b.mean(1, keepdims=True)
+    return (a * b).sum(1) / np.sqrt((a * a).sum(1) * (b * b).sum(1))
+
+
+def test_the_same_seed_gives_the_same_bytes_and_a_prefix_of_a_larger_set(grown, data_dir):
+    digest = hashlib.sha256((grown.X_train[60_000:] * 255).round().astype(np.uint8).tobytes()).hexdigest()
+    assert digest == PINNED
+    again = datasets.load("mnist-deformed", data_dir, download=False, n_train=60_000 + CHUNK + 500, seed=0)
+    np.testing.assert_array_equal(again.X_train[:63_000], grown.X_train)
+    other = datasets.load("mnist-deformed", data_dir, download=False, n_train=61_000, seed=1)
+    assert not np.array_equal(other.X_train[60_000:], grown.X_train[60_000:61_000])
+
+
+def test_too_few_training_images_is_refused(data_dir):
+    with pytest.raises(datasets.DatasetError, match="at least 60000"):
+        datasets.load("mnist-deformed", data_dir, download=False, n_train=1000)
+
+
+def test_copies_of_a_blank_image_stay_blank_and_a_dot_moves_a_few_pixels():
+    images = np.zeros((2, 28, 28), dtype=np.uint8)
+    images[1, 12:16, 12:16] = 255
+    copies, sources = deformed_copies(images, 6, seed=3)
+    np.testing.assert_array_equal(sources, [0, 1, 0, 1, 0, 1])
+    assert not copies[::2].any()
+    dots = copies[1::2].reshape(3, 28, 28).astype(float)
+    assert all((dot != images[1]).any() and dot.sum() > 0.3 * images[1].sum() for dot in dots)
+    rows, cols = np.mgrid[:28, :28]
+    centres = [((dot * rows).sum() / dot.sum(), (dot * cols).sum() / dot.sum()) for dot in dots]
+    assert all(np.hypot(r - 13.5, c - 13.5) < 6 for r, c in centres)
