@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # the benchmarks import each oth
 
 from compare_sklearn import machine  # found through the path above
 
-QUICK_MODES = ("sklearn_parity", "knn_search")
+QUICK_MODES = ("sklearn_parity", "knn_search", "exact_epoch", "scaling")
 
 
 def _rows(name: str) -> list[dict]:

@@ -203,7 +203,7 @@ def _training_index(vectors: np.ndarray, seed: int):
     lists = int(IVF_LISTS_PER_ROOT * np.sqrt(n))
     index = faiss.IndexIVFFlat(faiss.IndexFlatL2(d), d, lists)
     index.cp.seed, index.cp.niter = seed, 10
-    index.cp.max_points_per_centroid = 64  # k-means on a sample of 64 points per list
+    index.cp.max_points_per_centroid = 16  # k-means on a sample of 16 points per list
     index.train(vectors)
     index.nprobe = IVF_PROBES
     return index

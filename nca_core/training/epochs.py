@@ -356,7 +356,7 @@ class CandidateEpochs(MinibatchEpochs):
 
     def __init__(
         self, problem, optimizer, learning_rate, batch_size, generator=None, decay_epochs=None,
-        n_candidates=DEFAULT_CANDIDATES, refresh=1, sample_size=512,
+        n_candidates=DEFAULT_CANDIDATES, refresh=1, sample_size=1024,
     ):  # fmt: skip
         super().__init__(problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
         self.n_candidates, self.refresh, self.sample_size = n_candidates, refresh, sample_size
@@ -393,14 +393,34 @@ class CandidateEpochs(MinibatchEpochs):
         logits = torch.cat([near.masked_fill(C < 0, -math.inf), far.masked_fill(not_far, -math.inf)], 1)
         y_a = p.y[anchors][:, None]
         same = torch.cat([p.y[C.clamp(min=0)] == y_a, p.y[sample][None] == y_a], 1)
-        log_p = torch.logsumexp(logits.masked_fill(~same, -math.inf), 1) - torch.logsumexp(logits, 1)
-        terms = objective_terms(log_p, p.objective)
+        terms = objective_terms(_log_class_mass(logits, same), p.objective)
         loss = -terms.mean()
         if p.weight_decay:
             loss = loss + p.weight_decay * p.encoder.penalty()
         loss.backward()
         self.optimizer.step()
         return terms.mean().item()
+
+
+def _log_class_mass(logits: torch.Tensor, same: torch.Tensor) -> torch.Tensor:
+    """log p_i from each row's logits and same-class mask, with one exp of the logits.
+
+    The kernel values are shifted by the row's largest; a row whose class mates then hold
+    too little mass to keep float32's digits is taken again by a masked log-sum-exp, so
+    log p_i stays exact for anchors whose class mates are far away.
+    """
+    shift = logits.detach().amax(1, keepdim=True)
+    E = torch.exp(logits - torch.where(torch.isfinite(shift), shift, 0.0))
+    mass = (E * same).sum(1)
+    far = (mass < _SMALLEST_SAME_MASS) & (same & torch.isfinite(logits)).any(1)
+    log_p = torch.log(mass.clamp_min(_SMALLEST_SAME_MASS)) - torch.log(E.sum(1))
+    if bool(far.any()):
+        exact = torch.logsumexp(logits[far].masked_fill(~same[far], -math.inf), 1) - torch.logsumexp(logits[far], 1)
+        log_p = log_p.index_put((far.nonzero()[:, 0],), exact)
+    return torch.where((same & torch.isfinite(logits)).any(1), log_p, -math.inf)
+
+
+_SMALLEST_SAME_MASS = math.exp(-40.0)  # as objective.losses: below it float32 loses p_i's digits
 
 
 def _sampled_candidates(candidates: torch.Tensor, sample: torch.Tensor, n: int) -> torch.Tensor:

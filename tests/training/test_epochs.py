@@ -240,3 +240,19 @@ def test_a_float32_step_on_shifted_images_matches_float64(offset):
     got = _shifted_images_step(torch.float32, offset)
     tolerance = 1e-4 if offset == 0 else 1e-3  # float32 holds 1e3 to about 6e-5
     torch.testing.assert_close(got, want, rtol=0, atol=tolerance * float(want.abs().max()))
+
+
+def test_log_class_mass_of_sampled_logits_is_exact_in_float32_for_far_class_mates():
+    from nca_core.training.epochs import _log_class_mass
+
+    logits64 = torch.tensor([[-1.0, -2.0, -150.0, -3.0], [-0.5, -1.5, -2.5, -float("inf")], [-1.0, -2.0, -3.0, -4.0]])
+    logits64 = logits64.double()
+    same = torch.tensor([[False, False, True, False], [True, False, True, True], [False, False, False, False]])
+    want = torch.logsumexp(logits64.masked_fill(~same, -float("inf")), 1) - torch.logsumexp(logits64, 1)
+    logits = logits64.float().requires_grad_(True)
+    got = _log_class_mass(logits, same)
+    assert got[0].item() == pytest.approx(want[0].item(), rel=1e-6)  # about -149: the masked path
+    assert got[1].item() == pytest.approx(want[1].item(), rel=1e-6)
+    assert got[2].item() == -float("inf")  # no class mate
+    got[:2].sum().backward()
+    assert torch.isfinite(logits.grad).all()
