@@ -216,7 +216,7 @@ SETTINGS: tuple[Setting, ...] = (
         labels={
             "auto": "automatic", "all": "all points (exact)", "nearest": "nearest points (approximate)",
             "memory": "memory bank", "batch": "this batch only",
-        },  # fmt: skip
+        },
     ),
     Setting(
         "shift", 0, "Shift images while training",
