@@ -12,7 +12,6 @@ copy's position, so a smaller set is a prefix of a larger one.
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import gaussian_filter
 
 CHUNK = 10_000
 MAX_ROTATION = 0.15  # radians, about 9 degrees
@@ -37,6 +36,8 @@ def deformed_copies(images: np.ndarray, count: int, seed: int) -> tuple[np.ndarr
 
 def _deform(images: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Each image moved by its own affine map and displacement field; (b, h * w) uint8."""
+    from scipy.ndimage import gaussian_filter  # on use: loading datasets stays light
+
     b, h, w = images.shape
     rows, cols = np.meshgrid(np.arange(h) - (h - 1) / 2, np.arange(w) - (w - 1) / 2, indexing="ij")
     source_r, source_c = _affine(rng, b, rows, cols)
