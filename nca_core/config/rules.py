@@ -232,8 +232,16 @@ def neighbors_note(optimizer: str, neighbors: str) -> Note | None:
     )
 
 
-def candidates_note(n_candidates: int | None, kernel: str, objective: str, neighbors: str) -> Note | None:
-    """Nearest candidates stand for all points in each anchor's own p_i: objective f or g."""
+def candidates_note(n_candidates: int | None, objective: str, neighbors: str) -> Note | None:
+    """Nearest candidates stand for all points in each anchor's own p_i: objective f or g,
+    and neighbours from all points (of which they are the nearest)."""
+    if n_candidates and neighbors in ("memory", "batch"):
+        return Note(
+            "n_candidates",
+            "error",
+            "A number of nearest candidates is for neighbours from the nearest points.",
+            f"n_candidates needs neighbors='nearest' (or 'all' or 'auto'), got neighbors={neighbors!r}",
+        )
     if objective in PER_ANCHOR_OBJECTIVES or not (n_candidates or neighbors == "nearest"):
         return None
     return Note(
@@ -284,7 +292,7 @@ def resolve(request: Mapping[str, Any], shape: DataShape) -> tuple[dict[str, Any
     if settings["optimizer"] == "lbfgs":  # full batch: every point, no candidates
         settings["neighbors"], settings["n_candidates"] = "all", None
     s = settings
-    candidates = candidates_note(s["n_candidates"], s["kernel"], s["objective"], s["neighbors"])
+    candidates = candidates_note(s["n_candidates"], s["objective"], s["neighbors"])
     if candidates is not None:  # the app trains exactly instead
         s["neighbors"], s["n_candidates"] = "all", None
     notes += [note for note in (lbfgs_note, candidates) if note is not None]

@@ -15,7 +15,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .rules import OPTIONS, SHIFTS, augments_anchors, default_learning_rate, neighbor_source, uses_minibatches
+from .rules import (
+    NEAREST_MIN_SAMPLES,
+    OPTIONS,
+    SHIFTS,
+    augments_anchors,
+    default_learning_rate,
+    neighbor_source,
+    uses_minibatches,
+)
 
 __all__ = ["SETTINGS", "RunConfig", "Setting", "parse_boolean", "parse_dof", "parse_flag", "parse_layer_sizes"]
 
@@ -211,7 +219,7 @@ SETTINGS: tuple[Setting, ...] = (
         "each epoch) and a random sample of the rest, so a step costs the same on any data "
         "size; a memory bank keeps everyone's last embedding (Wu et al., 2018), cheap for a "
         "network; the batch alone is the naive baseline. Automatic: the bank for a network, "
-        "nearest points for a map on over 100,000 points, else all points.",
+        f"nearest points for a map on over {NEAREST_MIN_SAMPLES:,} points, else all points.",
         "Optimiser", "selectbox", choices=OPTIONS["neighbors"], url_key="neighbors", applies=_minibatch,
         labels={
             "auto": "automatic", "all": "all points (exact)", "nearest": "nearest points (approximate)",

@@ -399,8 +399,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         start = self._prepare(X, y, report)
         offset = _training_offset(start)
         order = np.argsort(start.y_index, kind="stable")  # training wants classes in turn
-        X_t = _sorted_copy(start.X, order, start.dtype, start.device)
-        X_t -= torch.as_tensor(offset, dtype=start.dtype, device=start.device)
+        X_t = _training_rows(start.X, order, offset, start.dtype, start.device)
         self.display_index_ = _display_index(start.y, display_size, start.seed)
         X_display = torch.tensor(start.X[self.display_index_], dtype=start.dtype, device=start.device)
         evaluate = None
@@ -637,20 +636,27 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return evaluate
 
 
-def _sorted_copy(X: np.ndarray, order: np.ndarray, dtype, device) -> torch.Tensor:
-    """X's rows in ``order`` as a new tensor, made in one copy (X itself may be read-only and
-    as large as memory allows)."""
-    with warnings.catch_warnings():  # torch warns about read-only arrays it will not write to
-        warnings.simplefilter("ignore", UserWarning)
-        rows = torch.from_numpy(np.ascontiguousarray(X))[torch.from_numpy(order)]
-    return rows.to(dtype=dtype, device=device)
+def _training_rows(X: np.ndarray, order: np.ndarray, offset: np.ndarray, dtype, device) -> torch.Tensor:
+    """X's rows in ``order`` less ``offset``, as one new tensor. The subtraction comes before
+    the cast (float64 inputs keep their digits), chunk by chunk, so that no second full copy
+    of X is made."""
+    out = torch.empty(X.shape, dtype=dtype, device=device)
+    for start in range(0, len(order), _CHUNK_ROWS):
+        rows = X[order[start : start + _CHUNK_ROWS]] - offset
+        out[start : start + len(rows)] = torch.from_numpy(rows).to(dtype=dtype, device=device)
+    return out
+
+
+_CHUNK_ROWS = 65536
 
 
 def _training_offset(start: _Start) -> np.ndarray:
     """What training subtracts from every row: the mean, in float64, for a linear or diagonal
     map, whose distances it leaves unchanged; then float32 keeps the digits of data far from
-    the origin. A network's output depends on where its inputs lie: nothing for it."""
-    if start.settings["encoder"] == "mlp":
+    the origin. A network's output depends on where its inputs lie, and a shift or an
+    augmentation alters the inputs as they are: nothing for those."""
+    s = start.settings
+    if s["encoder"] == "mlp" or s["augment"] is not None or s["shift"]:
         return np.zeros(start.X.shape[1])
     return start.X.mean(0, dtype=np.float64)
 

@@ -29,6 +29,7 @@ __all__ = [
     "block_terms_and_gradients",
     "kernel_block_gradients",
     "log_class_mass",
+    "log_class_mass_of_logits",
     "mcml_objective",
     "nca_objective",
     "objective_terms",
@@ -100,6 +101,27 @@ def log_class_mass(
     log_all = torch.logsumexp(logits, dim=1)
     log_same = torch.logsumexp(logits.masked_fill(~same, float("-inf")), dim=1)
     return log_same - log_all
+
+
+def log_class_mass_of_logits(logits: torch.Tensor, same: torch.Tensor) -> torch.Tensor:
+    """log p_i from each row's logits (-inf: not a neighbour) and same-class mask, with one
+    exp of the logits (autograd runs through it).
+
+    The kernel values are shifted by the row's largest; a row whose class mates then hold
+    less than ``_SMALLEST_MASS`` is taken again by a masked log-sum-exp, so log p_i stays
+    exact in float32 for anchors whose class mates are far away. -inf without a class mate.
+    """
+    shift = logits.detach().amax(1, keepdim=True)
+    E = torch.exp(logits - torch.where(torch.isfinite(shift), shift, 0.0))
+    mass = (E * same).sum(1)
+    has_mate = (same & torch.isfinite(logits)).any(1)
+    underflows = (mass < _SMALLEST_MASS) & has_mate
+    log_p = torch.log(mass.clamp_min(_SMALLEST_MASS)) - torch.log(E.sum(1))
+    if bool(underflows.any()):
+        rows = logits[underflows]
+        exact = torch.logsumexp(rows.masked_fill(~same[underflows], -math.inf), 1) - torch.logsumexp(rows, 1)
+        log_p = log_p.index_put((underflows.nonzero()[:, 0],), exact)
+    return torch.where(has_mate, log_p, -math.inf)
 
 
 def mcml_objective(
@@ -356,15 +378,17 @@ class GaussianBlocks:
         return None if self.buffer is None or self.buffer.numel() < size else self.buffer[:size].view(rows, -1)
 
     def _redo(self, far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index) -> None:
-        """The far anchors again, each kernel value shifted by its row's (and class's) largest."""
-        rows = far.nonzero()[:, 0]
-        index = None if anchor_index is None else anchor_index[rows]
-        sq = _squared_distances_of_centred(Z_anchor[rows], self.Z_ref)
-        pairs = _KernelPairs(sq, GaussianKernel(), index, _same_class_blocks(y_anchor[rows], self.bounds))
-        terms[rows], c, _ = _per_anchor_slopes(pairs, self.objective)
-        grad_anchor[rows], far_ref = _slope_gradients(c, Z_anchor[rows], self.Z_ref, self.back is not None)
-        if far_ref is not None:
-            self.far_grad = far_ref if self.far_grad is None else self.far_grad.add_(far_ref)
+        """The far anchors again, each kernel value shifted by its row's (and class's) largest,
+        a few rows at a time: that path holds several matrices of their size."""
+        step = max(1, _REDO_ELEMENTS // len(self.Z_ref))
+        for rows in far.nonzero()[:, 0].split(step):
+            index = None if anchor_index is None else anchor_index[rows]
+            sq = _squared_distances_of_centred(Z_anchor[rows], self.Z_ref)
+            pairs = _KernelPairs(sq, GaussianKernel(), index, _same_class_blocks(y_anchor[rows], self.bounds))
+            terms[rows], c, _ = _per_anchor_slopes(pairs, self.objective)
+            grad_anchor[rows], far_ref = _slope_gradients(c, Z_anchor[rows], self.Z_ref, self.back is not None)
+            if far_ref is not None:
+                self.far_grad = far_ref if self.far_grad is None else self.far_grad.add_(far_ref)
 
 
 # An anchor whose neighbours, or class mates, hold less kernel mass than this is computed
@@ -372,6 +396,9 @@ class GaussianBlocks:
 # floored values (each e^floor, about 3e-35 in float32, so even a million of them stay
 # under 1e-11 of this mass).
 _SMALLEST_MASS = math.exp(-40.0)
+
+
+_REDO_ELEMENTS = 1 << 22  # pairs per pass of the recomputation of far anchors
 
 
 def _is_far(mass: torch.Tensor) -> torch.Tensor:

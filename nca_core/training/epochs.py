@@ -40,6 +40,7 @@ from ..objective.losses import (
     PER_ANCHOR_OBJECTIVES,
     kernel_block_gradients,
     log_class_mass,
+    log_class_mass_of_logits,
     mcml_objective,
     objective_terms,
 )
@@ -387,13 +388,15 @@ class CandidateEpochs(MinibatchEpochs):
         Z = p.encoder(self._gathered(rows))
         Z_a, Z_c, Z_s = Z[where[: len(anchors)]], Z[where[len(anchors) : -len(sample)]], Z[where[-len(sample) :]]
         near = p.kernel(((Z_c.view(len(anchors), k, -1) - Z_a[:, None]) ** 2).sum(-1))
-        far_sq = (Z_a * Z_a).sum(1, keepdim=True) + (Z_s * Z_s).sum(1) - 2.0 * Z_a @ Z_s.T
-        far = p.kernel(far_sq.clamp_min(0.0)) + math.log(max(n - 1 - k, 1) / len(sample))
-        not_far = _sampled_candidates(torch.cat([anchors[:, None], C], 1), sample, n)
-        logits = torch.cat([near.masked_fill(C < 0, -math.inf), far.masked_fill(not_far, -math.inf)], 1)
+        sampled_sq = (Z_a * Z_a).sum(1, keepdim=True) + (Z_s * Z_s).sum(1) - 2.0 * Z_a @ Z_s.T
+        # each draw stands for n / len(sample) points; draws that are the anchor or one of
+        # its candidates are counted among those already
+        sampled = p.kernel(sampled_sq.clamp_min(0.0)) + math.log(n / len(sample))
+        counted = _sampled_candidates(torch.cat([anchors[:, None], C], 1), sample, n)
+        logits = torch.cat([near.masked_fill(C < 0, -math.inf), sampled.masked_fill(counted, -math.inf)], 1)
         y_a = p.y[anchors][:, None]
         same = torch.cat([p.y[C.clamp(min=0)] == y_a, p.y[sample][None] == y_a], 1)
-        terms = objective_terms(_log_class_mass(logits, same), p.objective)
+        terms = objective_terms(log_class_mass_of_logits(logits, same), p.objective)
         loss = -terms.mean()
         if p.weight_decay:
             loss = loss + p.weight_decay * p.encoder.penalty()
@@ -402,41 +405,21 @@ class CandidateEpochs(MinibatchEpochs):
         return terms.mean().item()
 
 
-def _log_class_mass(logits: torch.Tensor, same: torch.Tensor) -> torch.Tensor:
-    """log p_i from each row's logits and same-class mask, with one exp of the logits.
-
-    The kernel values are shifted by the row's largest; a row whose class mates then hold
-    too little mass to keep float32's digits is taken again by a masked log-sum-exp, so
-    log p_i stays exact for anchors whose class mates are far away.
-    """
-    shift = logits.detach().amax(1, keepdim=True)
-    E = torch.exp(logits - torch.where(torch.isfinite(shift), shift, 0.0))
-    mass = (E * same).sum(1)
-    far = (mass < _SMALLEST_SAME_MASS) & (same & torch.isfinite(logits)).any(1)
-    log_p = torch.log(mass.clamp_min(_SMALLEST_SAME_MASS)) - torch.log(E.sum(1))
-    if bool(far.any()):
-        exact = torch.logsumexp(logits[far].masked_fill(~same[far], -math.inf), 1) - torch.logsumexp(logits[far], 1)
-        log_p = log_p.index_put((far.nonzero()[:, 0],), exact)
-    return torch.where((same & torch.isfinite(logits)).any(1), log_p, -math.inf)
-
-
-_SMALLEST_SAME_MASS = math.exp(-40.0)  # as objective.losses: below it float32 loses p_i's digits
-
-
 def _sampled_candidates(candidates: torch.Tensor, sample: torch.Tensor, n: int) -> torch.Tensor:
-    """(b, len(sample)) mask: which sampled points are already among each row's candidates
-    (indices below n, -1 for none), found through a table of sample positions in O(b * k)."""
+    """(b, len(sample)) mask: which draws are already among each row's candidates (indices
+    below n, -1 for none), found through a table of sample positions in O(b * k)."""
     position = torch.full((n + 1,), -1, dtype=torch.long, device=sample.device)
     position[sample] = torch.arange(len(sample), device=sample.device)
     found = position[candidates]  # -1 marks the table's last entry: no candidate there
     mask = torch.zeros(len(candidates), len(sample) + 1, dtype=torch.bool, device=sample.device)
     mask.scatter_(1, torch.where(found < 0, len(sample), found), True)
-    return mask[:, :-1]
+    return mask[:, position[sample]]  # a point drawn twice: every draw masked alike
 
 
 def _uniform_sample(n: int, size: int, generator) -> torch.Tensor:
-    """``size`` distinct indices below n (at most n), uniformly; on a large set drawn with
-    replacement, where a repeat is rare and a permutation of n would cost O(n) per step."""
+    """``size`` indices below n (at most n), uniformly: distinct where the sample is a large
+    part of n; with replacement on a large set, where a repeat is rare and a permutation of n
+    would cost O(n) per step."""
     if 8 * size < n:
         return torch.randint(n, (size,), generator=generator)
     return torch.randperm(n, generator=generator)[:size]
@@ -546,7 +529,7 @@ def make_epochs(
     """
     for note in (
         neighbors_note(optimizer, neighbors),
-        candidates_note(n_candidates, problem.kernel.name, problem.objective, neighbors),
+        candidates_note(n_candidates, problem.objective, neighbors),
         augmentation_note(problem.augment, optimizer, neighbors, n_candidates),
     ):
         if note is not None:

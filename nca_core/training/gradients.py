@@ -27,7 +27,11 @@ from .distributed import LOCAL
 
 __all__ = ["DEFAULT_BLOCK_ELEMENTS", "Workspace", "evaluate_objective", "objective_and_gradient"]
 
+# Anchor-reference pairs per block: the Gaussian engine holds one (block, n) matrix, in a
+# reused buffer; the general kernel path holds about five, so it takes blocks a quarter
+# that size.
 DEFAULT_BLOCK_ELEMENTS = 1 << 25
+KERNEL_BLOCK_ELEMENTS = 1 << 23
 
 
 def objective_and_gradient(
@@ -147,7 +151,7 @@ def _kernel_gradient(Z, y, anchors, objective, kernel, block_elements, count):
     several blocks that is computed in a first pass.
     """
     bounds = class_bounds(y)
-    blocks = anchor_blocks(anchors, len(Z), block_elements)
+    blocks = anchor_blocks(anchors, len(Z), min(block_elements, KERNEL_BLOCK_ELEMENTS))
     log_norm = n_same = None
     if objective == "mcml" and len(blocks) > 1:
         log_norm, n_same, _ = mcml_totals(Z, y, blocks, kernel)
@@ -212,7 +216,7 @@ def evaluate_objective(
     if n * n > max_pairs:
         sample = torch.randperm(n, generator=generator)[: int(max_pairs // n)].to(X.device)
         anchors = torch.sort(sample).values
-    blocks = anchor_blocks(anchors, n, block_elements)
+    blocks = anchor_blocks(anchors, n, block_elements if closed_form(kernel, objective) else KERNEL_BLOCK_ELEMENTS)
     if objective == "mcml":
         log_norm, n_same, sum_same = mcml_totals(Z, y, blocks, kernel)
         return sum_same / n_same - log_norm + math.log(n_same) if n_same else 0.0

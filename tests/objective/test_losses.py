@@ -377,3 +377,19 @@ def test_gaussian_blocks_over_several_blocks_and_one_buffer_match_autograd(dtype
     want = nca_objective(torch.tensor(Z64), y_t, "g").item()
     assert total == pytest.approx(want, rel=1e-4 if dtype == torch.float32 else 1e-10)
     _assert_gradients_close(grad.double(), Z_ref.grad, 1e-4 if dtype == torch.float32 else 1e-10)
+
+
+def test_log_class_mass_of_sampled_logits_is_exact_in_float32_for_far_class_mates():
+    from nca_core.objective.losses import log_class_mass_of_logits
+
+    logits64 = torch.tensor([[-1.0, -2.0, -150.0, -3.0], [-0.5, -1.5, -2.5, -float("inf")], [-1.0, -2.0, -3.0, -4.0]])
+    logits64 = logits64.double()
+    same = torch.tensor([[False, False, True, False], [True, False, True, True], [False, False, False, False]])
+    want = torch.logsumexp(logits64.masked_fill(~same, -float("inf")), 1) - torch.logsumexp(logits64, 1)
+    logits = logits64.float().requires_grad_(True)
+    got = log_class_mass_of_logits(logits, same)
+    assert got[0].item() == pytest.approx(want[0].item(), rel=1e-6)  # about -149: the masked path
+    assert got[1].item() == pytest.approx(want[1].item(), rel=1e-6)
+    assert got[2].item() == -float("inf")  # no class mate
+    got[:2].sum().backward()
+    assert torch.isfinite(logits.grad).all()
