@@ -35,10 +35,11 @@ __all__ = [
     "objective_terms",
     "pair_log_kernel",
     "selection_probabilities",
+    "squared_distances",
 ]
 
 
-def _squared_distances(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Tensor:
+def squared_distances(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Tensor:
     """Squared Euclidean distances, shape (n_anchor, n_ref), clamped at zero (centred first,
     see ``_centred``)."""
     return _squared_distances_of_centred(*_centred(Z_anchor, Z_ref))
@@ -61,7 +62,7 @@ def pair_log_kernel(
     ``kernel`` maps squared distances to log-similarities (None: the Gaussian, -d^2);
     ``anchor_index`` gives each anchor's row among the references (None when disjoint).
     """
-    sq = _squared_distances(Z_anchor, Z_ref)
+    sq = squared_distances(Z_anchor, Z_ref)
     logits = -sq if kernel is None else kernel(sq)
     if anchor_index is not None:
         is_self = anchor_index[:, None] == torch.arange(len(Z_ref), device=logits.device)

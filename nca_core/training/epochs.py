@@ -43,6 +43,7 @@ from ..objective.losses import (
     log_class_mass_of_logits,
     mcml_objective,
     objective_terms,
+    squared_distances,
 )
 from ..search import knn
 from ..util.threads import numpy_blas_on_one_thread
@@ -348,9 +349,9 @@ class CandidateEpochs(MinibatchEpochs):
     Every ``refresh`` epochs each point's ``n_candidates`` nearest others in the current
     embedding are found again (``knn.neighbour_lists``: FAISS, an inverted file on large
     sets). A step's anchors take neighbours from their own candidates and from
-    ``sample_size`` points drawn uniformly for the batch; each sampled point stands for
-    (n - 1 - n_candidates) / sample_size of the points that are not an anchor's candidates,
-    so far points still weigh in p_ij's normaliser. Only the points a step involves are
+    ``sample_size`` points drawn uniformly for the batch; each draw that is not the anchor
+    or one of its candidates stands for n / sample_size points, so far points still weigh
+    in p_ij's normaliser. Only the points a step involves are
     embedded, so it costs O((batch * (n_candidates + 1) + sample_size) * D * d) whatever n,
     where an exact step costs O(n * D * d) and O(batch * n * d).
     """
@@ -388,10 +389,10 @@ class CandidateEpochs(MinibatchEpochs):
         Z = p.encoder(self._gathered(rows))
         Z_a, Z_c, Z_s = Z[where[: len(anchors)]], Z[where[len(anchors) : -len(sample)]], Z[where[-len(sample) :]]
         near = p.kernel(((Z_c.view(len(anchors), k, -1) - Z_a[:, None]) ** 2).sum(-1))
-        sampled_sq = (Z_a * Z_a).sum(1, keepdim=True) + (Z_s * Z_s).sum(1) - 2.0 * Z_a @ Z_s.T
+        sampled_sq = squared_distances(Z_a, Z_s)  # centred: float32 keeps its digits
         # each draw stands for n / len(sample) points; draws that are the anchor or one of
         # its candidates are counted among those already
-        sampled = p.kernel(sampled_sq.clamp_min(0.0)) + math.log(n / len(sample))
+        sampled = p.kernel(sampled_sq) + math.log(n / len(sample))
         counted = _sampled_candidates(torch.cat([anchors[:, None], C], 1), sample, n)
         logits = torch.cat([near.masked_fill(C < 0, -math.inf), sampled.masked_fill(counted, -math.inf)], 1)
         y_a = p.y[anchors][:, None]

@@ -93,6 +93,12 @@ def closed_form(kernel: nn.Module | None, objective: str) -> bool:
     return (kernel is None or isinstance(kernel, GaussianKernel)) and objective in PER_ANCHOR_OBJECTIVES
 
 
+def _pairs_per_block(kernel, objective: str, block_elements: int) -> int:
+    """``block_elements`` for the Gaussian engine; at most ``KERNEL_BLOCK_ELEMENTS`` for the
+    general kernel path, which holds several matrices of a block's size."""
+    return block_elements if closed_form(kernel, objective) else min(block_elements, KERNEL_BLOCK_ELEMENTS)
+
+
 def anchor_blocks(anchors: torch.Tensor, n_ref: int, block_elements: int) -> list[torch.Tensor]:
     """``anchors`` cut into blocks of at most ``block_elements`` anchor-reference pairs."""
     size = max(1, block_elements // n_ref)
@@ -151,7 +157,7 @@ def _kernel_gradient(Z, y, anchors, objective, kernel, block_elements, count):
     several blocks that is computed in a first pass.
     """
     bounds = class_bounds(y)
-    blocks = anchor_blocks(anchors, len(Z), min(block_elements, KERNEL_BLOCK_ELEMENTS))
+    blocks = anchor_blocks(anchors, len(Z), _pairs_per_block(kernel, objective, block_elements))
     log_norm = n_same = None
     if objective == "mcml" and len(blocks) > 1:
         log_norm, n_same, _ = mcml_totals(Z, y, blocks, kernel)
@@ -216,7 +222,7 @@ def evaluate_objective(
     if n * n > max_pairs:
         sample = torch.randperm(n, generator=generator)[: int(max_pairs // n)].to(X.device)
         anchors = torch.sort(sample).values
-    blocks = anchor_blocks(anchors, n, block_elements if closed_form(kernel, objective) else KERNEL_BLOCK_ELEMENTS)
+    blocks = anchor_blocks(anchors, n, _pairs_per_block(kernel, objective, block_elements))
     if objective == "mcml":
         log_norm, n_same, sum_same = mcml_totals(Z, y, blocks, kernel)
         return sum_same / n_same - log_norm + math.log(n_same) if n_same else 0.0

@@ -248,3 +248,25 @@ def test_a_point_drawn_twice_is_masked_in_both_draws():
     sample = torch.tensor([5, 9, 5, 3, 0])
     mask = _sampled_candidates(candidates, sample, n=10)
     assert mask.tolist() == [[True, False, True, False, False], [False, False, False, True, False]]
+
+
+@pytest.mark.parametrize("objective", ["f", "g"])
+def test_nearest_step_in_float32_matches_float64_far_from_the_origin_with_a_far_class(problem, objective):
+    """The approximate step's objective and gradient in A, float32 against float64, with
+    one class 30 units away and every point 1e3 from the origin."""
+    X, y, A = problem
+    X = X.clone()
+    X[y == 0] += 30.0
+    X += 1e3
+    results = {}
+    for dtype in (torch.float32, torch.float64):
+        epochs = CandidateEpochs(
+            Problem(LinearEncoder(A.to(dtype)), X.to(dtype), y, objective), "adam", 0.1, len(X),
+            torch.Generator().manual_seed(0), n_candidates=4, sample_size=16,
+        )  # fmt: skip
+        epochs.optimizer = _NoStep(epochs.problem.encoder)
+        value = epochs.run(1)
+        results[dtype] = (value, epochs.problem.encoder.weight.grad.double())
+    (v32, g32), (v64, g64) = results[torch.float32], results[torch.float64]
+    assert v32 == pytest.approx(v64, rel=1e-3, abs=1e-4)
+    torch.testing.assert_close(g32, g64, rtol=0, atol=2e-3 * float(g64.abs().max()))
