@@ -24,7 +24,7 @@ from ..datasets import Dataset
 from ..estimator.baselines import fit_projection
 from ..estimator.model_io import ModelFileError, load_model
 from ..estimator.nca import NCA
-from ..search.knn import KNNIndex, knn_accuracy, leave_one_out_accuracy
+from ..search.knn import KNNIndex, faiss_available, knn_accuracy, leave_one_out_accuracy
 from ..util.files import write_atomic
 from ..util.sampling import stratified_subsample
 from .run import Run, recommended_config
@@ -166,8 +166,12 @@ def knn_search_cost(
     budget_seconds : float, optional
         Stop repeating once the timed searches have taken this long (at least one runs).
     **options
-        ``backend``, ``deterministic``, ``ef_search`` of ``knn.KNNIndex``.
+        ``backend``, ``deterministic``, ``ef_search`` of ``knn.KNNIndex``. The backend
+        defaults to a flat float32 search (FAISS, else torch) in every space, so that the
+        spaces' times and sizes compare like with like (auto would search a 2-D space in a
+        float64 k-d tree).
     """
+    options.setdefault("backend", "faiss" if faiss_available() else "torch")
     Z_train = np.ascontiguousarray(Z_train, dtype=np.float32)
     Z_test = np.ascontiguousarray(Z_test, dtype=np.float32)
     knn_index = KNNIndex(Z_train, y_train, index, device="cpu", **options)

@@ -1,8 +1,11 @@
 """k-nearest-neighbour search and classification: exact, or through an HNSW graph.
 
-Three ways answer the same question, chosen by ``KNNIndex(index=..., backend=...)``:
+Four ways answer the same question, chosen by ``KNNIndex(index=..., backend=...)``:
 
-- FAISS (faiss-cpu) exact flat search: the default for data on the CPU;
+- a k-d tree (scipy) in float64: the default for data on the CPU in at most
+  ``KDTREE_MAX_DIM`` dimensions (a 2-D picture), where it prunes nearly every reference
+  that a flat search would measure;
+- FAISS (faiss-cpu) exact flat search: the default for other data on the CPU;
 - a FAISS HNSW graph (Malkov and Yashunin, 2018): approximate, and many times faster per
   query on large reference sets once built;
 - blocked torch search (exact): where FAISS is not installed or the data are on a GPU.
@@ -52,7 +55,8 @@ __all__ = [
 
 DEFAULT_BLOCK_ELEMENTS = 1 << 24
 INDEX_KINDS = ("auto", "exact", "hnsw")
-BACKENDS = ("auto", "faiss", "torch")
+BACKENDS = ("auto", "faiss", "kdtree", "torch")
+KDTREE_MAX_DIM = 3
 # Graph settings: M links per point, candidate lists while building and searching. On MNIST
 # (benchmarks/knn_search.py) these give the exact search's 5-NN error in 32-D.
 HNSW_M = 32
@@ -181,6 +185,8 @@ def neighbour_lists(Z: torch.Tensor, k: int, seed: int = 0) -> torch.Tensor:
     n = len(Z)
     k = min(k, n - 1)
     own = torch.arange(n, device=Z.device)
+    if Z.shape[1] <= KDTREE_MAX_DIM and Z.device.type == "cpu":
+        return _TreeSearch(Z).candidates(Z, k, own.numpy())[1]
     if not faiss_available() or Z.device.type != "cpu":
         found = torch.empty(n, k, dtype=torch.long, device=Z.device)
         for start, idx in nearest_indices(Z, Z, k, own, DEFAULT_BLOCK_ELEMENTS):
@@ -248,8 +254,9 @@ class KNNIndex:
     n_queries : int, optional
         How many queries the index will answer, for "auto"; None means many (the build is
         paid once and shared), as when the index is kept.
-    backend : {"auto", "faiss", "torch"}
-        "auto" is FAISS for data on the CPU (and for any HNSW index), else torch.
+    backend : {"auto", "faiss", "kdtree", "torch"}
+        "auto" is a k-d tree for exact search on the CPU in at most ``KDTREE_MAX_DIM``
+        dimensions, FAISS for other data on the CPU (and for any HNSW index), else torch.
     device : str or torch.device
         Where the references live for the torch path and the float64 re-ranking.
     deterministic : bool
@@ -263,7 +270,7 @@ class KNNIndex:
     Attributes
     ----------
     kind : "exact" or "hnsw"
-    backend : "faiss" or "torch"
+    backend : "faiss", "kdtree" or "torch"
     build_seconds : float, time to build the index (copying the vectors, or the graph)
     nbytes : int, bytes the index holds: its vectors, plus the graph's links for HNSW
     classes_ : ndarray of the distinct labels
@@ -303,6 +310,8 @@ class KNNIndex:
         self._exact = _TorchSearch(self._R, self.max_block_elements)
         if self.backend == "faiss":
             self._search = _FaissSearch(self._R, self.kind, deterministic, self.ef_search)
+        elif self.backend == "kdtree":
+            self._search = _TreeSearch(self._R)
         else:
             self._search = self._exact
         self.build_seconds = time.perf_counter() - start
@@ -312,13 +321,17 @@ class KNNIndex:
             raise ValueError(f"index must be one of {INDEX_KINDS}, got {index!r}")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-        if backend == "torch" and index == "hnsw":
-            raise ValueError("index='hnsw' needs the faiss backend, not 'torch'")
+        if backend in ("torch", "kdtree") and index == "hnsw":
+            raise ValueError(f"index='hnsw' needs the faiss backend, not {backend!r}")
         found = faiss_available()
         if not found and (backend == "faiss" or index == "hnsw"):
             raise ValueError(f"index={index!r} with backend={backend!r} needs FAISS: pip install faiss-cpu")
+        on_cpu = self.device.type == "cpu"
+        if backend == "kdtree" and not on_cpu:
+            raise ValueError(f"backend='kdtree' searches on the CPU, not on {self.device}")
+        if backend == "auto" and on_cpu and index != "hnsw" and self._R.shape[1] <= KDTREE_MAX_DIM:
+            backend, index = "kdtree", "exact"
         if backend == "auto":
-            on_cpu = self.device.type == "cpu"
             backend = "faiss" if found and (on_cpu or index == "hnsw") else "torch"
         if index == "auto":
             index = choose_index(len(self._R), n_queries) if backend == "faiss" else "exact"
@@ -465,6 +478,31 @@ class _TorchSearch:
         own_t = None if own is None else torch.as_tensor(own, device=self.R.device)
         blocks = list(_nearest(Q.to(self.R.dtype), self.R, want, own_t, self.max_block_elements))
         return torch.cat([v for _, v, _ in blocks]), torch.cat([i for _, _, i in blocks])
+
+
+class _TreeSearch:
+    """Exact search in a k-d tree of float64 vectors (scipy): for few dimensions only,
+    where it visits a handful of cells per query instead of every reference."""
+
+    eps = float(np.finfo(np.float64).eps)
+
+    def __init__(self, R: torch.Tensor):
+        from scipy.spatial import cKDTree
+
+        self.vectors = np.ascontiguousarray(R.detach().cpu().numpy(), dtype=np.float64)
+        self.tree = cKDTree(self.vectors)
+        self.nbytes = self.vectors.nbytes + self.tree.indices.nbytes
+
+    def candidates(self, Q, want, own):
+        queries = np.asarray(Q.detach().cpu().numpy(), dtype=np.float64)
+        extra = own is not None
+        distances, found = self.tree.query(queries, want + extra, workers=torch.get_num_threads())
+        distances, found = distances.reshape(len(queries), -1), found.reshape(len(queries), -1)
+        found[found == len(self.vectors)] = -1  # scipy's mark for "no more references"
+        values = np.square(distances)
+        if extra:
+            values, found = _drop_self(values, found, own)
+        return torch.from_numpy(values), torch.from_numpy(found.astype(np.int64))
 
 
 class _FaissSearch:

@@ -76,7 +76,7 @@ def test_bad_inputs_are_explained():
 # --- exact search is the float64 answer on every backend; HNSW; the "auto" choice ----------
 
 needs_faiss = pytest.mark.skipif(not knn.faiss_available(), reason="faiss-cpu is not installed")
-BACKENDS = [pytest.param("faiss", marks=needs_faiss), "torch"]
+BACKENDS = [pytest.param("faiss", marks=needs_faiss), "kdtree", "torch"]
 
 
 def _float64_neighbours(R, Q, k, own=None):
@@ -208,6 +208,26 @@ def test_auto_chooses_by_size_and_keeps_torch_on_request(digits_split):
     assert KNNIndex(big, np.zeros(len(big)), device="cpu", backend="torch").kind == "exact"
 
 
+@pytest.mark.parametrize("own", [False, True])
+def test_a_2d_picture_is_searched_in_a_tree_with_the_same_answers(digits_split, own):
+    """Two of digits' pixels (values 0..16): a 2-D set where most distances tie exactly."""
+    X_train, y_train, X_test, _ = digits_split
+    R = X_train[:, [19, 43]].astype(np.float32)
+    Q = R if own else X_test[:, [19, 43]].astype(np.float32)
+    index = KNNIndex(R, y_train, device="cpu")
+    assert (index.backend, index.kind) == ("kdtree", "exact")
+    mine = np.arange(len(R)) if own else None
+    np.testing.assert_array_equal(index.search(Q, 5, self_index=mine), _float64_neighbours(R, Q, 5, mine))
+
+
+def test_neighbour_lists_of_a_2d_embedding_are_the_nearest_others(blobs):
+    X, _ = blobs
+    Z = torch.tensor(X[:, :2], dtype=torch.float32)
+    found = knn.neighbour_lists(Z, 6).numpy()
+    own = np.arange(len(X))
+    np.testing.assert_array_equal(found, _float64_neighbours(Z.numpy(), Z.numpy(), 6, own))
+
+
 def test_without_faiss_exact_search_runs_in_torch(digits_split, monkeypatch):
     X_train, y_train, X_test, _ = digits_split
     monkeypatch.setattr(knn, "_faiss", lambda: None)
@@ -246,10 +266,14 @@ def test_searches_use_torchs_thread_count_and_restore_faiss(digits_split):
 def test_bad_index_choices_are_explained():
     with pytest.raises(ValueError, match=r"index must be one of \('auto', 'exact', 'hnsw'\), got 'ivf'"):
         KNNIndex(np.zeros((3, 2)), [0, 1, 0], "ivf")
-    with pytest.raises(ValueError, match=r"backend must be one of \('auto', 'faiss', 'torch'\), got 'gpu'"):
+    with pytest.raises(
+        ValueError, match=r"backend must be one of \('auto', 'faiss', 'kdtree', 'torch'\), got 'gpu'"
+    ):
         KNNIndex(np.zeros((3, 2)), [0, 1, 0], backend="gpu")
     with pytest.raises(ValueError, match="index='hnsw' needs the faiss backend, not 'torch'"):
         KNNIndex(np.zeros((3, 2)), [0, 1, 0], "hnsw", backend="torch")
+    with pytest.raises(ValueError, match="index='hnsw' needs the faiss backend, not 'kdtree'"):
+        KNNIndex(np.zeros((3, 2)), [0, 1, 0], "hnsw", backend="kdtree")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
