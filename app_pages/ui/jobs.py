@@ -127,8 +127,10 @@ class TrainingJob:
     it (``drawn()``, at most 5 s) and then that many seconds, so the start is seen.
     ``threads``, if given, is torch's intra-op thread count for this job's thread only
     (OpenMP keeps the setting per thread), leaving other jobs and the server alone.
-    ``steady_from``: epochs before which the pace is a slow-motion start, left out of the
-    time left (no estimate until then). Paused time counts in neither time nor speed.
+    The time left comes from the stream's own speed (seconds spent computing per epoch)
+    and, where the pace has ``seconds_between`` (``pacing.Pace``), what it adds on top:
+    so it is known from the second frame on, slow-motion start included. Paused time
+    counts in neither time nor speed.
     """
 
     make_stream: Callable[[Callable[[], bool]], Iterator[Snapshot]]
@@ -141,7 +143,6 @@ class TrainingJob:
     heartbeat_timeout: float = 600.0
     max_snapshots: int = 600
     threads: int | None = None
-    steady_from: float = 0.0
     snapshots: list[Snapshot] = field(default_factory=list)
     state: JobState = JobState.QUEUED
     error: str | None = None
@@ -155,10 +156,11 @@ class TrainingJob:
         self._stop = threading.Event()
         self._resume = threading.Event()
         self._resume.set()
-        self._steps_allowed = 0
+        self._step_to: float | None = None  # progress at which a step pauses again
         self._drawn = threading.Event()
         self._heartbeat = time.monotonic()
         self._arrivals: list[tuple[float, float]] = []  # (epochs done, _clock()) of every frame kept
+        self._computed: list[tuple[float, float]] = []  # (epochs done, seconds the stream has computed)
         self._paused = 0.0  # seconds spent paused, finished pauses
         self._paused_since: float | None = None
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
@@ -178,17 +180,19 @@ class TrainingJob:
     def pause(self) -> None:
         """Pause at the next frame (within an epoch when the run takes frames there)."""
         if self.alive:
-            self._steps_allowed = 0
+            self._step_to = None
             self._resume.clear()
 
     def resume(self) -> None:
-        self._steps_allowed = 0
+        self._step_to = None
         self._resume.set()
 
     def step(self) -> None:
-        """While paused, train on to the end of the next epoch, then pause again."""
-        if self.pause_requested:
-            self._steps_allowed = 1
+        """While paused, train exactly one epoch more (from a part-way frame too), then
+        pause again."""
+        if self.pause_requested and self._step_to is None:
+            latest = self.latest
+            self._step_to = (progress(latest) if latest is not None else 0.0) + 1.0
             self._resume.set()
 
     def drawn(self) -> None:
@@ -202,7 +206,7 @@ class TrainingJob:
     @property
     def pause_requested(self) -> bool:
         """Paused, or pausing at the next frame: what the Pause/Resume button shows."""
-        return self.alive and (not self._resume.is_set() or self._steps_allowed > 0)
+        return self.alive and (not self._resume.is_set() or self._step_to is not None)
 
     def join(self, timeout: float | None = None) -> None:
         self._thread.join(timeout)
@@ -283,10 +287,14 @@ class TrainingJob:
         """Keep and pace the stream's frames until it ends or the job is told to stop (a
         frame the pace would leave out is kept when it is the last)."""
         last = time.monotonic()
+        computing = 0.0
         for snap in stream:
+            computing += time.monotonic() - last
+            self._computed.append((progress(snap), computing))
             wait = self._frame_seconds(snap)
-            if wait is None and not self._stop.is_set():  # the pace leaves this frame out
-                continue
+            if wait is None and not (self._stop.is_set() or self._step_ends(snap)):
+                last = time.monotonic()
+                continue  # the pace leaves this frame out
             self._keep(snap)
             if self._should_stop():
                 return
@@ -308,14 +316,14 @@ class TrainingJob:
     # Speed is measured over the latest this-many seconds: it follows a change of pace.
     SPEED_WINDOW = 10.0
 
-    def _speed(self, since: float = 0.0) -> float | None:
-        """Epochs per second between frames at or past ``since`` epochs in the latest
-        SPEED_WINDOW seconds, the held start frame left out; None until there are two."""
+    def _speed(self) -> float | None:
+        """Epochs per second between frames in the latest SPEED_WINDOW seconds, the held
+        start frame left out; None until there are two."""
         arrivals = self._arrivals[1:] if self.hold_first_frame > 0 else self._arrivals
         if not arrivals:
             return None
         end_epoch, end_at = arrivals[-1]
-        window = [(e, t) for e, t in arrivals if e >= since and t >= end_at - self.SPEED_WINDOW]
+        window = [(e, t) for e, t in arrivals if t >= end_at - self.SPEED_WINDOW]
         if len(window) < 2 or end_epoch <= window[0][0] or end_at <= window[0][1]:
             return None
         return (end_epoch - window[0][0]) / (end_at - window[0][1])
@@ -326,15 +334,32 @@ class TrainingJob:
         start included, pauses and the held start frame not); None before any progress."""
         return self._speed()
 
+    def _compute_seconds_per_epoch(self) -> float | None:
+        """Seconds the stream itself takes per epoch, over its latest SPEED_WINDOW seconds
+        of computing (the start frame's set-up left out); None until it has two frames."""
+        computed = self._computed[1:]
+        if len(computed) < 2:
+            return None
+        end_epoch, end_busy = computed[-1]
+        start_epoch, start_busy = next((e, b) for e, b in computed if b >= end_busy - self.SPEED_WINDOW)
+        if end_epoch <= start_epoch:
+            start_epoch, start_busy = computed[0]
+        if end_epoch <= start_epoch:
+            return None
+        return (end_busy - start_busy) / (end_epoch - start_epoch)
+
     @property
     def seconds_left(self) -> float | None:
-        """Estimated seconds to the last epoch at the speed since the slow-motion start
-        (None: unknown, or still in the slow start, whose speed says nothing of the rest)."""
-        latest = self.latest
-        if latest is None or self.total_epochs is None or progress(latest) < self.steady_from:
+        """Estimated seconds to the last epoch: the stream's speed, and what the pace adds
+        to it (a slow-motion start, a frame cap). None before two frames."""
+        latest, per_epoch = self.latest, self._compute_seconds_per_epoch()
+        if latest is None or self.total_epochs is None or per_epoch is None:
             return None
-        speed = self._speed(since=self.steady_from)
-        return max(0.0, (self.total_epochs - progress(latest)) / speed) if speed else None
+        done = progress(latest)
+        if hasattr(self.pace, "seconds_between"):
+            return self.pace.seconds_between(done, self.total_epochs, per_epoch)
+        least = 1.0 / self.max_epochs_per_second if self.max_epochs_per_second > 0 else 0.0
+        return max(0.0, self.total_epochs - done) * max(per_epoch, least)
 
     def _keep(self, snap: Snapshot) -> None:
         """Store a snapshot; past the cap, thin older ones to every other (first kept)."""
@@ -343,6 +368,11 @@ class TrainingJob:
             self.snapshots = [*self.snapshots[::2], snap]
         else:
             self.snapshots.append(snap)
+
+    def _step_ends(self, snap: Snapshot) -> bool:
+        """Whether ``snap`` is where a step asked for pauses again (one epoch on)."""
+        step_to = self._step_to
+        return step_to is not None and progress(snap) >= step_to - 1e-9
 
     def _frame_seconds(self, snap: Snapshot) -> float | None:
         if self.pace is not None:
@@ -356,8 +386,8 @@ class TrainingJob:
         pause = seconds - (time.monotonic() - last)
         if pause > 0:
             self._stop.wait(pause)
-        if self._steps_allowed > 0 and snap.fraction >= 1.0 and snap.epoch > 0:
-            self._steps_allowed = 0  # a step ends at the end of an epoch
+        if self._step_ends(snap):
+            self._step_to = None
             self._resume.clear()
         if not self._resume.is_set():
             self.state = JobState.PAUSED

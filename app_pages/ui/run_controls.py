@@ -25,8 +25,9 @@ def pace_controls() -> Pace:
             "Slow-motion start",
             value=True,
             key="slow-start",
-            help="Hold the starting picture, then show the first epochs several frames each, "
-            "slowly: fast runs (the rings separate in two epochs) are seen happening.",
+            help="Hold the starting picture, then show the first frames slowly (a few epochs "
+            "of a small set, the first minibatches of a large one): fast runs (the rings "
+            "separate in two epochs) are seen happening.",
         )
         cap = st.slider(
             "Frames per second cap",
@@ -34,8 +35,8 @@ def pace_controls() -> Pace:
             30,
             10,
             key="pace",
-            help="Slows fast runs down so every epoch can be seen; 0 with the slow-motion "
-            "start off trains at full speed.",
+            help="Slows a small set's fast runs down so every epoch can be seen (a large "
+            "set trains at its own pace); 0 with the slow-motion start off trains at full speed.",
         )
     return Pace(float(cap), slow)
 

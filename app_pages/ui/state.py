@@ -11,7 +11,7 @@ from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .jobs import JobSlots, TrainingJob
-from .pacing import SLOW_EPOCHS, Pace, frames_per_epoch
+from .pacing import LARGE_SET, Pace, frames_per_epoch
 
 if TYPE_CHECKING:  # the Train page draws its buttons, which need this module, before torch loads
     from nca_core import Snapshot
@@ -81,12 +81,13 @@ def start(dataset: str, run: Run, pace: Pace) -> ActiveRun:
     job = TrainingJob(
         lambda should_stop: run.stream(frames_per_epoch=frames, should_stop=should_stop),
         slots,
-        pace=Pace(pace.max_frames_per_second, pace.slow_start, large=n_train > 3000),
+        pace=Pace(
+            pace.max_frames_per_second, pace.slow_start, large=n_train > LARGE_SET, frames_per_epoch=frames
+        ),
         hold_first_frame=pace.hold_first_frame,
         total_epochs=run.config.max_iter,
         connected=_session_connected(),
         threads=threads_for(run, slots),
-        steady_from=SLOW_EPOCHS if pace.slow_start else 0.0,
     )
     active = ActiveRun(dataset, run, job)
     st.session_state[RUN_KEY] = active

@@ -89,8 +89,9 @@ def status_text(active: ActiveRun) -> str:
     if latest is None:  # no frame yet: say so rather than show "Epoch 0"
         return f"Preparing the run · {status} · {_fmt_seconds(job.elapsed)} elapsed"
     text = f"Epoch {figures.epoch_label(latest)} / {config.max_iter} · {status} · {_fmt_seconds(job.elapsed)} elapsed"
-    if job.state == JobState.RUNNING and job.seconds_left is not None:
-        text += f" · about {_fmt_seconds(job.seconds_left)} left"
+    if job.state == JobState.RUNNING:
+        left = job.seconds_left
+        text += " · estimating the time left" if left is None else f" · about {_fmt_seconds(left)} left"
     if job.epochs_per_second:
         text += f" · {_fmt_speed(job.epochs_per_second)}"
     device = getattr(active.run.model, "device_", config.device)

@@ -55,6 +55,34 @@ def test_pause_step_resume_stop():
     assert job.state == "stopped" and not job.alive
 
 
+def test_a_step_from_a_part_way_frame_trains_exactly_one_epoch():
+    """In the slow-motion start frames come four an epoch: a step from 3.75 must end at
+    4.75, not at the end of epoch 4 (a quarter epoch, while the button says one)."""
+    from app_pages.ui.jobs import progress
+    from app_pages.ui.pacing import Pace
+
+    data = datasets.load("rings")
+    nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, max_iter=300)
+    pace = Pace(0, True, frames_per_epoch=4)
+    job = TrainingJob(
+        lambda should_stop: nca.fit_iter(
+            data.X_train, data.y_train, frames_per_epoch=4, should_stop=should_stop
+        ),
+        JobSlots(1),
+        pace=pace,
+    )
+    wait(lambda: job.latest is not None and progress(job.latest) >= 1.5 and job.latest.fraction < 1)
+    job.pause()
+    wait(lambda: job.state == "paused")
+    for _ in range(3):  # part-way frames in the slow start, then whole epochs past it
+        start = progress(job.latest)
+        job.step()
+        wait(lambda start=start: job.state == "paused" and progress(job.latest) > start)
+        assert progress(job.latest) == start + 1.0
+    job.stop()
+    job.join(10)
+
+
 class SlowSteps:
     """A real minibatch strategy whose steps take 50 ms each, 90 an epoch: with one frame an
     epoch, the stream hands the job a snapshot every 4.5 s (a long MNIST epoch, in small)."""
@@ -187,7 +215,7 @@ def test_speed_is_wall_clock_epochs_per_second_frame_cap_included():
 
 
 def test_slow_motion_start_walks_through_the_first_epochs_and_full_speed_does_not():
-    from app_pages.ui.pacing import SLOW_EPOCHS, Pace
+    from app_pages.ui.pacing import Pace
 
     data = datasets.load("rings")
 
@@ -202,14 +230,32 @@ def test_slow_motion_start_walks_through_the_first_epochs_and_full_speed_does_no
         job.drawn()  # as the page does once it has drawn the start frame
         job.join(60)
         times = dict(job._arrivals)
-        return times[SLOW_EPOCHS] - times[0], job.snapshots
+        return times[6.0] - times[0], job.snapshots
 
-    slow, snaps = journey(Pace(10, True), 4)
+    pace = Pace(10, True, frames_per_epoch=4)
+    assert pace.slow_epochs == 6.0  # 24 frames, four an epoch
+    slow, snaps = journey(pace, 4)
     assert slow >= 5.0  # rings separate by epoch 2: the audience gets seconds of it
-    assert sum(s.fraction < 1 for s in snaps) >= 3 * SLOW_EPOCHS  # several frames per early epoch
-    assert all(s.fraction == 1 for s in snaps if s.epoch > SLOW_EPOCHS)  # whole epochs after
+    assert sum(s.fraction < 1 for s in snaps) >= 3 * 6  # several frames per early epoch
+    assert all(s.fraction == 1 for s in snaps if s.epoch > 6)  # whole epochs after
     fast, _ = journey(Pace(0, False), 1)
     assert fast < 1.0
+
+
+def test_a_large_sets_slow_start_is_frames_not_epochs_and_its_frames_are_not_capped():
+    """MNIST takes a frame per minibatch (59 an epoch): six slow epochs would hold it for
+    over a minute, and a 10 frames/s cap would slow its training."""
+    from app_pages.ui.pacing import SLOW_FRAME_SECONDS, SLOW_FRAMES, Pace
+
+    pace = Pace(10, True, large=True, frames_per_epoch=59)
+    assert pace.slow_epochs == SLOW_FRAMES / 59 < 0.5
+    early = SimpleNamespace(epoch=1, fraction=10 / 59)
+    later = SimpleNamespace(epoch=1, fraction=40 / 59)
+    assert pace(early) == SLOW_FRAME_SECONDS
+    assert pace(later) == 0.0 and pace(SimpleNamespace(epoch=3, fraction=1.0)) == 0.0
+    small = Pace(10, True, frames_per_epoch=4)  # rings: a part-way frame past the slow start is left out
+    assert small(SimpleNamespace(epoch=8, fraction=0.5)) is None
+    assert small(SimpleNamespace(epoch=8, fraction=1.0)) == 0.1
 
 
 def test_a_queued_job_knows_roughly_how_long_it_waits():
@@ -257,26 +303,23 @@ def test_a_pause_stops_the_clock_and_leaves_the_speed_alone():
     assert 12 < speed <= 21  # the 1.5 s pause would have dragged it below 10
 
 
-def test_the_slow_motion_start_and_the_held_frame_stay_out_of_the_time_left():
-    from app_pages.ui.jobs import progress
-    from app_pages.ui.pacing import SLOW_EPOCHS, Pace
+def test_the_time_left_is_known_from_the_start_and_slow_motion_included():
+    from app_pages.ui.pacing import Pace
 
     data = datasets.load("rings")
     nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, max_iter=40)
-    pace = Pace(10, True)
+    pace = Pace(10, True, frames_per_epoch=4)
     job = TrainingJob(
         lambda should_stop: nca.fit_iter(data.X_train, data.y_train, frames_per_epoch=4, should_stop=should_stop),
         JobSlots(1),
         pace=pace,
         hold_first_frame=pace.hold_first_frame,
         total_epochs=40,
-        steady_from=SLOW_EPOCHS,
     )
     job.drawn()
-    wait(lambda: len(job.snapshots) >= 6)
-    assert job.seconds_left is None  # in slow motion: no estimate rather than a wrong one
-    wait(lambda: progress(job.latest) >= SLOW_EPOCHS + 4)
-    left = job.seconds_left
-    job.stop()
-    job.join(30)
-    assert left is not None and 1.5 < left < 5.0  # about 30 epochs at 10 a second
+    wait(lambda: len(job.snapshots) >= 4)  # in the slow-motion start, after the held frame
+    left, at = job.seconds_left, time.monotonic()
+    job.join(60)
+    taken = time.monotonic() - at
+    # 24 frames of 0.3 s (about 6 s, a few gone already) and 34 epochs at 10 a second (3.4 s)
+    assert left is not None and abs(left - taken) < 0.2 * taken
