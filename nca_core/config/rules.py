@@ -82,6 +82,11 @@ LBFGS_MAX_ITER = 50
 # each anchor's neighbours from its nearest candidates and a uniform sample ("nearest");
 # each of those epochs costs O(n) (benchmarks/scaling.py).
 NEAREST_MIN_SAMPLES = 100_000
+# A map to a picture (d <= PICTURE_MAX_DIM) takes them from this size on: in the plane an
+# epoch on nearest points costs a fraction of an exact one and, given twice the epochs,
+# reaches the same k-NN accuracy (MNIST d = 2; benchmarks/RESULTS.md, issue 26).
+PICTURE_NEAREST_MIN_SAMPLES = 20_000
+PICTURE_MAX_DIM = 3
 DEFAULT_CANDIDATES = 16
 
 
@@ -112,16 +117,17 @@ def default_learning_rate(optimizer: str, encoder: str = "linear") -> float:
     return (_DEEP_LEARNING_RATES if encoder == "mlp" else _LEARNING_RATES)[optimizer]
 
 
-def minibatch_defaults(n_samples: int, n_components: int) -> dict[str, Any]:
+def minibatch_defaults(n_samples: int, n_components: int, neighbors: str = "all") -> dict[str, Any]:
     """Adam settings for a linear map that train without tuning, by data size.
 
     Large sets take large batches and few epochs; a 2-D or 3-D map needs more epochs at a
-    larger step than a wide one. The values were chosen on MNIST (benchmarks/RESULTS.md).
+    larger step than a wide one, twice as many on nearest points (each far cheaper). The
+    values were chosen on MNIST (benchmarks/RESULTS.md).
     """
     if n_samples > 20000:
-        if n_components > 3:
+        if n_components > PICTURE_MAX_DIM:
             return {"learning_rate": 0.003, "batch_size": 1024, "max_iter": 5}
-        return {"learning_rate": 0.01, "batch_size": 1024, "max_iter": 15}
+        return {"learning_rate": 0.01, "batch_size": 1024, "max_iter": 30 if neighbors == "nearest" else 15}
     if n_samples > LBFGS_MAX_SAMPLES:
         return {"learning_rate": 0.005, "batch_size": 256, "max_iter": 20}
     return {"learning_rate": 0.01, "batch_size": 128, "max_iter": 40}
@@ -200,16 +206,21 @@ def uses_minibatches(optimizer: str) -> bool:
     return optimizer != "lbfgs"
 
 
-def neighbor_source(neighbors: str, optimizer: str, encoder: str, n_samples: int = 0) -> str:
+def neighbor_source(
+    neighbors: str, optimizer: str, encoder: str, n_samples: int = 0, n_components: int | None = None
+) -> str:
     """The concrete source for "auto": a memory bank for a network trained in minibatches,
-    nearest candidates for a map trained in minibatches on a large set, else all points."""
+    nearest candidates for a map trained in minibatches on a large set (from
+    ``PICTURE_NEAREST_MIN_SAMPLES`` points for a 2-D or 3-D picture), else all points."""
     if neighbors != "auto":
         return neighbors
     if not uses_minibatches(optimizer):
         return "all"
     if encoder == "mlp":
         return "memory"
-    return "nearest" if n_samples > NEAREST_MIN_SAMPLES else "all"
+    picture = n_components is not None and n_components <= PICTURE_MAX_DIM
+    large = PICTURE_NEAREST_MIN_SAMPLES if picture else NEAREST_MIN_SAMPLES
+    return "nearest" if n_samples > large else "all"
 
 
 def auto_init(n_components: int, shape: DataShape) -> str:
@@ -422,12 +433,14 @@ def _auto_values(settings: dict, shape: DataShape) -> list[Note]:
     if settings.get("learning_rate_schedule", "auto") == "auto":
         settings["learning_rate_schedule"] = auto_schedule(encoder)
     optimizer = settings["optimizer"]
-    settings["neighbors"] = neighbor_source(settings["neighbors"], optimizer, encoder, shape.n_samples)
+    settings["neighbors"] = neighbor_source(
+        settings["neighbors"], optimizer, encoder, shape.n_samples, settings["n_components"]
+    )
     if settings["n_candidates"] and settings["neighbors"] == "all":
         settings["neighbors"] = "nearest"
     if settings["neighbors"] == "nearest" and settings["n_candidates"] is None:
         settings["n_candidates"] = DEFAULT_CANDIDATES
-    tuned = minibatch_defaults(shape.n_samples, settings["n_components"])
+    tuned = minibatch_defaults(shape.n_samples, settings["n_components"], settings["neighbors"])
     if optimizer == "lbfgs":
         tuned = {
             "learning_rate": default_learning_rate("lbfgs"),

@@ -18,6 +18,7 @@ from typing import Any
 from .rules import (
     NEAREST_MIN_SAMPLES,
     OPTIONS,
+    PICTURE_NEAREST_MIN_SAMPLES,
     SHIFTS,
     augments_anchors,
     default_learning_rate,
@@ -215,11 +216,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "neighbors", "auto", "Neighbours from",
         "Where a batch's points find neighbours. All points is exact but recomputes every "
-        "embedding each step; nearest points takes each point's nearest few (found with FAISS "
+        "embedding each step; nearest points takes each point's nearest few (searched again "
         "each epoch) and a random sample of the rest, so a step costs the same on any data "
         "size; a memory bank keeps everyone's last embedding (Wu et al., 2018), cheap for a "
         "network; the batch alone is the naive baseline. Automatic: the bank for a network, "
-        f"nearest points for a map on over {NEAREST_MIN_SAMPLES:,} points, else all points.",
+        f"nearest points for a map on over {NEAREST_MIN_SAMPLES:,} points (over "
+        f"{PICTURE_NEAREST_MIN_SAMPLES:,} for a 2-D or 3-D picture), else all points.",
         "Optimiser", "selectbox", choices=OPTIONS["neighbors"], url_key="neighbors", applies=_minibatch,
         labels={
             "auto": "automatic", "all": "all points (exact)", "nearest": "nearest points (approximate)",

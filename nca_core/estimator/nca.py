@@ -138,8 +138,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         same whatever the data size); "memory": a bank of all points' embeddings updated
         with momentum (Wu et al., 2018), gradients only through the batch; "batch": the
         batch alone. "auto": "memory" for the MLP encoder with Adam or SGD, "nearest" for
-        a map trained in minibatches on more than ``rules.NEAREST_MIN_SAMPLES`` points,
-        else "all".
+        a map trained in minibatches on more than ``rules.NEAREST_MIN_SAMPLES`` points
+        (``rules.PICTURE_NEAREST_MIN_SAMPLES`` for d <= 3), else "all".
     bank_momentum : float, default=0.5
         Weight of the old bank row in each memory-bank update.
     optimizer : {"auto", "lbfgs", "adam", "sgd"}, default="auto"

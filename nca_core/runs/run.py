@@ -22,6 +22,7 @@ from ..config.rules import (
     auto_init,
     default_learning_rate,
     minibatch_defaults,
+    neighbor_source,
     network_preset,
     resolve,
 )
@@ -83,7 +84,8 @@ def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
         config = config.replace(batch_size=max(32, 1 << (n.bit_length() - 1)))
     if rings:
         return config
-    tuned = minibatch_defaults(n, n_components)
+    neighbors = neighbor_source("auto", "adam", "linear", n, n_components)
+    tuned = minibatch_defaults(n, n_components, neighbors)
     config = config.replace(
         learning_rate=tuned["learning_rate"],
         batch_size=min(tuned["batch_size"], max(32, 1 << (n.bit_length() - 1))),

@@ -70,6 +70,20 @@ def test_auto_values_become_concrete():
     assert full["init"] == "identity" and full["n_components"] == 13 and full["n_candidates"] is None
 
 
+def test_a_picture_of_a_large_set_trains_on_nearest_points_for_twice_the_epochs():
+    """MNIST at d = 2: exact epochs cost ~3x nearest ones and reach the same k-NN accuracy
+    in half as many; a wide map keeps exact epochs below NEAREST_MIN_SAMPLES."""
+    mnist = DataShape(60000, 784, 10)
+    picture, _ = resolve({**BASE, "n_components": 2}, mnist)
+    assert picture["neighbors"] == "nearest" and picture["max_iter"] == 30
+    wide, _ = resolve({**BASE, "n_components": 32}, mnist)
+    assert wide["neighbors"] == "all" and wide["max_iter"] == 5
+    exact, _ = resolve({**BASE, "n_components": 2, "neighbors": "all"}, mnist)
+    assert exact["max_iter"] == 15
+    usps, _ = resolve({**BASE, "n_components": 2}, DataShape(7291, 256, 10))
+    assert usps["neighbors"] == "all"
+
+
 def test_auto_objective_is_g_for_a_network_and_f_for_a_map():
     """f for linear and diagonal maps, as the paper and scikit-learn; g for a network, whose
     random start leaves many points where f's gradient vanishes. A named objective stays."""
