@@ -83,8 +83,8 @@ LBFGS_MAX_ITER = 50
 # each of those epochs costs O(n) (benchmarks/scaling.py).
 NEAREST_MIN_SAMPLES = 100_000
 # A map to a picture (d <= PICTURE_MAX_DIM) takes them from this size on: in the plane an
-# epoch on nearest points costs a fraction of an exact one and, given twice the epochs,
-# reaches the same k-NN accuracy (MNIST d = 2; benchmarks/RESULTS.md, issue 26).
+# epoch on nearest points costs about a third of an exact one, and 40 of them reach the
+# k-NN accuracy of 15 exact ones in half the time (MNIST d = 2; benchmarks/mnist_picture.py).
 PICTURE_NEAREST_MIN_SAMPLES = 20_000
 PICTURE_MAX_DIM = 3
 DEFAULT_CANDIDATES = 16
@@ -121,13 +121,13 @@ def minibatch_defaults(n_samples: int, n_components: int, neighbors: str = "all"
     """Adam settings for a linear map that train without tuning, by data size.
 
     Large sets take large batches and few epochs; a 2-D or 3-D map needs more epochs at a
-    larger step than a wide one, twice as many on nearest points (each far cheaper). The
+    larger step than a wide one, and more again on nearest points (each far cheaper). The
     values were chosen on MNIST (benchmarks/RESULTS.md).
     """
     if n_samples > 20000:
         if n_components > PICTURE_MAX_DIM:
             return {"learning_rate": 0.003, "batch_size": 1024, "max_iter": 5}
-        return {"learning_rate": 0.01, "batch_size": 1024, "max_iter": 30 if neighbors == "nearest" else 15}
+        return {"learning_rate": 0.01, "batch_size": 1024, "max_iter": 40 if neighbors == "nearest" else 15}
     if n_samples > LBFGS_MAX_SAMPLES:
         return {"learning_rate": 0.005, "batch_size": 256, "max_iter": 20}
     return {"learning_rate": 0.01, "batch_size": 128, "max_iter": 40}

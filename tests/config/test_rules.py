@@ -70,12 +70,13 @@ def test_auto_values_become_concrete():
     assert full["init"] == "identity" and full["n_components"] == 13 and full["n_candidates"] is None
 
 
-def test_a_picture_of_a_large_set_trains_on_nearest_points_for_twice_the_epochs():
-    """MNIST at d = 2: exact epochs cost ~3x nearest ones and reach the same k-NN accuracy
-    in half as many; a wide map keeps exact epochs below NEAREST_MIN_SAMPLES."""
+def test_a_picture_of_a_large_set_trains_on_nearest_points_for_more_epochs():
+    """MNIST at d = 2: an exact epoch costs ~3x a nearest one, and 15 exact epochs reach
+    the k-NN accuracy of 40 nearest ones; a wide map keeps exact epochs below
+    NEAREST_MIN_SAMPLES."""
     mnist = DataShape(60000, 784, 10)
     picture, _ = resolve({**BASE, "n_components": 2}, mnist)
-    assert picture["neighbors"] == "nearest" and picture["max_iter"] == 30
+    assert picture["neighbors"] == "nearest" and picture["max_iter"] == 40
     wide, _ = resolve({**BASE, "n_components": 32}, mnist)
     assert wide["neighbors"] == "all" and wide["max_iter"] == 5
     exact, _ = resolve({**BASE, "n_components": 2, "neighbors": "all"}, mnist)

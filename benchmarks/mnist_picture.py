@@ -1,0 +1,71 @@
+"""The Train page's MNIST run (a 2-D picture): exact neighbours against nearest points.
+
+Fits, in one process and one after the other, the settings the Train page opens MNIST
+with (``runs.run.recommended_config``, d = 2) twice: with neighbours from all points for
+15 epochs (the default until issue 26) and with the current default, nearest points for
+40 epochs. Each fit streams as the app's does (a frame per minibatch, k-NN scores on
+2,000-point samples after every epoch). The table gives the seconds to the start frame,
+to the first whole epoch and to the end, and 5-NN test accuracy on all 10,000 test images
+(the page shows the sample's).
+
+    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/mnist_picture.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from compare_sklearn import machine
+
+from nca_core import datasets
+from nca_core.runs.run import Run, recommended_config
+from nca_core.search.knn import knn_accuracy
+
+FRAMES_PER_EPOCH = 59  # the Train page's: one per minibatch of 1024 (app_pages.ui.pacing)
+
+
+def fit(data, **changes) -> dict:
+    config = recommended_config(data).replace(**changes)
+    run = Run(config, data)
+    start = time.perf_counter()
+    first = epoch_one = None
+    for snap in run.stream(frames_per_epoch=FRAMES_PER_EPOCH):
+        now = time.perf_counter() - start
+        first = now if first is None else first
+        if epoch_one is None and snap.epoch == 1 and snap.fraction >= 1.0:
+            epoch_one = now
+    total = time.perf_counter() - start
+    accuracy = knn_accuracy(run.transform(data.X_train), data.y_train, run.transform(data.X_test), data.y_test, 5)
+    return {
+        "neighbours": config.neighbors if config.neighbors != "auto" else "auto",
+        "epochs": config.max_iter,
+        "start frame (s)": first,
+        "epoch 1 (s)": epoch_one,
+        "whole run (s)": total,
+        "test 5-NN accuracy": accuracy,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.parse_args()
+    data = datasets.load("mnist", download=False)
+    print(f"Machine: {machine()}\n")
+    rows = [fit(data, neighbors="all", max_iter=15), fit(data)]
+    keys = list(rows[0])
+    print("| " + " | ".join(keys) + " |")
+    print("|" + "---|" * len(keys))
+    for row in rows:
+        cells = [f"{v:.2f}" if isinstance(v, float) and v > 1 else f"{v:.4f}" if isinstance(v, float) else str(v)
+                 for v in row.values()]  # fmt: skip
+        print("| " + " | ".join(cells) + " |")
+    exact, nearest = rows
+    print(
+        f"\nwhole run, exact / nearest: {exact['whole run (s)'] / nearest['whole run (s)']:.2f}x; "
+        f"accuracy, nearest - exact: {100 * (nearest['test 5-NN accuracy'] - exact['test 5-NN accuracy']):+.2f} points"
+    )
+
+
+if __name__ == "__main__":
+    main()
