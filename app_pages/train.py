@@ -9,20 +9,19 @@ from app_pages.ui import run_controls as controls
 share.read_once(app_data.dataset_names())  # a link's settings, ?present=1 among them, come first
 presenting = presentation.active()  # large type, no sidebar, one big chart
 presentation.style(presenting)
-if presenting:
-    top = st.container(horizontal=True, vertical_alignment="bottom")
-else:
+if not presenting:
     st.title("Train NCA and watch it learn")
     st.caption(
         "Neighbourhood Components Analysis learns a map, linear or a neural network, under which "
         "each point's nearest neighbours share its class. Press **Train** and watch the embedding "
         "move as it learns."
     )
-    top = st.container()
-
-with top, st.container(width=320 if presenting else "stretch"):
+# The dataset and the run buttons share one row, so the picture starts on the first screen.
+top = st.container(horizontal=True, vertical_alignment="bottom")
+with top, st.container(width=320):
     name = app_data.pick_dataset()
-about = st.container()  # the dataset and notes on its settings, once it has loaded
+stage = st.container()  # the picture and the curves, drawn last
+about = st.container()  # the dataset and notes on its settings, once it has loaded, below the picture
 active = state.current()
 if active is not None and active.dataset != name:
     state.reset()
@@ -32,8 +31,8 @@ if active is not None and active.dataset != name:
 # settings are read; its buttons are drawn for it already.
 requested = controls.train_requested() and not (active is not None and active.job.alive)
 running = requested or (active is not None and active.job.alive)
-paused = active is not None and active.job.pause_requested
-with top if presenting else st.container():
+paused = state.pending_pause() or (active is not None and active.job.pause_requested)
+with top:
     with controls.run_buttons(running, paused, step=not presenting):
         presentation.toggle()
 
@@ -43,6 +42,7 @@ from nca_core.runs.run import Run, resolve_config  # noqa: E402
 
 data = app_data.load_dataset(name)
 if data is None:
+    state.drop_request()  # nothing to train: a Train click waiting for this data is dropped
     st.stop()
 demo = demo_for(name, data)  # a start that leaves the classes mixed, where the usual one does not
 chosen = run_settings(
@@ -117,15 +117,17 @@ def curves() -> None:
         views.curves(shown)
 
 
+running = running and active is not None
 if running:
     picture_every, curves_every = views.redraw_seconds(len(data.y_train), active.run.config.n_components)
 if presenting:  # the one big chart, full width
-    if running:
-        st.fragment(status_and_picture, run_every=picture_every)()
-    else:
-        status_and_picture()
+    with stage:
+        if running:
+            st.fragment(status_and_picture, run_every=picture_every)()
+        else:
+            status_and_picture()
 else:
-    left, right = st.columns([3, 2])
+    left, right = stage.columns([3, 2])
     if running:
         with left:
             st.fragment(status_and_picture, run_every=picture_every)()

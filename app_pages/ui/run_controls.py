@@ -41,42 +41,34 @@ def pace_controls() -> Pace:
     return Pace(float(cap), slow)
 
 
-TRAIN_REQUEST = "train-requested"
-
-
 def _request_training() -> None:
-    st.session_state[TRAIN_REQUEST] = True
+    st.session_state[state.TRAIN_REQUEST] = True
 
 
 def train_requested() -> bool:
-    """Whether Train was pressed: asked before the buttons are drawn, so that the run
-    starts first and the buttons are drawn for it (Pause enabled) in the same run."""
-    return bool(st.session_state.pop(TRAIN_REQUEST, False))
-
-
-def _job():
-    """The session's training job; None when the run asked for has not started (its page
-    run was cut short by this click, before the run's settings were read)."""
-    active = state.current()
-    return active.job if active is not None else None
+    """Whether Train was pressed and its run has not started yet: asked before the buttons
+    are drawn, so that they are drawn for the run (Pause enabled) in the same page run.
+    The request stays until ``state.start`` takes it: a page run cut short by a click
+    before it started the run leaves it to the next."""
+    return bool(st.session_state.get(state.TRAIN_REQUEST, False))
 
 
 def _pause_or_resume() -> None:
-    job = _job()
-    if job is not None and job.pause_requested:
-        job.resume()
-    elif job is not None:
-        job.pause()
+    active = state.current()
+    paused = state.pending_pause() or (active is not None and active.job.pause_requested)
+    if paused:
+        state.control("resume", lambda job: job.resume())
+    else:
+        state.control("pause", lambda job: job.pause())
 
 
 def _step() -> None:
-    if (job := _job()) is not None:
-        job.step()
+    state.control("step", lambda job: job.step())
 
 
 def _stop() -> None:
-    if (job := _job()) is not None:
-        job.stop()
+    job = state.control("stop", lambda job: job.stop())
+    if job is not None:
         job.join(timeout=STOP_WAIT_SECONDS)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,13 @@ if TYPE_CHECKING:  # the Train page draws its buttons, which need this module, b
     from nca_core.runs.run import Run
 
 RUN_KEY = "train_run"
+# Train's request, kept until a run starts it (a page run cut short by another click leaves
+# it for the next), and a control clicked before that run had a job, applied when it starts.
+TRAIN_REQUEST = "train-requested"
+PENDING = "pending-control"
+# Streamlit starts a click's page run while the previous one is still winding down, so the
+# run that starts a job and a click's callback may run at once: both go through this lock.
+CONTROL_LOCK = threading.Lock()
 
 
 @dataclass
@@ -69,8 +77,49 @@ def current() -> ActiveRun | None:
     return st.session_state.get(RUN_KEY)
 
 
-def start(dataset: str, run: Run, pace: Pace) -> ActiveRun:
-    """Start a job for ``run``; the previous run stays visible until this one has a frame."""
+def start(dataset: str, run: Run, pace: Pace) -> ActiveRun | None:
+    """Start a job for ``run`` if Train's request is still open (another page run may have
+    started it meanwhile: then that one), with any control clicked meanwhile applied.
+    The previous run stays visible until this one has a frame."""
+    with CONTROL_LOCK:
+        if not st.session_state.pop(TRAIN_REQUEST, False):
+            return current()
+        active = _started(dataset, run, pace)
+        pending = st.session_state.pop(PENDING, None)
+        if pending == "pause":
+            active.job.pause()
+        elif pending == "stop":
+            active.job.stop()
+        return active
+
+
+def control(action: str, act) -> TrainingJob | None:
+    """Apply a Pause, Resume, Step or Stop click: ``act(job)`` on the current job (returned),
+    or, while Train's request waits for its run to start, kept for that run (see ``start``)."""
+    with CONTROL_LOCK:
+        active = current()
+        if st.session_state.get(TRAIN_REQUEST) or active is None:
+            if action == "resume":
+                st.session_state.pop(PENDING, None)
+            elif action in ("pause", "stop"):
+                st.session_state[PENDING] = action
+            return None
+        act(active.job)
+        return active.job
+
+
+def drop_request() -> None:
+    """Forget a Train click that no run will start (its data did not load)."""
+    for key in (TRAIN_REQUEST, PENDING):
+        st.session_state.pop(key, None)
+
+
+def pending_pause() -> bool:
+    """Whether Pause was clicked for a run that has not started yet."""
+    return st.session_state.get(PENDING) == "pause"
+
+
+def _started(dataset: str, run: Run, pace: Pace) -> ActiveRun:
     previous = current()
     if previous is not None:
         previous.job.stop()
@@ -104,7 +153,9 @@ def shown() -> ActiveRun | None:
 
 
 def reset() -> None:
-    """Forget every run of this session (for instance when the dataset changes)."""
+    """Forget every run of this session (for instance when the dataset changes), and any
+    control clicked for a run that never started."""
+    st.session_state.pop(PENDING, None)
     for key in (RUN_KEY, RUN_KEY + "_previous"):
         active = st.session_state.pop(key, None)
         if active is not None:

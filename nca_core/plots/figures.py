@@ -33,6 +33,7 @@ __all__ = [
     "map_heatmap",
     "neighbour_links",
     "padded_ranges",
+    "picture_height",
     "search_cost_chart",
     "steady_ranges",
     "with_decision_regions",
@@ -94,6 +95,17 @@ def steady_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[
         step = _grid_step(hi - lo)
         steady.append([math.floor(lo / step) * step, math.ceil(hi / step) * step])
     return steady
+
+
+def picture_height(ranges: Sequence[Sequence[float]], width: int = 600, least: int = 300, most: int = 520) -> int:
+    """Pixels of height for a 2-D picture of ``ranges`` drawn ``width`` pixels wide at one
+    scale on both axes, kept within [least, most]: a flat set (iris) gets a flat chart, not
+    a thin band in a tall box, and a round one no more than fits a screen below the
+    controls."""
+    (x0, x1), (y0, y1) = ranges[0], ranges[1]
+    if x1 <= x0:
+        return most
+    return int(min(most, max(least, round(width * (y1 - y0) / (x1 - x0)))))
 
 
 def _figure(data: list[dict], layout: dict) -> go.Figure:

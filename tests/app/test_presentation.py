@@ -30,8 +30,9 @@ def test_the_toggle_hides_the_sidebar_enlarges_type_and_keeps_train_pause_stop(a
     assert app.sidebar.selectbox(key="rings-init-linear").value == "pca"  # settings survive
     app.toggle(key="present").set_value(False).run()
     assert not presenting(app) and "present" not in app.query_params
-    # an empty style element takes the mode's place at once (see presentation.style)
-    assert styles(app) == ["<style></style>"]
+    # the page's compact margins take the mode's place at once (see presentation.style)
+    assert len(styles(app)) == 1 and "font-size: 20px" not in styles(app)[0]
+    assert "stMainBlockContainer" in styles(app)[0]
     assert [b.label for b in app.button][:4] == ["Train", "Pause", "Step", "Stop"]
 
 

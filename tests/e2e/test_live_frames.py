@@ -73,3 +73,44 @@ def test_mnist_draws_frames_within_an_epoch_and_stops_part_way_through_one(page,
     page.get_by_text(stopped).wait_for(timeout=60_000)
     epochs, state = status(page)
     assert state == "stopped" and epochs % 1, f"stopped at epoch {epochs}: Stop waited for the epoch to end"
+
+
+def test_pause_and_step_take_effect_whatever_the_moment_of_the_click(page, app_url, screenshot):
+    """Pause clicked at random moments after Train, from before the run has a job to the
+    slow-motion start (a click once went unanswered while the page was still starting the
+    run); then Step trains exactly one epoch, from a part-way frame too."""
+    import random
+
+    moments = random.Random(26).sample([x / 10 for x in range(1, 45)], 6)
+    page.goto(f"{app_url}/?dataset=rings&epochs=300")
+    for moment in moments:
+        press(page, "Train")
+        page.wait_for_timeout(moment * 1000)
+        press(page, "Pause")
+        resume = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Resume")
+        resume.wait_for(timeout=8000)
+        page.wait_for_function(
+            """() => [...document.querySelectorAll("[data-testid='stProgress'] p, p")]
+                     .some(n => / · paused · /.test(n.innerText))""",
+            timeout=8000,
+        )
+        held = status(page)
+        page.wait_for_timeout(600)
+        assert status(page) == held, f"Pause clicked {moment} s after Train did not hold the run"
+        press(page, "Step")
+        page.wait_for_function(
+            """(start) => [...document.querySelectorAll("[data-testid='stProgress'] p, p")].some(n => {
+                 const m = /^Epoch ([\\d.]+) \\/ \\d+ · paused/.exec(n.innerText);
+                 return m && parseFloat(m[1]) > start; })""",
+            arg=held[0],
+            timeout=8000,
+        )
+        stepped = status(page)
+        assert stepped[0] == pytest.approx(held[0] + 1), f"Step from {held[0]} ended at {stepped[0]}"
+        press(page, "Stop")
+        page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").wait_for()
+        page.wait_for_function(
+            """() => ![...document.querySelectorAll("button")].some(b => b.innerText.includes("Train") && b.disabled)""",
+            timeout=8000,
+        )
+    screenshot(page, "pause-at-random-moments")
