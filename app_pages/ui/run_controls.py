@@ -53,10 +53,10 @@ def train_requested() -> bool:
     return bool(st.session_state.get(state.TRAIN_REQUEST, False))
 
 
-def _pause_or_resume() -> None:
-    active = state.current()
-    paused = state.pending_pause() or (active is not None and active.job.pause_requested)
-    if paused:
+def _pause_or_resume(action: str) -> None:
+    """``action`` is what the button said when clicked ("pause" or "resume"), not a toggle:
+    a callback that runs twice for one click (a replayed trigger) cannot undo it."""
+    if action == "resume":
         state.control("resume", lambda job: job.resume())
     else:
         state.control("pause", lambda job: job.pause())
@@ -89,6 +89,7 @@ def run_buttons(running: bool, paused: bool, *, step: bool = True):
         icon=":material/play_circle:" if paused else ":material/pause:",
         disabled=not running,
         on_click=_pause_or_resume,
+        args=("resume" if paused else "pause",),
         key="pause-resume",
     )
     if step:

@@ -79,3 +79,45 @@ def test_a_run_that_blows_up_says_so(app):
     wait_for(app, lambda at: not run.job.alive)
     app.run()
     assert any("looks like it is diverging" in w.value for w in app.warning), [w.value for w in app.warning]
+
+
+class _Job:
+    """A job's control surface, for the callbacks alone."""
+
+    def __init__(self):
+        self.pause_requested, self.calls = False, []
+
+    def pause(self):
+        self.pause_requested = True
+        self.calls.append("pause")
+
+    def resume(self):
+        self.pause_requested = False
+        self.calls.append("resume")
+
+
+def test_a_pause_callback_run_twice_for_one_click_still_pauses(monkeypatch):
+    """The button passes what it said when clicked: a replayed trigger repeats the pause
+    instead of toggling it back (as a toggle read from the job's state would)."""
+    from types import SimpleNamespace
+
+    from app_pages.ui import run_controls, state
+
+    job = _Job()
+    monkeypatch.setattr(state.st, "session_state", {state.RUN_KEY: SimpleNamespace(job=job)})
+    run_controls._pause_or_resume("pause")
+    run_controls._pause_or_resume("pause")
+    assert job.pause_requested and job.calls == ["pause", "pause"]
+
+
+def test_a_pause_clicked_before_the_run_has_a_job_is_kept_for_it(monkeypatch):
+    from app_pages.ui import run_controls, state
+
+    session = {state.TRAIN_REQUEST: True}
+    monkeypatch.setattr(state.st, "session_state", session)
+    run_controls._pause_or_resume("pause")
+    assert state.pending_pause()
+    run_controls._pause_or_resume("resume")
+    assert not state.pending_pause()
+    run_controls._stop()
+    assert session[state.PENDING] == "stop" and session[state.TRAIN_REQUEST]
