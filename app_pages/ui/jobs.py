@@ -362,10 +362,10 @@ class TrainingJob:
         return max(0.0, self.total_epochs - done) * max(per_epoch, least)
 
     def _keep(self, snap: Snapshot) -> None:
-        """Store a snapshot; past the cap, thin older ones to every other (first kept)."""
+        """Store a snapshot; past the cap, thin the older ones (``_thinned``)."""
         self._arrivals.append((progress(snap), self._clock()))
         if len(self.snapshots) >= self.max_snapshots:
-            self.snapshots = [*self.snapshots[::2], snap]
+            self.snapshots = [*_thinned(self.snapshots), snap]
         else:
             self.snapshots.append(snap)
 
@@ -401,6 +401,17 @@ class TrainingJob:
                 self._paused_since = None
             if not self._stop.is_set():
                 self.state = JobState.RUNNING
+
+
+def _thinned(snapshots: list[Snapshot]) -> list[Snapshot]:
+    """Every other part-way frame dropped, whole epochs kept (the curves and the replay
+    are drawn from them: MNIST's 40 epochs take 2,360 frames); every other of all, the
+    first kept, once only whole epochs are left."""
+    partway = [s for s in snapshots if s.fraction < 1.0]
+    if len(partway) < 2:
+        return snapshots[::2]
+    dropped = {id(s) for s in partway[1::2]}
+    return [s for s in snapshots if id(s) not in dropped]
 
 
 def progress(snap: Snapshot) -> float:

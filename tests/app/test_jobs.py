@@ -176,6 +176,19 @@ def test_snapshots_are_thinned_past_the_cap():
     assert epochs == sorted(epochs)
 
 
+def test_thinning_drops_part_way_frames_before_whole_epochs():
+    """MNIST takes 59 frames an epoch: thinning all frames alike lost most whole epochs,
+    and with them the curves' points (only epoch 0 and the last dozen were left)."""
+    data = datasets.load("rings")
+    nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=64, tol=0, max_iter=12)
+    job = TrainingJob(
+        lambda should_stop: nca.fit_iter(data.X_train, data.y_train, frames_per_epoch=8), JobSlots(1), max_snapshots=30
+    )
+    job.join(30)
+    assert [s.epoch for s in job.snapshots if s.fraction >= 1.0] == list(range(13))
+    assert len(job.snapshots) <= 31 and any(s.fraction < 1.0 for s in job.snapshots)
+
+
 def test_thread_count_applies_to_the_job_thread_only():
     before = torch.get_num_threads()
     seen = []
