@@ -5,9 +5,10 @@ from functools import partial
 import streamlit as st
 
 from app_pages.ui import data as app_data
-from app_pages.ui import share
+from app_pages.ui import page_style, share
 from nca_core import stratified_subsample
 
+page_style.compact()
 st.title("NCA against PCA and LDA")
 st.caption(
     "PCA keeps the directions of largest variance, LDA the ones that separate class means, "

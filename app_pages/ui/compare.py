@@ -38,7 +38,7 @@ from .jobs import JobState
 
 BRUSH = "compare-brush"  # session key: {"dataset", "panel", "rows"}, rows of the display subset
 SELECTION_PARAMS = (live_charts.BOX, live_charts.PICK)  # a 2-D panel's Vega-Lite selections
-PANEL_HEIGHT = 460
+PANEL_HEIGHT = 380
 
 
 @dataclass(frozen=True)
@@ -246,14 +246,16 @@ def subset_note(data: Dataset, scored: Dataset) -> str | None:
     )
 
 
+# A panel's width: three fit side by side at 1440 pixels beside the sidebar, two at 1024.
+PANEL_WIDTH = 320
+
+
 def panel_grid(n: int) -> list:
-    """Two panels a row, so each stays wide enough to read on a 1024-pixel screen; each
-    cell is a container drawn into later (so a slow panel never holds up the others)."""
-    cells = []
-    for start in range(0, n, 2):
-        row = st.columns(2)
-        cells.extend(col.empty() for col in row[: min(2, n - start)])
-    return cells
+    """Panels of ``PANEL_WIDTH`` in one row that wraps: three side by side on a 1440-pixel
+    screen, two a row on a 1024-pixel one. Each cell is a container drawn into later (so a
+    slow panel never holds up the others)."""
+    row = st.container(horizontal=True, gap="small")
+    return [row.container(width=PANEL_WIDTH).empty() for _ in range(n)]
 
 
 def shared_ranges(results: list[MethodResult]) -> list[list[float]] | None:

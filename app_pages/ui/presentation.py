@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from . import page_style
+
 KEY = "present"
 
 # Selectors are Streamlit's test ids. See ``style`` for why an empty one is drawn too.
@@ -21,15 +23,6 @@ _STYLE = """
   html { font-size: 20px; }
   [data-testid="stMainBlockContainer"] { padding: 1rem 2rem 1rem; max-width: 100%; }
   [data-testid="stCaptionContainer"] p { font-size: 1.05rem; }
-</style>
-"""
-
-# Outside presentation mode: Streamlit's wide layout pads the page by 6rem above and 5rem
-# at the sides, which at 1024 x 768 beside the sidebar left the picture below the fold.
-_COMPACT = """
-<style>
-  [data-testid="stMainBlockContainer"] { padding: 2.5rem 1.5rem 4rem; }
-  [data-testid="stMainBlockContainer"] h1 { font-size: 2rem; padding-bottom: 0.25rem; }
 </style>
 """
 
@@ -58,7 +51,7 @@ def style(presenting: bool) -> None:
     the charts of that run take their type size from the page's (Plotly's theme turns rem
     into pixels once), so turning the mode off left them projector-sized.
     """
-    st.html(_STYLE if presenting else _COMPACT)
+    st.html(_STYLE if presenting else page_style.COMPACT)
 
 
 def toggle() -> bool:

@@ -97,7 +97,7 @@ def steady_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[
     return steady
 
 
-def picture_height(ranges: Sequence[Sequence[float]], width: int = 600, least: int = 300, most: int = 520) -> int:
+def picture_height(ranges: Sequence[Sequence[float]], width: int = 600, least: int = 300, most: int = 480) -> int:
     """Pixels of height for a 2-D picture of ``ranges`` drawn ``width`` pixels wide at one
     scale on both axes, kept within [least, most]: a flat set (iris) gets a flat chart, not
     a thin band in a tall box, and a round one no more than fits a screen below the

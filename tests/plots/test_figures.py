@@ -227,3 +227,13 @@ def test_hover_text_names_the_class_over_the_text_with_short_coordinates():
     )
     assert list(fig.data[1].text) == ["#9"]
     assert fig.data[0].hovertemplate == "<b>cultivar 1</b><br>%{text}<br>(%{x:.3g}, %{y:.3g})<extra></extra>"
+
+
+def test_a_pictures_height_follows_the_datas_aspect_within_bounds():
+    from nca_core.plots.figures import picture_height
+
+    iris_like = [[-4.0, 4.0], [-0.5, 0.5]]  # a flat set: a flat chart, not a band in a tall box
+    assert picture_height(iris_like) == 300
+    assert picture_height([[-10.0, 10.0], [-10.0, 10.0]]) == 480  # round: what fits below the controls
+    assert picture_height([[0.0, 10.0], [0.0, 6.0]]) == 360  # 600 px wide at one scale
+    assert picture_height([[1.0, 1.0], [0.0, 1.0]]) == 480  # a degenerate range
