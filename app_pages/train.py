@@ -6,6 +6,7 @@ from app_pages.ui import data as app_data
 from app_pages.ui import presentation, share, state
 from app_pages.ui import run_controls as controls
 
+LOADED = "train-loaded-dataset"  # session key: the dataset the page last loaded
 share.read_once(app_data.dataset_names())  # a link's settings, ?present=1 among them, come first
 presenting = presentation.active()  # large type, no sidebar, one big chart
 presentation.style(presenting)
@@ -32,9 +33,14 @@ if active is not None and active.dataset != name:
 requested = controls.train_requested() and not (active is not None and active.job.alive)
 running = requested or (active is not None and active.job.alive)
 paused = state.pending_pause() or (active is not None and active.job.pause_requested)
+# A dataset this session has not shown yet may take seconds to load: Train waits for it,
+# and the previous dataset's description gives way to a line saying what loads.
+loading = st.session_state.get(LOADED) != name
 with top:
-    with controls.run_buttons(running, paused, step=not presenting):
+    with controls.run_buttons(running, paused, step=not presenting, ready=not loading):
         presentation.toggle()
+if loading:
+    about.caption(f"Loading {app_data.dataset_title(name)}…")
 
 from app_pages.ui import notices, views  # noqa: E402  (see the buttons: these load torch)
 from app_pages.ui.controls import demo_for, run_settings  # noqa: E402
@@ -44,6 +50,9 @@ data = app_data.load_dataset(name)
 if data is None:
     state.drop_request()  # nothing to train: a Train click waiting for this data is dropped
     st.stop()
+if loading:
+    st.session_state[LOADED] = name
+    st.rerun()  # the buttons again, Train enabled
 demo = demo_for(name, data)  # a start that leaves the classes mixed, where the usual one does not
 chosen = run_settings(
     data, key=name, overrides=share.take(*share.RUN_FIELDS), start=demo.init if demo else None

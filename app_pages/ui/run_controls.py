@@ -72,15 +72,16 @@ def _stop() -> None:
         job.join(timeout=STOP_WAIT_SECONDS)
 
 
-def run_buttons(running: bool, paused: bool, *, step: bool = True):
+def run_buttons(running: bool, paused: bool, *, step: bool = True, ready: bool = True):
     """Train, Pause/Resume, Step (unless ``step`` is false) and Stop in one row sized to
-    their labels (see ``train_requested`` for Train); returns the row, for more controls."""
+    their labels (see ``train_requested`` for Train; disabled until the data is ``ready``);
+    returns the row, for more controls."""
     row = st.container(horizontal=True, vertical_alignment="center")
     row.button(
         "Train",
         type="primary",
         icon=":material/play_arrow:",
-        disabled=running,
+        disabled=running or not ready,
         on_click=_request_training,
         key="train",
     )

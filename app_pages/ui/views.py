@@ -359,7 +359,7 @@ def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
     )
     rows = np.concatenate([[row], neighbours])
     titles = [f"#{index[r]}: {data.classes[labels[r]]}" for r in rows]
-    titles[0] = "chosen " + titles[0]
+    titles[0] = "chosen<br>" + titles[0]  # on one line it overflowed a ninth of the width
     if data.image_shape is not None:
         st.plotly_chart(
             figures.image_grid(data.X_train[index[rows]], data.image_shape, titles, columns=9),

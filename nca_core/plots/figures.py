@@ -498,7 +498,7 @@ def image_grid(
     columns: int = 8,
     tile: int = 110,
 ) -> go.Figure:
-    """Flattened images (n, h*w) in a grid with one title each."""
+    """Flattened images (n, h*w) in a grid with one title each (``<br>`` breaks a line)."""
     images = np.asarray(images, dtype=np.float64)
     n = len(images)
     cols = min(columns, max(n, 1))
@@ -521,7 +521,8 @@ def image_grid(
     for i in range(1, n + 1):  # square pixels: an 8x8 digit reads as a digit at any width
         suffix = "" if i == 1 else str(i)
         fig.layout[f"yaxis{suffix}"].update(scaleanchor=f"x{suffix}", scaleratio=1)
-    fig.update_layout(height=rows * tile + 40, width=None, margin=dict(l=5, r=5, t=30, b=5))
+    top = 30 + 14 * max(str(t).count("<br>") for t in titles) if titles else 30  # room for two-line titles
+    fig.update_layout(height=rows * tile + 10 + top, width=None, margin=dict(l=5, r=5, t=top, b=5))
     fig.update_annotations(font_size=11)
     return fig
 

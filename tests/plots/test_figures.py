@@ -237,3 +237,15 @@ def test_a_pictures_height_follows_the_datas_aspect_within_bounds():
     assert picture_height([[-10.0, 10.0], [-10.0, 10.0]]) == 480  # round: what fits below the controls
     assert picture_height([[0.0, 10.0], [0.0, 6.0]]) == 360  # 600 px wide at one scale
     assert picture_height([[1.0, 1.0], [0.0, 1.0]]) == 480  # a degenerate range
+
+
+def test_an_image_grid_makes_room_for_two_line_titles():
+    """The Inspect tab's first title ("chosen" over "#46476: 5") was clipped on one line."""
+    from nca_core.plots.figures import image_grid
+
+    images = np.zeros((3, 4))
+    one = image_grid(images, (2, 2), ["a", "b", "c"])
+    two = image_grid(images, (2, 2), ["chosen<br>#1: 5", "#2: 5", "#3: 4"])
+    assert two.layout.margin.t > one.layout.margin.t
+    assert two.layout.height - one.layout.height == two.layout.margin.t - one.layout.margin.t
+    assert two.layout.annotations[0].text == "chosen<br>#1: 5"
