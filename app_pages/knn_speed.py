@@ -2,10 +2,11 @@
 
 import streamlit as st
 
-from app_pages.ui import compare, speed
+from app_pages.ui import compare, page_style, speed
 from app_pages.ui import data as app_data
 from nca_core.plots import figures
 
+page_style.compact()
 st.title("What the projection saves in kNN")
 st.caption(
     "Two questions, each space with its best index: how much faster is 5-NN search after NCA, "

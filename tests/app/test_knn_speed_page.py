@@ -6,6 +6,8 @@ import pyarrow as pa
 from apptest_helpers import button, wait_for
 from streamlit.testing.v1 import AppTest
 
+from app_pages.ui import speed
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
@@ -25,8 +27,11 @@ def test_table_has_raw_and_nca_each_exact_and_hnsw_with_ratios(app):
     assert sizes[0] == 2 * sizes[2]  # float32 vectors, same rows, half the columns
     assert sizes[1] > sizes[0] and sizes[3] > sizes[2]  # a graph stores links beside the vectors
     assert (table["query time (s)"] > 0).all() and (table["build time (s)"] > 0).all()
-    assert table["speed-up"][0] == 1.0 and table["size reduction"][0] == 1.0
-    assert table["speed-up"][2] == table["query time (s)"][0] / table["query time (s)"][2]
+    assert table["speed-up"][0] == table["size reduction"][0] == "reference"
+    assert table["size reduction"][2] == "2.0x smaller"
+    ratio = table["query time (s)"][0] / table["query time (s)"][2]
+    quick = max(table["query time (s)"][0], table["query time (s)"][2]) < speed.TOO_QUICK_SECONDS
+    assert table["speed-up"][2] == ("too quick to tell" if quick else speed.faster(ratio))
     assert (table["test error"] < 0.1).all()
     assert [m.label for m in at.metric] == [
         "Query speed-up",
@@ -35,6 +40,13 @@ def test_table_has_raw_and_nca_each_exact_and_hnsw_with_ratios(app):
     ]
     assert at.metric[1].value == "2.0x"
     assert len(at.get("plotly_chart")) == 1
+
+
+def test_ratios_read_as_words_and_times_below_the_noise_get_none():
+    from app_pages.ui import speed
+
+    assert speed.smaller(2.0) == "2.0x smaller" and speed.smaller(1 / 1.1) == "1.1x larger"
+    assert speed.faster(4.0) == "4.0x faster" and speed.faster(0.5) == "2.0x slower"
 
 
 def test_nca_is_trained_on_all_of_a_small_set_once_and_saved(app, tmp_path, monkeypatch):
@@ -99,7 +111,7 @@ def test_the_headline_says_when_the_projection_is_not_faster():
 
 def test_the_headline_says_when_times_are_too_small_to_compare():
     metrics = summary(0.007, 0.015, 0.02, 0.02)
-    assert metrics["Query speed-up"].value == "too quick to tell"
+    assert metrics["Query speed-up"].value == "too quick"
     assert "7 ms" in metrics["Query speed-up"].help and "15 ms" in metrics["Query speed-up"].help
 
 
