@@ -639,8 +639,12 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 def _training_rows(X: np.ndarray, order: np.ndarray, offset: np.ndarray, dtype, device) -> torch.Tensor:
     """X's rows in ``order`` less ``offset``, as one new tensor. The subtraction comes before
     the cast (float64 inputs keep their digits), chunk by chunk, so that no second full copy
-    of X is made."""
+    of X is made. float32 inputs trained in float32 subtract the offset rounded to float32:
+    its rounding moves every row alike, which no distance sees, and each difference is
+    rounded once, as the cast would, without a float64 copy of every chunk."""
     out = torch.empty(X.shape, dtype=dtype, device=device)
+    if X.dtype == np.float32 and dtype == torch.float32:
+        offset = offset.astype(np.float32)
     for start in range(0, len(order), _CHUNK_ROWS):
         rows = X[order[start : start + _CHUNK_ROWS]] - offset
         out[start : start + len(rows)] = torch.from_numpy(rows).to(dtype=dtype, device=device)

@@ -528,3 +528,23 @@ def test_a_start_that_overflows_the_dtype_is_refused_before_training():
     assert not hasattr(model, "components_")
     degenerate = NCA(device="cpu", max_iter=3, dtype="float64").fit([[0.0], [1.4e-45], [0.0]], [0, 1, 1])
     assert np.isfinite(degenerate.components_).all()
+
+
+def test_float32_rows_centred_in_float32_keep_the_float64_distances():
+    """Data far from the origin (values near 10^4, spread near 1): the rows training sees
+    give the same pairwise distances as centring in float64, to float32's rounding."""
+    from nca_core.estimator.nca import _training_rows
+
+    rng = np.random.default_rng(0)
+    X = (1e4 + rng.normal(size=(300, 6))).astype(np.float32)
+    mean = X.mean(0, dtype=np.float64)
+    rows = _training_rows(X, np.arange(300), mean, torch.float32, "cpu").double().numpy()
+    exact = X.astype(np.float64) - mean
+
+    def sq(Z):
+        return ((Z[:, None] - Z[None]) ** 2).sum(-1)
+
+    far = sq(exact) > 1.0
+    assert np.abs(sq(rows) - sq(exact))[far].max() / sq(exact)[far].min() < 1e-5
+    X64 = X.astype(np.float64)  # a float64 input keeps its digits through the float64 path
+    np.testing.assert_allclose(_training_rows(X64, np.arange(300), mean, torch.float64, "cpu").numpy(), exact)
