@@ -30,6 +30,8 @@ if active is not None and active.dataset != name:
 # The buttons come before the dataset and the settings, whose first load also imports torch
 # and scikit-learn (seconds on a fresh server). A run asked for starts below, once its
 # settings are read; its buttons are drawn for it already.
+if active is not None and active.job.alive and controls.train_requested():
+    state.drop_request()  # a second Train click (a double click) while its run trains
 requested = controls.train_requested() and not (active is not None and active.job.alive)
 running = requested or (active is not None and active.job.alive)
 paused = state.pending_pause() or (active is not None and active.job.pause_requested)

@@ -295,6 +295,7 @@ class TrainingJob:
             if wait is None and not (self._stop.is_set() or self._step_ends(snap)):
                 last = time.monotonic()
                 continue  # the pace leaves this frame out
+            wait = wait or 0.0  # a frame kept all the same (the last, or where a step ends)
             self._keep(snap)
             if self._should_stop():
                 return

@@ -98,11 +98,14 @@ def control(action: str, act) -> TrainingJob | None:
     or, while Train's request waits for its run to start, kept for that run (see ``start``)."""
     with CONTROL_LOCK:
         active = current()
-        if st.session_state.get(TRAIN_REQUEST) or active is None:
+        alive = active is not None and active.job.alive
+        if st.session_state.get(TRAIN_REQUEST) and not alive:
             if action == "resume":
                 st.session_state.pop(PENDING, None)
             elif action in ("pause", "stop"):
                 st.session_state[PENDING] = action
+            return None
+        if active is None:
             return None
         act(active.job)
         return active.job

@@ -74,11 +74,12 @@ def test_a_step_from_a_part_way_frame_trains_exactly_one_epoch():
     wait(lambda: job.latest is not None and progress(job.latest) >= 1.5 and job.latest.fraction < 1)
     job.pause()
     wait(lambda: job.state == "paused")
-    for _ in range(3):  # part-way frames in the slow start, then whole epochs past it
-        start = progress(job.latest)
+    for _ in range(6):  # from part-way frames in the slow start to one past it (epoch 6),
+        start = progress(job.latest)  # which the pace would leave out: the step keeps it
         job.step()
-        wait(lambda start=start: job.state == "paused" and progress(job.latest) > start)
-        assert progress(job.latest) == start + 1.0
+        wait(lambda start=start: job.state != "running" and progress(job.latest) > start)
+        assert job.state == "paused" and progress(job.latest) == start + 1.0
+    assert progress(job.latest) > pace.slow_epochs and job.latest.fraction < 1
     job.stop()
     job.join(10)
 

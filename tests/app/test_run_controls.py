@@ -85,7 +85,7 @@ class _Job:
     """A job's control surface, for the callbacks alone."""
 
     def __init__(self):
-        self.pause_requested, self.calls = False, []
+        self.pause_requested, self.calls, self.alive = False, [], True
 
     def pause(self):
         self.pause_requested = True
@@ -121,3 +121,20 @@ def test_a_pause_clicked_before_the_run_has_a_job_is_kept_for_it(monkeypatch):
     assert not state.pending_pause()
     run_controls._stop()
     assert session[state.PENDING] == "stop" and session[state.TRAIN_REQUEST]
+
+
+def test_a_click_is_kept_for_later_only_while_a_train_request_waits_for_its_job(monkeypatch):
+    """A Pause with no run at all is not kept (the next Train would start paused), and a
+    Train request left over while a job trains (a double click) does not swallow Pause."""
+    from types import SimpleNamespace
+
+    from app_pages.ui import run_controls, state
+
+    session = {}
+    monkeypatch.setattr(state.st, "session_state", session)
+    run_controls._pause_or_resume("pause")
+    assert not state.pending_pause()
+    job = _Job()
+    session.update({state.RUN_KEY: SimpleNamespace(job=job), state.TRAIN_REQUEST: True})
+    run_controls._pause_or_resume("pause")
+    assert job.calls == ["pause"] and not state.pending_pause()
