@@ -32,7 +32,7 @@ COLUMNS_ORDER = (
     "space", "index", "query time (s)", "build time (s)", "index size", "test error",
     "speed-up", "size reduction",
 )  # fmt: skip
-COLUMNS = {  # the numbers stay numbers (sorting); ``_FORMATS`` says how they read
+COLUMNS = {  # times, sizes and errors stay numbers (sorting), ``_FORMATS`` says how they read; ratios are words
     "index size": st.column_config.Column(
         help="What the index stores: float32 vectors, plus the graph for HNSW"
     ),
@@ -116,7 +116,8 @@ def nca_costs(name: str, data: Dataset, d: int, transform: Callable) -> Iterator
 def show_table(slot, costs: list[SearchCost], spaces: list[str]) -> None:
     """The table into ``slot`` (an ``st.empty``): one row per space and index kind, ratios to
     raw exact search; rows not measured yet are listed with empty cells."""
-    rows = [_in_words(row, i) for i, row in enumerate(cost_table(costs))] if costs else []
+    rows = cost_table(costs) if costs else []  # the first cost, raw exact, is the reference
+    rows = [_in_words(row, rows[0]) for row in rows]
     done = {(c.name, c.index) for c in costs}
     rows += [
         {"space": space, "index": INDEX_LABELS[kind]}
@@ -128,13 +129,12 @@ def show_table(slot, costs: list[SearchCost], spaces: list[str]) -> None:
     slot.dataframe(table, hide_index=True, column_config=COLUMNS, placeholder=MISSING)
 
 
-def _in_words(row: dict, position: int) -> dict:
-    """A cost_table row with its ratios in words; the first row is the reference, and a
+def _in_words(row: dict, reference: dict) -> dict:
+    """A cost_table row with its ratios against ``reference`` (the first row) in words; a
     ratio of two times below the timer's noise says nothing."""
-    if position == 0:
+    if row is reference:
         return {**row, "speed-up": "reference", "size reduction": "reference"}
-    reference_seconds = row["query time (s)"] * row["speed-up"]
-    quick = max(row["query time (s)"], reference_seconds) < TOO_QUICK_SECONDS
+    quick = max(row["query time (s)"], reference["query time (s)"]) < TOO_QUICK_SECONDS
     speed = "too quick to tell" if quick else faster(row["speed-up"])
     return {**row, "speed-up": speed, "size reduction": smaller(row["size reduction"])}
 
