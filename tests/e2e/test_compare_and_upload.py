@@ -39,8 +39,17 @@ def _coloured_counts(page) -> list[int]:
 
 
 def _settled(page) -> None:
+    """The rerun has ended and Vega has drawn its data: the panels' colours hold still
+    across two reads (a fixed second was too short under a loaded machine's full suite)."""
     page.get_by_test_id("stStatusWidget").wait_for(state="detached")
     page.wait_for_timeout(1000)  # Vega draws the new table after the rerun's data arrives
+    last = _coloured_counts(page)
+    for _ in range(20):
+        page.wait_for_timeout(500)
+        now = _coloured_counts(page)
+        if now == last:
+            return
+        last = now
 
 
 def test_compare_page_shows_three_vega_panels_at_one_scale_and_the_table(page, app_url, screenshot):
