@@ -18,10 +18,14 @@ from nca_core.util.formatting import percent
 
 from .state import ActiveRun
 
+PICK_HINT = (
+    "Click a point to draw a line to each point it picks as its neighbour, as wide as the "
+    "chance p_ij of picking it (among the points drawn)."
+)
 LIVE = (
     "**What to notice:** points of one colour pull together while the classes move apart; "
     "the picture also grows, because a larger map makes each point rely on fewer, closer "
-    "neighbours."
+    f"neighbours. {PICK_HINT} The lines follow it as the map learns."
 )
 
 
@@ -47,7 +51,7 @@ def final(active: ActiveRun, three_d: bool) -> str:
         text = (
             f"**What to notice:** the colours still overlap ({k}-NN accuracy {percent(scored[-1])}): {wrong}"
         )
-    return text + (" Drag to turn the view." if three_d else " Click one to draw its 8 nearest neighbours.")
+    return text + (" Drag to turn the view." if three_d else f" {PICK_HINT}")
 
 
 def replay(snapshots: Sequence[Snapshot]) -> str | None:

@@ -64,8 +64,6 @@ def toggle() -> bool:
 
 
 def big_spec(spec: dict) -> dict:
-    """A Vega-Lite spec with projector-sized text, points and height."""
-    config = {**spec.get("config", {}), **VEGA_CONFIG}
-    mark = spec.get("mark", {})
-    mark = {**mark, "size": POINT_AREA} if isinstance(mark, dict) else {"type": mark, "size": POINT_AREA}
-    return {**spec, "config": config, "mark": mark, "height": CHART_HEIGHT}
+    """A Vega-Lite spec with projector-sized text and height (the points' size is
+    ``POINT_AREA``, given to ``live_charts.picture_spec``)."""
+    return {**spec, "config": {**spec.get("config", {}), **VEGA_CONFIG}, "height": CHART_HEIGHT}

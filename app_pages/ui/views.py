@@ -7,8 +7,10 @@ import streamlit as st
 
 from nca_core.config.settings import BY_NAME
 from nca_core.datasets import Dataset
+from nca_core.objective.losses import selection_probabilities
 from nca_core.plots import figures, live_charts
 from nca_core.plots.gif import replay_gif
+from nca_core.plots.regions import decision_regions, region_box
 from nca_core.runs.demo import SEPARATED, DemoStart
 from nca_core.runs.run import EVAL_POINTS, blow_up_note
 from nca_core.util.formatting import percent
@@ -183,55 +185,35 @@ def curves(active: ActiveRun) -> None:
 def embedding(
     active: ActiveRun, data: Dataset, *, select: bool = False, snapshot_index: int = -1, big: bool = False
 ) -> None:
-    """The embedding with axis ranges fixed by the run so far (no jumping).
+    """The embedding of one frame; ``select``: the run has ended (regions can be shaded, a
+    3-D view's points clicked). ``big``: presentation mode's size.
 
-    While training (``select`` false) a 2-D embedding is a Vega-Lite chart whose spec stays
-    the same between frames, so the browser only moves the points; afterwards it is a Plotly
-    figure whose points can be clicked (``inspected_row`` says which), named by their
-    class, training row and (for tabular data) the two inputs the map leans on most.
-    ``big``: presentation mode's size.
+    A 2-D embedding is one Vega-Lite chart while the run trains and after it ends
+    (``_picture``), so the last frame stays on screen as it is; a 3-D one is a Plotly figure.
     """
     snaps = active.snapshots
     snap = snaps[snapshot_index]
-    dims = 3 if snap.embedding.shape[1] == 3 else 2
-    ranges = figures.steady_ranges([s.embedding[:, :dims] for s in snaps])
     if snap.embedding.shape[1] > 3:
         st.caption(f"d = {snap.embedding.shape[1]}: showing the first two coordinates of the embedding.")
-    height = figures.picture_height(ranges) if dims == 2 else 520
-    if dims == 2 and not select:
-        _live_embedding(active, data, snap, ranges, height, big)
+    if snap.embedding.shape[1] != 3:
+        _picture(active, data, snap, regions=select, big=big)
         return
     fig = figures.embedding_scatter(
-        snap.embedding[:, :dims],
+        snap.embedding[:, :3],
         active.run.display_labels,
         data.classes,
-        ranges=ranges,
+        ranges=figures.steady_ranges([s.embedding[:, :3] for s in snaps]),
         uirevision=f"run-{active.job.ticket}",
         title=f"epoch {figures.epoch_label(snap)}",
         hover_text=_hover_text(active, data) if select else None,
-        height=presentation.CHART_HEIGHT if big else height,
+        height=presentation.CHART_HEIGHT if big else 520,
     )
     if big:
         fig.update_layout(font=presentation.PLOTLY_FONT)
         fig.update_traces(marker_size=presentation.PLOTLY_MARKER)
     if select:
-        if dims == 2 and st.toggle(
-            "Shade k-NN decision regions",
-            key="regions",
-            help="Colour the plane by the class its k nearest points vote for, as a k-NN "
-            "classifier in this embedding would.",
-        ):
-            labels = active.run.display_labels
-            fig = figures.with_decision_regions(
-                fig, snap.embedding, labels, len(data.classes), k=active.run.config.k
-            )
-        row = inspected_row(active)
-        if row is not None and dims == 2 and row < len(snap.embedding):
-            fig = figures.with_neighbour_lines(
-                fig, snap.embedding, row, active.run.neighbours(snap, row, k=8)
-            )
         st.plotly_chart(
-            fig, key="final-embedding", on_select=lambda: _remember_click(active), selection_mode=("points",)
+            fig, key="final-embedding", on_select=lambda: _remember_plotly_click(active), selection_mode=("points",)
         )
         return
     st.caption(
@@ -241,36 +223,84 @@ def embedding(
     st.plotly_chart(fig, key="live-embedding")
 
 
-def _live_embedding(active: ActiveRun, data: Dataset, snap, ranges, height: int, big: bool = False) -> None:
-    """The 2-D Vega-Lite view; an image dataset's points show their picture on hover once
-    the picture holds still (paused or ended): the pictures of MNIST's 3,000 drawn points
-    are about 0.9 MB, too much to send with every frame of a live run."""
-    points = active.run.display_index
-    still = not active.job.alive or active.job.state == JobState.PAUSED
-    pictures = thumbnails.for_points(active.dataset, data, points) if still else None
-    rows = live_charts.embedding_rows(
-        snap.embedding, active.run.display_labels, data.classes,
-        points=points if pictures is not None else None,
-    )  # fmt: skip
-    spec = _sized(live_charts.embedding_spec(data.classes, ranges, height=height, thumbnails=pictures), big)
-    st.vega_lite_chart(*live_charts.chart_data(rows, spec), key="live-embedding")
+PICTURE_KEY = "embedding"  # the 2-D chart's key, live and final: one chart for the whole run
+REGIONS_KEY = "regions"
 
 
-def _sized(spec: dict, big: bool) -> dict:
-    """The spec, with presentation mode's height and type when ``big``."""
-    return presentation.big_spec(spec) if big else spec
+def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool) -> None:
+    """The 2-D picture: the points on settling axes, hover pictures for image data, and for
+    a clicked point lines to the points it picks with width by p_ij, redrawn every frame.
+
+    The spec depends only on the axes and the size; the frame, the lines and the regions are
+    its tables, so from frame to frame, and from the last frame to the final chart, the
+    browser keeps the chart and swaps the points (``live_charts.picture_spec``). After the
+    run, a toggle below it shades the k-NN decision regions.
+    """
+    run = active.run
+    ranges = figures.settled_ranges([s.embedding[:, :2] for s in active.snapshots])
+    area = presentation.POINT_AREA if big else 36
+    height = presentation.CHART_HEIGHT if big else figures.picture_height(ranges)
+    pictures = thumbnails.for_points(active.dataset, data, run.display_index)
+    names, values = _inputs_behind(active, data)
+    spec = live_charts.picture_spec(
+        data.classes, ranges, height=height, thumbnails=pictures, inputs=names, point_area=area
+    )
+    Z, labels = snap.embedding, run.display_labels
+    tables = {}
+    row = inspected_row(active)
+    if row is not None and row < len(Z):
+        p = selection_probabilities(Z, row, snap.dof)
+        tables = {"links": live_charts.link_rows(Z, labels, row, p), "anchor": live_charts.anchor_rows(Z, row)}
+    if regions and st.session_state.get(REGIONS_KEY):
+        tables["regions"] = _regions(active, snap, ranges, height)
+    rows = live_charts.picture_rows(Z, labels, data.classes, run.display_index, values)
+    spec = live_charts.picture_data(spec, rows, **tables)
+    st.vega_lite_chart(
+        None,
+        presentation.big_spec(spec) if big else spec,
+        key=PICTURE_KEY,
+        on_select=lambda: _remember_click(active),
+        selection_mode=[live_charts.PICK],
+    )
+    if regions:
+        st.toggle(
+            "Shade k-NN decision regions",
+            key=REGIONS_KEY,
+            help="Colour the plane by the class its k nearest points vote for, as a k-NN "
+            "classifier in this embedding would.",
+        )
+
+
+def _regions(active: ActiveRun, snap, ranges, height: int):
+    """The regions layer's table for ``snap``, computed once per frame, axes and height
+    (a few tenths of a second; clicks rerun the page)."""
+    key = (active.job.ticket, id(snap), repr(ranges), height)
+    kept = st.session_state.get("regions-picture")
+    if kept is None or kept[0] != key:
+        box = region_box(ranges, height)
+        picture = decision_regions(
+            snap.embedding, active.run.display_labels, len(active.run.data.classes), box, k=active.run.config.k
+        )
+        kept = st.session_state["regions-picture"] = (key, live_charts.region_rows(picture.url, box))
+    return kept[1]
+
+
+def _inputs_behind(active: ActiveRun, data: Dataset) -> tuple[list[str], np.ndarray | None]:
+    """For a linear map of tabular data, the two inputs it leans on most and their raw
+    values at each drawn point, so a hover says why the point sits where it does."""
+    run = active.run
+    if data.image_shape is not None or not run.is_linear:
+        return [], None
+    top = run.top_features(2)
+    return [data.feature_labels[j] for j in top], data.X_train[run.display_index][:, top]
 
 
 def _hover_text(active: ActiveRun, data: Dataset) -> list[str]:
-    """Per drawn point: its training row, and for tabular data the raw values of the two
-    inputs the map leans on most (so a hover says why the point sits where it does)."""
-    run = active.run
-    rows = [f"training point #{i}" for i in run.display_index]
-    if data.image_shape is not None or not run.is_linear:
+    """The 3-D view's hover: each point's training row and ``_inputs_behind``."""
+    rows = [f"training point #{i}" for i in active.run.display_index]
+    names, values = _inputs_behind(active, data)
+    if values is None:
         return rows
-    top = run.top_features(2)
-    values = data.X_train[run.display_index][:, top]
-    names = [data.feature_labels[j] for j in top]
     return [f"{r}<br>{names[0]} {a:.4g}<br>{names[1]} {b:.4g}" for r, (a, b) in zip(rows, values)]
 
 
@@ -289,14 +319,24 @@ def inspected_row(active: ActiveRun) -> int | None:
 
 
 def _remember_click(active: ActiveRun) -> None:
-    """on_select of the final embedding: keep the clicked point for the lines and the
-    Inspect tab; a click that selects nothing (a double click) forgets it."""
+    """on_select of the 2-D picture: keep the clicked point for the lines and the Inspect
+    tab; a click that selects nothing (on the background) forgets it."""
+    event = st.session_state.get(PICTURE_KEY) or {}
+    _remember(active, live_charts.picked_row(event.get("selection") or {}))
+
+
+def _remember_plotly_click(active: ActiveRun) -> None:
+    """on_select of the final 3-D view (a Plotly chart): as ``_remember_click``."""
     event = st.session_state.get("final-embedding")
-    row = _selected_row(event)
-    if row is not None:
-        st.session_state[INSPECTED_KEY] = (active.job.ticket, row)
-    elif not _points(event):
+    picked = [p for p in _points(event) if "customdata" in p]
+    _remember(active, int(picked[0]["customdata"]) if picked else None)
+
+
+def _remember(active: ActiveRun, row: int | None) -> None:
+    if row is None:
         st.session_state.pop(INSPECTED_KEY, None)
+    else:
+        st.session_state[INSPECTED_KEY] = (active.job.ticket, row)
 
 
 def _points(event) -> list:
@@ -304,12 +344,6 @@ def _points(event) -> list:
         return list(event["selection"]["points"])
     except (KeyError, TypeError):
         return []
-
-
-def _selected_row(event) -> int | None:
-    """Row of the display subset picked in the scatter (its customdata), if any."""
-    picked = [p for p in _points(event) if "customdata" in p]  # class points, not the neighbour lines
-    return int(picked[0]["customdata"]) if picked else None
 
 
 def replay_title(active: ActiveRun, data: Dataset) -> str:

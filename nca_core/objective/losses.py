@@ -436,15 +436,19 @@ def _gaussian_kernel_values(Z_anchor, exponent_right, anchor_index, out=None) ->
     return E
 
 
-def selection_probabilities(Z, anchor: int):
+def selection_probabilities(Z, anchor: int, dof: float | None = None):
     """p_ij of one anchor i to every point j (p_ii = 0), as a float64 numpy array.
 
     Z : array of shape (n, d), the embedding A x.
+    dof : the Student-t kernel's degrees of freedom (``Snapshot.dof``); None for the Gaussian.
     """
     import numpy as np
 
+    from .kernels import GaussianKernel, StudentTKernel
+
     Z = torch.as_tensor(np.asarray(Z, dtype=np.float64))
-    logits = -((Z - Z[anchor]) ** 2).sum(1)
+    kernel = GaussianKernel() if dof is None else StudentTKernel(float(dof)).double()
+    logits = kernel(((Z - Z[anchor]) ** 2).sum(1))
     logits[anchor] = float("-inf")
     return torch.softmax(logits, 0).numpy()
 

@@ -35,9 +35,8 @@ __all__ = [
     "padded_ranges",
     "picture_height",
     "search_cost_chart",
+    "settled_ranges",
     "steady_ranges",
-    "with_decision_regions",
-    "with_neighbour_lines",
 ]
 
 # Colour-blind-safe qualitative palette (Okabe-Ito, then Tableau-like extras).
@@ -95,6 +94,34 @@ def steady_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[
         step = _grid_step(hi - lo)
         steady.append([math.floor(lo / step) * step, math.ceil(hi / step) * step])
     return steady
+
+
+def settled_ranges(
+    arrays: Sequence[np.ndarray], headroom: float = 0.25, refit_below: float = 0.4
+) -> list[list[float]]:
+    """Axis ranges for a live picture of a run's frames (``arrays``, in order), that settle.
+
+    The ranges are fitted to a frame with ``headroom`` (a share of its span on each side)
+    and widened to ``steady_ranges``' grid, then kept while later frames stay inside them and
+    fill at least ``refit_below`` of them on some axis; a frame that leaves them, or shrinks
+    well inside them, is fitted afresh. A run that keeps spreading moves its axes a few
+    times, in steps, instead of at every grid line; one that first spreads and then gathers
+    (the rings' noise axis) is not drawn small in the ranges of its widest frame. The same
+    frames give the same ranges, so a picture redrawn from them keeps its axes.
+    """
+    current: list[list[float]] | None = None
+    for frame in arrays:
+        lo, hi = np.asarray(padded_ranges([frame], pad=0.0)).T
+        if current is not None:
+            low, high = np.asarray(current).T
+            inside = (lo >= low).all() and (hi <= high).all()
+            if inside and ((hi - lo) / (high - low) >= refit_below).any():
+                continue
+        flat = np.where(hi > lo, 0.0, np.maximum(np.abs(lo), 1.0) / 2)  # one point: a unit or more around it
+        lo, hi = lo - flat, hi + flat
+        span = hi - lo
+        current = steady_ranges([np.stack([lo - headroom * span, hi + headroom * span])], pad=0.0)
+    return current if current is not None else [[-1.0, 1.0], [-1.0, 1.0]]
 
 
 def picture_height(ranges: Sequence[Sequence[float]], width: int = 600, least: int = 300, most: int = 480) -> int:
@@ -400,64 +427,6 @@ def neighbour_links(
     return go.Figure(
         dict(data=[*links, *fig.to_dict()["data"], ring], layout=fig.to_dict()["layout"]), _validate=False
     )
-
-
-def with_neighbour_lines(fig: go.Figure, Z: np.ndarray, anchor: int, neighbours: Sequence[int]) -> go.Figure:
-    """``fig`` (a 2-D ``embedding_scatter`` of ``Z``) with lines from ``anchor`` to each of
-    its ``neighbours``, each labelled with its distance, and a ring around the anchor."""
-    Z = np.asarray(Z, dtype=np.float64)[:, :2]
-    xs, ys = [], []
-    for j in neighbours:
-        xs += [Z[anchor, 0], Z[j, 0], None]
-        ys += [Z[anchor, 1], Z[j, 1], None]
-    lines = dict(
-        type="scatter", x=xs, y=ys, mode="lines", line=dict(color="rgba(0,0,0,0.55)", width=1.5),
-        hoverinfo="skip", showlegend=False,
-    )  # fmt: skip
-    middle = (Z[list(neighbours)] + Z[anchor]) / 2
-    distances = np.linalg.norm(Z[list(neighbours)] - Z[anchor], axis=1)
-    labels = dict(
-        type="scatter", x=middle[:, 0], y=middle[:, 1], mode="text", text=[f"{d:.2g}" for d in distances],
-        textfont=dict(size=10, color="#333"), hoverinfo="skip", showlegend=False,
-    )  # fmt: skip
-    ring = dict(
-        type="scatter", x=[Z[anchor, 0]], y=[Z[anchor, 1]], mode="markers", hoverinfo="skip", showlegend=False,
-        marker=dict(size=16, color="rgba(0,0,0,0)", line=dict(width=2, color="black")),
-    )  # fmt: skip
-    drawn = fig.to_dict()
-    return _figure([*drawn["data"], lines, labels, ring], drawn["layout"])
-
-
-def with_decision_regions(
-    fig: go.Figure, Z: np.ndarray, y: np.ndarray, n_classes: int, *, k: int = 5, resolution: int = 120
-) -> go.Figure:
-    """``fig`` (a 2-D ``embedding_scatter`` of ``Z``) with each class's k-NN region shaded
-    behind the points: every cell of a ``resolution``-wide grid over the axes, coloured by
-    the majority vote of its k nearest points (the picture of scikit-learn's "nearest
-    neighbours with and without NCA" example)."""
-    from ..search.knn import knn_predict
-
-    Z = np.asarray(Z, dtype=np.float64)[:, :2]
-    drawn = fig.to_dict()
-    layout = drawn["layout"]
-    ranges = [layout.get(a, {}).get("range") for a in ("xaxis", "yaxis")]
-    if any(r is None for r in ranges):
-        ranges = padded_ranges([Z])
-    xs = np.linspace(*ranges[0], resolution)
-    ys = np.linspace(*ranges[1], resolution)
-    grid = np.stack(np.meshgrid(xs, ys), -1).reshape(-1, 2)
-    votes = knn_predict(grid.astype(np.float32), Z.astype(np.float32), np.asarray(y), k=k, index="exact")
-    colors = class_colors(n_classes)
-    scale = (
-        [[c / max(n_classes - 1, 1), colors[c]] for c in range(n_classes)]
-        if n_classes > 1
-        else [[0, colors[0]], [1, colors[0]]]
-    )
-    regions = dict(
-        type="heatmap", x=xs, y=ys, z=votes.reshape(resolution, resolution), zmin=0, zmax=max(n_classes - 1, 1),
-        colorscale=scale, opacity=0.18, showscale=False, hoverinfo="skip", zsmooth=False,
-    )  # fmt: skip
-    return _figure([regions, *drawn["data"]], layout)
 
 
 def map_heatmap(

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .figures import DIMMED_MARKER, PALETTE, class_colors
+from .figures import DIMMED_MARKER, OTHER_CLASS_LINE, PALETTE, SAME_CLASS_LINE, class_colors
 
 __all__ = [
     "accuracy_rows",
@@ -29,16 +29,23 @@ __all__ = [
     "chosen_points",
     "embedding_rows",
     "embedding_spec",
+    "link_rows",
     "objective_rows",
     "objective_spec",
+    "picked_row",
+    "picture_data",
+    "picture_spec",
+    "region_rows",
     "thumbnail_rows",
 ]
 
 OBJECTIVE_LABELS = {"f": "mean p_i (f / n)", "g": "mean log p_i (g / n)", "mcml": "-KL(P || Q)"}
 
 
-# Names of the tables an embedding spec with pictures carries (see ``chart_data``).
+# Names of the tables an embedding spec with pictures carries (see ``chart_data``), and the
+# layers of the Train page's picture (``picture_spec``) beside its points.
 POINTS, THUMBNAILS = "points", "thumbnails"
+LINKS, ANCHOR, REGIONS = "links", "anchor", "regions"
 
 # The selection params of a brushing spec (``embedding_spec(..., brushing=True)``): a box
 # dragged over the plot and a clicked point. The app asks for events from these two only.
@@ -173,6 +180,142 @@ def _with_thumbnails(spec: dict, thumbnails: pd.DataFrame) -> None:
         {"field": "class", "type": "nominal"},
         {"field": "point", "type": "quantitative", "title": "training point"},
     ]
+
+
+def picture_spec(
+    classes: Sequence[str],
+    ranges: list[list[float]],
+    *,
+    height: int = 520,
+    thumbnails: pd.DataFrame | None = None,
+    inputs: Sequence[str] = (),
+    point_area: int = 36,
+) -> dict:
+    """The Train page's 2-D picture, the same spec while a run trains and after it ends.
+
+    Four layers on the axes of ``embedding_spec``, each fed by a named table
+    (``picture_data``): decision regions as one picture (``REGIONS``, ``region_rows``), the
+    points, lines from a clicked point to the points it picks with width by p_ij over them
+    (``LINKS``, ``link_rows``; a point mostly picks its nearest few, which the points would
+    hide), and a ring on the clicked one (``ANCHOR``). A layer with no
+    rows draws nothing, so showing regions or lines changes only the tables, and the browser
+    keeps the chart. A click on a point fills the ``PICK`` selection with its "row" in the
+    points table (``picked_row``). ``thumbnails``: pictures in the points' tooltips, as in
+    ``embedding_spec``. ``inputs``: names of input features whose values the tooltips show,
+    from the rows' "input 1", "input 2", ... columns (``picture_rows``).
+    """
+    single = embedding_spec(classes, ranges, height=height)
+    per_pixel, zoom = single["params"]
+    x, y = single["encoding"]["x"], single["encoding"]["y"]
+    x2, y2 = {"field": "z1_end"}, {"field": "z2_end"}
+    points = {
+        "data": {"name": POINTS},
+        "params": [zoom, {"name": PICK, "select": {"type": "point", "fields": ["row"], "on": "click"}}],
+        "mark": {**single["mark"], "size": point_area, "cursor": "pointer"},
+        "encoding": single["encoding"],
+    }
+    points["encoding"]["tooltip"] = [
+        {"field": "class", "type": "nominal"},
+        {"field": "point", "type": "quantitative", "title": "training point"},
+        *({"field": f"input {i + 1}", "type": "quantitative", "title": str(name), "format": ".4g"}
+          for i, name in enumerate(inputs)),
+    ]  # fmt: skip
+    if thumbnails is not None:
+        _with_thumbnails(points, thumbnails)
+        single["datasets"] = points.pop("datasets")
+    regions = {
+        "data": {"name": REGIONS},
+        "mark": {"type": "image", "aspect": False, "smooth": False, "opacity": REGION_OPACITY, "clip": True},
+        "encoding": {"x": x, "x2": x2, "y": y, "y2": y2, "url": {"field": "url", "type": "nominal"}},
+    }
+    same = {"test": "datum.same"}
+    links = {
+        "data": {"name": LINKS},
+        "mark": {"type": "rule", "opacity": 0.7, "clip": True},
+        "encoding": {
+            "x": x, "x2": x2, "y": y, "y2": y2,
+            "strokeWidth": {"field": "width", "type": "quantitative", "scale": None, "legend": None},
+            "color": {"condition": {**same, "value": SAME_CLASS_LINE[0]}, "value": OTHER_CLASS_LINE[0]},
+            "strokeDash": {"condition": {**same, "value": [1, 0]}, "value": [5, 3]},
+            "tooltip": [{"field": "p", "type": "quantitative", "format": ".3f", "title": "p_ij"}],
+        },
+    }  # fmt: skip
+    ring = {
+        "data": {"name": ANCHOR},
+        "mark": {"type": "point", "filled": False, "color": "black", "size": 6 * point_area, "strokeWidth": 2.5},
+        "encoding": {"x": x, "y": y},
+    }
+    layered = {key: value for key, value in single.items() if key not in ("params", "mark", "encoding", "transform")}
+    return {**layered, "params": [per_pixel], "layer": [regions, points, links, ring]}
+
+
+REGION_OPACITY = 0.22
+
+
+def picture_data(
+    spec: dict,
+    points: pd.DataFrame,
+    links: pd.DataFrame | None = None,
+    anchor: pd.DataFrame | None = None,
+    regions: pd.DataFrame | None = None,
+) -> dict:
+    """``picture_spec``'s spec with its tables; a layer left out (None) draws nothing."""
+    given = {LINKS: links, ANCHOR: anchor, REGIONS: regions}
+    tables = {name: table if table is not None else _EMPTY[name]().iloc[:0] for name, table in given.items()}
+    return {**spec, "datasets": {**spec.get("datasets", {}), POINTS: points, **tables}}
+
+
+def picture_rows(
+    Z: np.ndarray, y: np.ndarray, classes: Sequence[str], points: np.ndarray, inputs: np.ndarray | None = None
+) -> pd.DataFrame:
+    """``embedding_rows`` with each row's position ("row", what a click reports), its index
+    in the training set ("point", for tooltips and pictures) and the values of the input
+    features ``picture_spec``'s tooltips name (``inputs``, one column each)."""
+    rows = embedding_rows(Z, y, classes, points=points)
+    rows["row"] = np.arange(len(rows), dtype=np.int64)
+    for i, values in enumerate(np.asarray(inputs).T if inputs is not None else []):
+        rows[f"input {i + 1}"] = values
+    return rows
+
+
+def link_rows(Z: np.ndarray, y: np.ndarray, anchor: int, p: np.ndarray, *, least: float = 0.005, most: int = 40) -> pd.DataFrame:
+    """Lines from ``anchor`` to the points it picks as a neighbour: the ``most`` likeliest
+    with p_ij of at least ``least``, 0.5 to 8.5 pixels wide by p_ij over the largest, and
+    whether each j shares the anchor's class ("same")."""
+    Z, p, y = np.asarray(Z, dtype=np.float64), np.asarray(p, dtype=np.float64), np.asarray(y)
+    order = np.argsort(-p, kind="stable")[:most]
+    chosen = order[p[order] >= least]
+    strongest = float(p.max()) if len(p) and p.max() > 0 else 1.0
+    return pd.DataFrame({
+        "z1": Z[anchor, 0], "z2": Z[anchor, 1], "z1_end": Z[chosen, 0], "z2_end": Z[chosen, 1],
+        "p": p[chosen], "width": 0.5 + 8 * p[chosen] / strongest, "same": y[chosen] == y[anchor],
+    }, columns=["z1", "z2", "z1_end", "z2_end", "p", "width", "same"])  # fmt: skip
+
+
+def anchor_rows(Z: np.ndarray, anchor: int) -> pd.DataFrame:
+    """The ring's table: the clicked point's position."""
+    return pd.DataFrame({"z1": [float(Z[anchor, 0])], "z2": [float(Z[anchor, 1])]})
+
+
+def region_rows(url: str, box: list[list[float]]) -> pd.DataFrame:
+    """The regions layer's table: one picture (``regions.RegionPicture.url``) over ``box``."""
+    (x0, x1), (y0, y1) = box
+    return pd.DataFrame({"z1": [x0], "z1_end": [x1], "z2": [y0], "z2_end": [y1], "url": [url]})
+
+
+# A table of each layer's columns, to draw it with none of its rows.
+_EMPTY = {
+    LINKS: lambda: link_rows(np.zeros((1, 2)), np.zeros(1, int), 0, np.zeros(1)),
+    ANCHOR: lambda: anchor_rows(np.zeros((1, 2)), 0),
+    REGIONS: lambda: region_rows("", [[0.0, 0.0], [0.0, 0.0]]),
+}
+
+
+def picked_row(selection: dict) -> int | None:
+    """The points-table row a click on ``picture_spec``'s chart chose, from Streamlit's
+    selection (``{"pick": [{"row": 17}]}``); None when the click chose nothing."""
+    picked = [p["row"] for p in selection.get(PICK) or [] if isinstance(p, dict) and "row" in p]
+    return int(picked[0]) if picked else None
 
 
 def chart_data(rows: pd.DataFrame, spec: dict) -> tuple[pd.DataFrame | None, dict]:

@@ -50,6 +50,29 @@ def click_points(at: AppTest, key: str, points: list[dict]) -> AppTest:
     return at._run(states)
 
 
+def click_vega(at: AppTest, key: str, selection: dict) -> AppTest:
+    """Send a Vega-Lite chart's selection event (e.g. ``{"pick": [{"row": 17}]}``), then rerun."""
+    import json
+
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    (chart,) = [c for c in at.get("vega_lite_chart") if c.proto.id.endswith(f"-{key}")]
+    states = at._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=chart.proto.id, string_value=json.dumps({"selection": selection})))
+    return at._run(states)
+
+
+def vega_chart(at: AppTest, key: str) -> tuple[dict, dict]:
+    """The spec and the named tables (as DataFrames) of the Vega-Lite chart keyed ``key``."""
+    import json
+
+    import pyarrow as pa
+
+    (chart,) = [c for c in at.get("vega_lite_chart") if c.proto.id.endswith(f"-{key}")]
+    tables = {d.name: pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets}
+    return json.loads(chart.proto.spec), tables
+
+
 # Runs the app in a fresh interpreter in which importing torch or scikit-learn fails, and
 # reports what the page drew before it needed them (a first visit to a fresh server waits
 # seconds for those imports).

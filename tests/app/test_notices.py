@@ -74,4 +74,4 @@ def test_the_final_line_claims_separated_colours_only_when_the_accuracy_says_so(
     assert "most points now sit among their own colour" in notices.final(active(0.97), False)
     mixed = notices.final(active(0.418), False)
     assert "most points" not in mixed and "42%" in mixed and "still overlap" in mixed
-    assert "Click one to draw its 8 nearest neighbours" in mixed
+    assert "Click a point to draw a line to each point it picks" in mixed and "p_ij" in mixed

@@ -60,22 +60,23 @@ def _finished_presented_run(app, epochs: int):
 def test_a_run_in_presentation_draws_one_big_chart_with_large_labels(app):
     run = _finished_presented_run(app, 3)
     app.run()
-    charts = [json.loads(c.proto.spec) for c in app.get("plotly_chart")]
-    assert len(charts) == 1 and not app.get("vega_lite_chart")  # the embedding alone, no curves
-    assert charts[0]["layout"]["height"] == presentation.CHART_HEIGHT
-    assert charts[0]["layout"]["font"]["size"] == presentation.PLOTLY_FONT["size"]
+    charts = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")]
+    assert len(charts) == 1 and not app.get("plotly_chart")  # the embedding alone, no curves
+    assert charts[0]["height"] == presentation.CHART_HEIGHT
+    assert charts[0]["config"]["axis"]["labelFontSize"] == presentation.VEGA_CONFIG["axis"]["labelFontSize"]
+    (points,) = [layer for layer in charts[0]["layer"] if layer["mark"]["type"] == "circle"]
+    assert points["mark"]["size"] == presentation.POINT_AREA
     first, last = (s.test_accuracy for s in (run.snapshots[0], run.snapshots[-1]))
     assert [m.label for m in app.metric] == [f"Test 5-NN accuracy (start {first:.0%})"] and not app.tabs
     assert app.metric[0].value == f"{last:.0%}" and app.metric[0].delta.endswith(" points")
 
 
 def test_the_live_spec_gets_projector_sized_text():
-    spec = {"height": 520, "config": {"aria": False}, "mark": {"type": "circle", "size": 36}}
+    spec = {"height": 520, "config": {"aria": False}, "layer": []}
     big = presentation.big_spec(spec)
     assert big["height"] == presentation.CHART_HEIGHT and big["config"]["aria"] is False
-    assert big["mark"] == {"type": "circle", "size": presentation.POINT_AREA} and presentation.POINT_AREA > 36
     assert big["config"]["axis"]["labelFontSize"] >= 16 and big["config"]["legend"]["labelFontSize"] >= 16
-    assert spec["height"] == 520  # the original is left alone
+    assert spec["height"] == 520 and "axis" not in spec["config"]  # the original is left alone
 
 
 def test_presentation_does_not_round_an_almost_perfect_score_up_to_100(app):

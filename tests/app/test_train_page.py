@@ -3,7 +3,9 @@
 import io
 import json
 
-from apptest_helpers import button, drawn_before_heavy_imports, wait_for
+import numpy as np
+import pytest
+from apptest_helpers import button, click_vega, drawn_before_heavy_imports, vega_chart, wait_for
 
 from nca_core.plots import figures
 
@@ -191,18 +193,22 @@ def test_wine_opens_on_a_demo_start_that_leaves_something_to_watch_and_says_why(
 
 def test_each_figure_says_what_to_notice_in_the_datasets_own_names(app):
     app.selectbox(key="dataset").set_value("wine").run()
-    finished_run(app, 6, "wine")
+    run = finished_run(app, 6, "wine")
     captions = [c.value for c in app.caption if "What to notice" in c.value]
-    assert any("Click one to draw its 8 nearest neighbours" in c for c in captions)  # final embedding
+    assert any("Click a point to draw a line to each point it picks" in c for c in captions)  # final embedding
     assert any("accuracy rose from" in c and "by epoch" in c for c in captions)  # replay
     names = app.session_state["train_run"].run.data.feature_names
     mapped = next(c for c in captions if "this map relies most on" in c)
     listed = mapped.split("relies most on ")[1].split(".")[0]
     assert sum(name in listed for name in names) == 3
-    final = next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "final-embedding" in c.proto.id)
-    assert [t["name"] for t in final["data"]] == ["cultivar 1", "cultivar 2", "cultivar 3"]
-    assert "training point #" in final["data"][0]["text"][0]
-    assert sum(name in final["data"][0]["text"][0] for name in names) == 2
+    spec, tables = vega_chart(app, "embedding")
+    (points,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "points"]
+    assert points["encoding"]["color"]["scale"]["domain"] == ["cultivar 1", "cultivar 2", "cultivar 3"]
+    inputs = [t["title"] for t in points["encoding"]["tooltip"] if t["field"].startswith("input")]
+    assert len(inputs) == 2 and set(inputs) <= set(names)  # the two inputs the map leans on most
+    top = run.run.top_features(2)
+    drawn = tables["points"]
+    np.testing.assert_allclose(drawn["input 1"], run.run.data.X_train[run.run.display_index][:, top[0]])
     heatmap = next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "map-heatmap" in c.proto.id)
     assert heatmap["data"][0]["x"] == list(names)
 
@@ -220,43 +226,61 @@ def test_the_replay_downloads_as_a_gif_for_slides(app):
 
 
 def test_decision_regions_can_be_shaded_behind_the_final_embedding(app):
-    import json
+    """One picture of the k-NN vote, laid over a box that covers the axes at any width."""
+    import base64
 
-    finished_run(app, 3)
+    from PIL import Image
+
+    from nca_core.plots.regions import region_box
+
+    run = finished_run(app, 3)
+    spec, tables = vega_chart(app, "embedding")
+    assert tables["regions"].empty  # off until asked for
     app.toggle(key="regions").set_value(True).run()
-    final = next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "final-embedding" in c.proto.id)
-    assert final["data"][0]["type"] == "heatmap"
+    shaded, tables = vega_chart(app, "embedding")
+    assert shaded == spec  # the same chart: only its tables change
+    (regions,) = tables["regions"].to_dict("records")
+    ranges = figures.settled_ranges([s.embedding[:, :2] for s in run.snapshots])
+    box = region_box(ranges, spec["height"])
+    assert [[regions["z1"], regions["z1_end"]], [regions["z2"], regions["z2_end"]]] == box
+    assert box[0][0] <= ranges[0][0] and box[0][1] >= ranges[0][1] and box[1][0] <= ranges[1][0]
+    picture = Image.open(io.BytesIO(base64.b64decode(regions["url"].split(",", 1)[1])))
+    colours = {tuple(c) for _, c in picture.convert("RGB").getcolors(10_000)}
+    palette = figures.class_colors(len(run.run.data.classes))
+    assert colours == {tuple(int(h[i : i + 2], 16) for i in (1, 3, 5)) for h in palette}
 
 
-def _final_embedding(app):
-    return next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "final-embedding" in c.proto.id)
-
-
-def test_clicking_a_point_inspects_it_and_draws_its_neighbours_on_every_rerun(app):
-    from apptest_helpers import click_points
+def test_clicking_a_point_inspects_it_and_draws_its_p_ij_on_every_rerun(app):
+    from nca_core.objective.losses import selection_probabilities
 
     run = finished_run(app, 3)
     row = 17
     chosen = f"Training point **#{run.run.display_index[row]}**"
-    click_points(app, "final-embedding", [{"curve_number": 0, "point_index": 2, "customdata": row}])
-    for _ in range(2):  # the click's rerun, then any later one (the lines change the figure)
+    click_vega(app, "embedding", {"pick": [{"row": row}]})
+    Z = run.snapshots[-1].embedding
+    p = selection_probabilities(Z, row)
+    for _ in range(2):  # the click's rerun, then any later one
         assert any(chosen in m.value for m in app.markdown), [m.value for m in app.markdown]
         assert not any("Click a point in the embedding above" in i.value for i in app.info)
-        lines = [t for t in _final_embedding(app)["data"] if t.get("mode") == "lines"]
-        assert len(lines) == 1
+        _, tables = vega_chart(app, "embedding")
+        links, anchor = tables["links"], tables["anchor"]
+        assert anchor[["z1", "z2"]].to_numpy().tolist() == [Z[row, :2].tolist()]
+        assert (links["p"].diff().dropna() <= 0).all() and links["p"].iloc[0] == pytest.approx(p.max())
+        assert links["width"].iloc[0] == pytest.approx(8.5) and (links["p"] >= 0.005).all()
         app.run()
+    click_vega(app, "embedding", {"pick": []})  # a click on the background
+    assert vega_chart(app, "embedding")[1]["links"].empty
+    assert any("Click a point in the embedding above" in i.value for i in app.info)
 
 
 def test_a_run_stopped_part_way_through_an_epoch_is_titled_with_its_real_progress(app):
     from dataclasses import replace
 
-    from apptest_helpers import click_points
-
     run = finished_run(app, 2)
     run.job.snapshots[-1] = replace(run.snapshots[-1], epoch=1, fraction=0.46)  # as Stop at 0.46 leaves it
     app.run()
-    assert _final_embedding(app)["layout"]["title"]["text"] == "epoch 0.46"
-    click_points(app, "final-embedding", [{"curve_number": 0, "point_index": 0, "customdata": 3}])
+    assert app.metric[0].value == "0.46"
+    click_vega(app, "embedding", {"pick": [{"row": 3}]})
     assert any("in the embedding (epoch 0.46)" in m.value for m in app.markdown)
 
 
@@ -266,3 +290,13 @@ def test_the_buttons_are_drawn_before_torch_and_scikit_learn_are_imported():
     assert drawn["titles"] == ["Train NCA and watch it learn"] and drawn["selectboxes"] == ["Dataset"]
     assert drawn["buttons"][:4] == ["Train", "Pause", "Step", "Stop"]
     assert len(drawn["errors"]) == 1 and "refused: drawn too early" in drawn["errors"][0]
+
+
+def test_a_3d_run_ends_in_a_plotly_view_whose_clicked_point_is_inspected(app):
+    from apptest_helpers import click_points
+
+    app.sidebar.select_slider(key="rings-d").set_value(3).run()
+    run = finished_run(app, 2)
+    assert run.snapshots[-1].embedding.shape[1] == 3
+    click_points(app, "final-embedding", [{"curve_number": 0, "point_index": 0, "customdata": 5}])
+    assert any(f"Training point **#{run.run.display_index[5]}**" in m.value for m in app.markdown)

@@ -13,27 +13,27 @@ def test_a_live_3d_view_polls_slower_whatever_the_size():
     assert redraw_seconds(700, 3)[0] == THREE_D_REDRAW_SECONDS > redraw_seconds(60000, 2)[0]
 
 
-def test_a_paused_image_run_carries_each_points_picture_for_its_tooltip(app):
-    """digits: the live chart joins each point to a PNG of its digit, by training index."""
-    import json
-
-    from apptest_helpers import button, wait_for
+def test_an_image_run_carries_each_points_picture_for_its_tooltip_while_it_trains(app):
+    """digits: the picture joins each point to a PNG of its digit, by training index, from
+    the first frame on; the pictures are a table of their own that stays the same."""
+    from apptest_helpers import button, vega_chart, wait_for
 
     app.selectbox(key="dataset").set_value("digits").run()
     app.sidebar.slider(key="pace").set_value(5)
     button(app, "Train").click().run()
     run = app.session_state["train_run"]
     wait_for(app, lambda at: len(run.snapshots) >= 2)
-    live = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")]
     assert run.job.state == "running"  # at pace 5 a digits run takes many seconds
-    assert not any("lookup" in json.dumps(spec) for spec in live)  # no pictures: 0.9 MB a frame on MNIST
-    button(app, "Pause").click().run()
-    wait_for(app, lambda at: run.job.state == "paused")
-    app.run()  # the rerun that saw "paused" may have drawn before the worker got there
-    (chart,) = [c for c in app.get("vega_lite_chart") if "lookup" in c.proto.spec]
-    spec = json.loads(chart.proto.spec)
-    assert spec["data"] == {"name": "points"} and spec["encoding"]["tooltip"][0]["field"] == "image"
-    assert sorted(d.name for d in chart.proto.datasets) == ["points", "thumbnails"]
+    spec, tables = vega_chart(app, "embedding")
+    (points,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "points"]
+    assert points["transform"][0]["lookup"] == "point" and points["encoding"]["tooltip"][0]["field"] == "image"
+    pictures = tables["thumbnails"]
+    assert pictures["point"].tolist() == run.run.display_index.tolist()
+    assert pictures["image"].str.startswith("data:image/png;base64,").all()
+    assert tables["points"]["point"].tolist() == run.run.display_index.tolist()
+    wait_for(app, lambda at: len(run.snapshots) >= 3)
+    _, tables_later = vega_chart(app, "embedding")
+    assert tables_later["thumbnails"].equals(pictures)
     button(app, "Stop").click().run()
 
 

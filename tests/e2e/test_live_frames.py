@@ -114,3 +114,63 @@ def test_pause_and_step_take_effect_whatever_the_moment_of_the_click(page, app_u
             timeout=8000,
         )
     screenshot(page, "pause-at-random-moments")
+
+
+def _dark_pixels_around(page, x: float, y: float, radius: int = 14) -> int:
+    """``_dark_pixels`` in a square around (x, y) on screen."""
+    return _dark_pixels(page.screenshot(clip={"x": x - radius, "y": y - radius, "width": 2 * radius, "height": 2 * radius}))
+
+
+def _a_point_under_the_pointer(page) -> tuple[float, float]:
+    """Somewhere on the picture where the pointer shows a point (Vega's pointer cursor)."""
+    canvas = page.locator("[data-testid='stVegaLiteChart'] canvas").first
+    box = canvas.bounding_box()
+    pointer = "() => [document.body, ...document.querySelectorAll('.vega-embed, canvas')].some(e => e.style.cursor === 'pointer')"
+    for fy in [0.5 + i / 40 for i in range(-8, 9)]:
+        for fx in [0.5 + i / 50 for i in range(-12, 13)]:
+            x, y = box["x"] + fx * box["width"], box["y"] + fy * box["height"]
+            page.mouse.move(x, y)
+            page.wait_for_timeout(10)
+            if page.evaluate(pointer):
+                return x, y
+    raise AssertionError("no point found under the pointer")
+
+
+def test_a_point_clicked_while_training_keeps_its_ring_as_the_run_goes_on(page, app_url, screenshot):
+    """Click a point mid-run: the ring (and its p_ij lines) are drawn on the live chart and
+    follow the point through later frames; the chart survives the run's end."""
+    page.goto(f"{app_url}/?dataset=rings&epochs=300&pace=3")
+    press(page, "Train")
+    watch(page, 20, until=lambda s: s[-1][1] >= 2)
+    press(page, "Pause")  # find a point on a still picture, then go on
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Resume").wait_for()
+    x, y = _a_point_under_the_pointer(page)
+    before = _dark_pixels_around(page, x, y)
+    page.mouse.click(x, y)
+    page.wait_for_timeout(1500)
+    assert _dark_pixels_around(page, x, y) > before + 20, "no ring around the clicked point"
+    press(page, "Resume")
+    start = status(page)[0]
+    watch(page, 20, until=lambda s: s[-1][1] >= start + 3)
+    page.mouse.move(0, 0)
+    screenshot(page, "train-picked-point")
+    canvas = page.locator("[data-testid='stVegaLiteChart'] canvas").first
+    box = canvas.bounding_box()
+    marked = _dark_pixels(page.screenshot(clip=box))
+    page.mouse.click(box["x"] + 0.15 * box["width"], box["y"] + 0.5 * box["height"])  # the empty background
+    page.wait_for_timeout(2000)
+    page.mouse.move(0, 0)
+    cleared = _dark_pixels(page.screenshot(clip=box))
+    assert marked > cleared + 20, f"the ring did not follow the point ({marked} dark pixels, {cleared} without it)"
+    press(page, "Stop")
+
+
+def _dark_pixels(png: bytes) -> int:
+    """Near-black pixels in a screenshot of the chart: the ring and the lines (class colours
+    and the axes' greys are lighter)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    return int((np.asarray(Image.open(io.BytesIO(png)).convert("L")) < 60).sum())

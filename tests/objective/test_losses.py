@@ -144,6 +144,17 @@ def test_selection_probabilities_of_one_anchor():
     assert p[1] / p[2] == pytest.approx(np.exp(-1.0) / np.exp(-4.0))
 
 
+def test_selection_probabilities_follow_a_student_t_kernel_when_given_its_dof():
+    """The live picture's p_ij lines use the run's own kernel: heavy tails keep far points."""
+    from nca_core.objective.losses import selection_probabilities
+
+    Z = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 3.0]], dtype=np.float32)
+    p = selection_probabilities(Z, 0, dof=1.0)
+    assert p[0] == 0.0 and p.sum() == pytest.approx(1.0)
+    expected = np.exp(student_t_log_kernel(1.0, 1.0) - student_t_log_kernel(9.0, 1.0))
+    assert p[1] / p[2] == pytest.approx(expected)  # (1 + 9) / (1 + 1) = 5; the Gaussian's e^8
+
+
 # -- Student-t kernels and MCML (Min et al., 2010) ---------------------------------------
 
 

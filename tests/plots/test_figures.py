@@ -101,6 +101,36 @@ def test_steady_ranges_hold_still_until_a_point_crosses_a_grid_line():
     assert figures.steady_ranges([frame, crossed], pad=0.0) == [[-20.0, 20.0], [-1.0, 1.0]]
 
 
+def test_settled_ranges_move_in_few_steps_while_a_run_spreads_and_refit_when_it_gathers():
+    base = np.array([[-14.0, -5.0], [14.0, 5.0]])
+    spreading = [base * (1 + 0.02 * e) for e in range(60)]  # doubles, 2% a frame
+
+    def changes(frames) -> int:
+        return len({repr(figures.settled_ranges(frames[: e + 1])) for e in range(len(frames))})
+
+    assert changes(spreading) <= 2 < changes_of_steady(spreading)
+    for e in range(60):  # every frame inside its axes, and not lost in a corner of them
+        (x0, x1), (y0, y1) = figures.settled_ranges(spreading[: e + 1])
+        (a0, b0), (a1, b1) = spreading[e]
+        assert x0 <= a0 and x1 >= a1 and y0 <= b0 and y1 >= b1
+        assert max((a1 - a0) / (x1 - x0), (b1 - b0) / (y1 - y0)) >= 0.4
+    gathered = [base * 3, base * 3, base]  # a run that first spreads, then gathers
+    assert figures.settled_ranges(gathered) == figures.settled_ranges([base])
+    assert figures.settled_ranges(gathered[:2]) != figures.settled_ranges([base])
+
+
+def changes_of_steady(frames) -> int:
+    return len({repr(figures.steady_ranges(frames[: e + 1])) for e in range(len(frames))})
+
+
+def test_settled_ranges_ignore_non_finite_points_and_survive_a_single_point():
+    frame = np.array([[0.0, 1.0], [np.nan, 2.0], [2.0, np.inf], [1.0, 3.0]])
+    (x0, x1), (y0, y1) = figures.settled_ranges([frame])  # rows with a NaN or inf left out
+    assert x0 <= 0.0 and 1.0 <= x1 < 2.0 and y0 <= 1.0 and 3.0 <= y1 and np.isfinite([x0, x1, y0, y1]).all()
+    (x0, x1), (y0, y1) = figures.settled_ranges([np.array([[3.0, 0.0]])])
+    assert x0 < 3.0 < x1 and x1 - x0 >= 1.0 and y0 < 0.0 < y1 and y1 - y0 >= 1.0
+
+
 def test_grid_step_is_one_two_or_five_times_a_power_of_ten():
     assert figures._grid_step(37.0) == 5.0
     assert figures._grid_step(12.0) == 2.0
@@ -195,29 +225,6 @@ def test_search_cost_chart_groups_index_kinds_and_labels_ratios_to_the_first():
     assert list(hnsw_time.text) == ["4.0x", "16.0x"] and list(hnsw_size.text) == ["0.8x", "2.0x"]
     assert list(exact_size.y) == [3.0, 0.375] and list(exact_error.text) == ["2.00%", "3.00%"]
     assert (exact_time.xaxis, exact_size.xaxis, exact_error.xaxis) == ("x", "x2", "x3")
-
-
-def test_a_clicked_point_gets_lines_to_its_neighbours_with_distances():
-    Z = np.array([[0.0, 0.0], [3.0, 4.0], [1.0, 0.0], [9.0, 9.0]])
-    base = figures.embedding_scatter(Z, np.array([0, 0, 1, 1]), ["a", "b"])
-    fig = figures.with_neighbour_lines(base, Z, 0, [2, 1])
-    lines = next(t for t in fig.data if t.mode == "lines")
-    assert list(lines.x) == [0.0, 1.0, None, 0.0, 3.0, None]
-    labels = next(t for t in fig.data if t.mode == "text")
-    assert list(labels.text) == ["1", "5"]
-    assert fig.layout.yaxis.scaleanchor == "x"
-
-
-def test_decision_regions_shade_each_side_by_its_class():
-    Z = np.array([[-2.0, 0.0], [-1.5, 0.5], [-1.8, -0.4], [2.0, 0.0], [1.6, 0.3], [1.9, -0.5]])
-    y = np.array([0, 0, 0, 1, 1, 1])
-    base = figures.embedding_scatter(Z, y, ["a", "b"], ranges=[[-3, 3], [-3, 3]])
-    fig = figures.with_decision_regions(base, Z, y, 2, k=3, resolution=20)
-    regions = fig.data[0]
-    assert regions.type == "heatmap" and len(fig.data) == 3  # behind the two classes
-    z = np.asarray(regions.z)
-    assert (z[:, :5] == 0).all() and (z[:, -5:] == 1).all()  # left is class a, right class b
-    assert fig.layout.yaxis.scaleanchor == "x"
 
 
 def test_hover_text_names_the_class_over_the_text_with_short_coordinates():

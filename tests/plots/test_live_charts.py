@@ -1,3 +1,4 @@
+import json
 import math
 
 import altair as alt
@@ -207,3 +208,66 @@ def test_a_legend_row_fits_the_plots_width(width):
     shown = eval(columns["expr"], {"width": width, "max": max, "floor": math.floor, "__builtins__": {}})
     entry = 16 + 7 * len("ring 1")  # a symbol and six characters of 11-pixel text, at the least
     assert shown >= 1 and shown * entry <= width
+
+
+# -- the Train page's picture: one layered spec, live and final ---------------------------
+
+
+def picture(rng, n=40, **tables):
+    Z = rng.normal(size=(n, 2)) * 5
+    y = np.arange(n) % 3
+    spec = live_charts.picture_spec(CLASSES, figures.settled_ranges([Z]), height=400)
+    rows = live_charts.picture_rows(Z, y, CLASSES, np.arange(100, 100 + n))
+    return Z, y, live_charts.picture_data(spec, rows, **tables)
+
+
+def valid_layered(spec: dict) -> None:
+    tables = {name: table.to_dict("records") for name, table in spec["datasets"].items()}
+    alt.LayerChart.from_dict({**spec, "datasets": tables}).to_dict(validate=True)
+
+
+def test_picture_spec_layers_regions_points_lines_and_a_ring_on_one_pair_of_axes(rng):
+    Z, _, spec = picture(rng)
+    valid_layered(spec)
+    assert [layer["data"]["name"] for layer in spec["layer"]] == ["regions", "points", "links", "anchor"]
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["image", "circle", "rule", "point"]
+    axes = {json.dumps([layer["encoding"]["x"], layer["encoding"]["y"]]) for layer in spec["layer"]}
+    assert len(axes) == 1  # every layer on the points' axes, at one scale
+    points = spec["layer"][1]
+    assert {p["name"] for p in points["params"]} == {"zoom", live_charts.PICK}
+    assert spec["datasets"]["points"]["row"].tolist() == list(range(len(Z)))
+    assert spec["datasets"]["points"]["point"].tolist() == list(range(100, 100 + len(Z)))
+    assert all(spec["datasets"][name].empty for name in ("links", "anchor", "regions"))
+
+
+def test_a_picture_with_lines_or_regions_has_the_same_spec_and_other_tables(rng):
+    Z, y, plain = picture(rng)
+    p = np.full(len(Z), 1.0 / (len(Z) - 1))
+    p[0] = 0.0
+    links = live_charts.link_rows(Z, y, 0, p)
+    _, _, drawn = picture(
+        np.random.default_rng(0), links=links, anchor=live_charts.anchor_rows(Z, 0),
+        regions=live_charts.region_rows("data:image/png;base64,", [[-1.0, 1.0], [-2.0, 2.0]]),
+    )  # fmt: skip
+    strip = lambda spec: {k: v for k, v in spec.items() if k != "datasets"}  # noqa: E731
+    assert strip(drawn) == strip(plain)
+    valid_layered(drawn)
+
+
+def test_link_rows_keep_the_likeliest_neighbours_as_wide_as_p_ij():
+    Z = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [5.0, 5.0], [0.5, 0.5]])
+    y = np.array([0, 0, 1, 1, 0])
+    p = np.array([0.0, 0.5, 0.3, 0.001, 0.199])
+    links = live_charts.link_rows(Z, y, 0, p, least=0.005)
+    assert links["p"].tolist() == [0.5, 0.3, 0.199]  # likeliest first; 0.001 is too faint to draw
+    assert links["width"].tolist() == pytest.approx([8.5, 0.5 + 8 * 0.6, 0.5 + 8 * 0.398])
+    assert links["same"].tolist() == [True, False, True]
+    assert links[["z1_end", "z2_end"]].to_numpy().tolist() == [[1.0, 0.0], [0.0, 2.0], [0.5, 0.5]]
+    assert (links[["z1", "z2"]] == 0.0).all().all()
+    assert len(live_charts.link_rows(Z, y, 0, p, most=2)) == 2
+
+
+def test_picked_row_reads_a_click_and_a_click_on_nothing():
+    assert live_charts.picked_row({"pick": [{"row": 17}]}) == 17
+    assert live_charts.picked_row({"pick": []}) is None
+    assert live_charts.picked_row({}) is None
