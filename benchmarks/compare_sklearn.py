@@ -106,15 +106,12 @@ def run(case: str, method: str, repeats: int) -> dict:
 
 
 def machine() -> str:
+    import sklearn
     import torch
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as info:
-            cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    import sklearn
+    from nca_core.util.device import processor_name
+
+    cpu = processor_name()
 
     return (
         f"{cpu}, {multiprocessing.cpu_count()} cores; Python {platform.python_version()}, "

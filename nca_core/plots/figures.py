@@ -497,31 +497,43 @@ def image_grid(
 
 
 # --- kNN search costs: exact and HNSW, raw against NCA --------------------------------------
-def search_cost_chart(costs: Sequence[SearchCost], height: int = 360) -> go.Figure:
+def search_cost_chart(costs: Sequence[SearchCost], height: int = 380, noise_seconds: float = 0.0) -> go.Figure:
     """Query time, index size and test error of each k-NN index, with ratios to the first.
 
     ``costs`` are ``comparison.knn_search_cost`` results, the first being the reference
     (raw inputs searched exactly). Spaces (raw, NCA) run along each panel's x axis; each
-    index kind (exact, HNSW) is one coloured bar series with a legend entry. Time and size
-    bars are labelled with how many times faster or smaller than the reference they are,
-    error bars with the error itself.
+    index kind (exact, HNSW) is one coloured bar series with a legend entry. Hovering a time
+    or size bar says in words how it compares with the reference ("8.0x faster", "1.3x
+    larger"; "too quick" where both times are under ``noise_seconds``); error bars are
+    labelled with the error itself. Ratio labels on the bars did not fit a third of a
+    1024-pixel screen.
     """
-    from ..runs.comparison import INDEX_LABELS
+    from ..runs.comparison import INDEX_LABELS, faster, smaller
 
     ref = costs[0]
-    titles = ["query time, all queries (s); x: speed-up", "index size (MB); x: reduction", "test error (%)"]
+
+    def speed(c: SearchCost) -> str:
+        if c is ref:
+            return "reference"
+        if max(c.query_seconds, ref.query_seconds) < noise_seconds:
+            return "too quick"
+        return faster(ref.query_seconds / c.query_seconds)
+
+    def size(c: SearchCost) -> str:
+        return "reference" if c is ref else smaller(ref.stored_bytes / c.stored_bytes)
+
+    titles = ["query time (s)", "index size (MB)", "test error (%)"]  # short: a third of 1024 px each
     fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.08)
     for i, kind in enumerate(dict.fromkeys(c.index for c in costs)):
         group = [c for c in costs if c.index == kind]
-        panels = (
-            ([c.query_seconds for c in group], [ref.query_seconds / c.query_seconds for c in group]),
-            ([c.stored_bytes / 1e6 for c in group], [ref.stored_bytes / c.stored_bytes for c in group]),
-            ([100 * c.error for c in group], None),
+        panels = (  # values, the words on hover, the label on the bar (the table has the words)
+            ([c.query_seconds for c in group], [speed(c) for c in group], None),
+            ([c.stored_bytes / 1e6 for c in group], [size(c) for c in group], None),
+            ([100 * c.error for c in group], None, [f"{100 * c.error:.2f}%" for c in group]),
         )
-        for col, (values, ratios) in enumerate(panels, start=1):
-            text = [f"{v:.2f}%" for v in values] if ratios is None else [f"{r:.1f}x" for r in ratios]
+        for col, (values, words, labels) in enumerate(panels, start=1):
             bar = go.Bar(
-                x=[c.name for c in group], y=values, text=text, textposition="outside",
+                x=[c.name for c in group], y=values, text=labels, textposition="outside", hovertext=words,
                 name=INDEX_LABELS[kind], legendgroup=kind, showlegend=col == 1,
                 marker_color=PALETTE[i % len(PALETTE)],
             )  # fmt: skip

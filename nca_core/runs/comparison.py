@@ -35,14 +35,15 @@ __all__ = [
     "MethodResult",
     "QuickModel",
     "SearchCost",
-    "best_gains",
     "class_mix",
     "cost_table",
     "evaluate",
+    "faster",
     "fit_baseline",
     "knn_search_cost",
     "model_cache_dir",
     "quick_nca",
+    "smaller",
     "training_subset",
 ]
 
@@ -131,6 +132,7 @@ class SearchCost:
     stored_bytes : int, what the index holds: float32 vectors, plus the graph for HNSW
     index : str, "exact" or "hnsw"
     build_seconds : float, time to build the index
+    repeats : int, how many timed searches the median is of
     """
 
     name: str
@@ -140,6 +142,7 @@ class SearchCost:
     stored_bytes: int
     index: str = "exact"
     build_seconds: float = 0.0
+    repeats: int = 1
 
 
 def knn_search_cost(
@@ -153,6 +156,7 @@ def knn_search_cost(
     *,
     index: str = "exact",
     budget_seconds: float | None = None,
+    min_repeats: int = 1,
     **options,
 ) -> SearchCost:
     """Build a float32 k-NN index of ``Z_train`` on the CPU and time all test queries.
@@ -164,7 +168,7 @@ def knn_search_cost(
     repeats : int
         Timed searches of every test point; the median is reported.
     budget_seconds : float, optional
-        Stop repeating once the timed searches have taken this long (at least one runs).
+        Stop repeating once the timed searches have taken this long, after ``min_repeats``.
     **options
         ``backend``, ``deterministic``, ``ef_search`` of ``knn.KNNIndex``. The backend
         defaults to a flat float32 search (FAISS, else torch) in every space, so that the
@@ -177,7 +181,10 @@ def knn_search_cost(
     knn_index = KNNIndex(Z_train, y_train, index, device="cpu", **options)
     knn_index.predict(Z_test[:50], k)  # warm-up
     times: list[float] = []
-    while len(times) < repeats and (budget_seconds is None or sum(times) < budget_seconds):
+    least = max(1, min(min_repeats, repeats))
+    while len(times) < least or (
+        len(times) < repeats and (budget_seconds is None or sum(times) < budget_seconds)
+    ):
         start = time.perf_counter()
         predicted = knn_index.predict(Z_test, k)
         times.append(time.perf_counter() - start)
@@ -189,7 +196,18 @@ def knn_search_cost(
         knn_index.nbytes,
         knn_index.kind,
         knn_index.build_seconds,
+        len(times),
     )
+
+
+def faster(ratio: float) -> str:
+    """A speed ratio in words: "3.0x faster", "1.4x slower"."""
+    return f"{ratio:.1f}x faster" if ratio >= 1 else f"{1 / ratio:.1f}x slower"
+
+
+def smaller(ratio: float) -> str:
+    """A size ratio in words: "2.0x smaller", "1.1x larger" (a "0.9x reduction" read as smaller)."""
+    return f"{ratio:.1f}x smaller" if ratio >= 1 else f"{1 / ratio:.1f}x larger"
 
 
 def cost_table(costs: Sequence[SearchCost]) -> list[dict]:
@@ -212,16 +230,6 @@ def cost_table(costs: Sequence[SearchCost]) -> list[dict]:
         }
         for c in costs
     ]
-
-
-def best_gains(costs: Sequence[SearchCost]) -> tuple[float, float]:
-    """(query speed-up, index size reduction) of the last space over the first, each at
-    its best: the fastest index of one against the fastest of the other, and the smallest
-    against the smallest."""
-    first = [c for c in costs if c.name == costs[0].name]
-    last = [c for c in costs if c.name == costs[-1].name]
-    speed = min(c.query_seconds for c in first) / min(c.query_seconds for c in last)
-    return speed, min(c.stored_bytes for c in first) / min(c.stored_bytes for c in last)
 
 
 QUICK_TRAIN_POINTS = 5000

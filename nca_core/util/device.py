@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["available_devices", "resolve_device", "resolve_dtype"]
+__all__ = ["available_devices", "processor_name", "resolve_device", "resolve_dtype"]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -40,3 +40,14 @@ def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype
     if resolved == torch.float64 and device.type == "mps":
         raise ValueError("Apple MPS has no float64: use dtype='float32' on device 'mps'")
     return resolved
+
+
+def processor_name() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo), else what the platform module says."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as info:
+            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()

@@ -214,17 +214,19 @@ def test_search_cost_chart_groups_index_kinds_and_labels_ratios_to_the_first():
         SearchCost("NCA 8-D", 8, 0.03, 0.05, 1_500_000, "hnsw", 0.5),
     ]
     fig = figures.search_cost_chart(costs)
-    assert [a.text for a in fig.layout.annotations] == [
-        "query time, all queries (s); x: speed-up", "index size (MB); x: reduction", "test error (%)",
-    ]  # fmt: skip
+    assert [a.text for a in fig.layout.annotations] == ["query time (s)", "index size (MB)", "test error (%)"]
     assert len(fig.data) == 6 and fig.layout.barmode == "group"
     exact_time, exact_size, exact_error, hnsw_time, hnsw_size, _ = fig.data
     assert [t.name for t in fig.data if t.showlegend] == ["exact", "HNSW graph"]
     assert list(exact_time.x) == list(hnsw_time.x) == ["raw 64-D", "NCA 8-D"]
-    assert list(exact_time.y) == [0.8, 0.1] and list(exact_time.text) == ["1.0x", "8.0x"]
-    assert list(hnsw_time.text) == ["4.0x", "16.0x"] and list(hnsw_size.text) == ["0.8x", "2.0x"]
+    assert list(exact_time.y) == [0.8, 0.1] and list(exact_time.hovertext) == ["reference", "8.0x faster"]
+    assert list(hnsw_time.hovertext) == ["4.0x faster", "16.0x faster"]
+    assert list(hnsw_size.hovertext) == ["1.3x larger", "2.0x smaller"]  # 4 MB and 1.5 MB against 3 MB
     assert list(exact_size.y) == [3.0, 0.375] and list(exact_error.text) == ["2.00%", "3.00%"]
+    assert exact_time.text is None and exact_size.text is None
     assert (exact_time.xaxis, exact_size.xaxis, exact_error.xaxis) == ("x", "x2", "x3")
+    quick = figures.search_cost_chart(costs, noise_seconds=1.0)  # every time under a second
+    assert list(quick.data[0].hovertext) == ["reference", "too quick"]
 
 
 def test_hover_text_names_the_class_over_the_text_with_short_coordinates():

@@ -1,0 +1,72 @@
+"""The kNN speed page on MNIST in a real browser: a first visit to a machine that has measured
+nothing, then first visits once the figures are kept on disk (a fresh server, another visitor).
+
+Each visit starts `streamlit run app.py` on a free 127.0.0.1 port with NCA_CACHE_DIR set to
+one temporary folder (the first visit also fits the quick NCA model and keeps it there),
+opens the page in headless Chromium and prints, from the page load: seconds to the first
+number in the table (the raw exact row, when the page moves on to the HNSW search) and
+to the whole table (the headline below it drawn), and the headline itself.
+
+    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/knn_page.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+
+from _server import CHROMIUM_ARGS, served_for_chromium
+from compare_sklearn import machine
+
+FIRST_NUMBER = "Searching the raw inputs (hnsw)"  # the raw exact row is in the table by then
+HEADLINE = "[data-testid='stMetric']"
+
+
+def visit(url: str, dataset: str, limit: float) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        start = time.monotonic()
+        page.goto(f"{url}/knn_speed?dataset={dataset}")
+        first = None
+        while time.monotonic() - start < limit:
+            if first is None and (page.get_by_text(FIRST_NUMBER).count() or page.locator(HEADLINE).count()):
+                first = time.monotonic() - start
+            if page.locator(HEADLINE).count() >= 3:
+                break
+            page.wait_for_timeout(50)
+        whole = time.monotonic() - start
+        headline = page.locator(HEADLINE).first.inner_text().replace("\n", " ")
+        kept = page.get_by_text("Times measured").first.inner_text()
+        browser.close()
+    return {"first number": first, "whole table": whole, "headline": headline, "figures": kept}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="mnist")
+    parser.add_argument("--limit", type=float, default=300, help="seconds to wait for the table")
+    args = parser.parse_args()
+    print(f"Machine: {machine()}; headless Chromium 1440 x 900; dataset {args.dataset}\n")
+    rows = []
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["NCA_CACHE_DIR"] = cache
+        with served_for_chromium() as url:
+            rows.append(("nothing kept (first visit to this machine)", visit(url, args.dataset, args.limit)))
+        with served_for_chromium() as url:  # a fresh server: nothing in memory, the figures on disk
+            rows.append(("figures kept on disk, fresh server", visit(url, args.dataset, args.limit)))
+            rows.append(("figures kept on disk, another visitor", visit(url, args.dataset, args.limit)))
+    print("| visit | first number (s) | whole table (s) | headline | figures |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, r in rows:
+        first = "-" if r["first number"] is None else f"{r['first number']:.1f}"
+        print(f"| {name} | {first} | {r['whole table']:.1f} | {r['headline']} | {r['figures']} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Search costs measured once per machine and kept on disk, so a later visit reads them.
+
+Timing every index of MNIST takes most of a minute, and what it measures depends on the
+data, the map and the machine, not on the visit. Each cost is a small JSON file (never a
+pickle: the file is read back) named by a digest of what was searched and of the machine,
+and holds the date it was measured; measuring again overwrites it. A file that cannot be
+read is measured anew; a cache that cannot be written only costs the next visit a
+measurement.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..util.device import processor_name
+from ..util.files import write_atomic
+from .comparison import SearchCost
+
+__all__ = ["StoredCost", "cost_store_dir", "machine_description", "measured_once"]
+
+
+@dataclass(frozen=True)
+class StoredCost:
+    """A ``SearchCost``, when it was measured (UTC, ISO 8601) and whether it was read from disk."""
+
+    cost: SearchCost
+    measured_at: str
+    from_store: bool
+
+
+def machine_description() -> str:
+    """The processor, its cores and the search libraries' versions: what a time depends on."""
+    import torch
+
+    from ..search.knn import faiss_available
+
+    faiss = "none"
+    if faiss_available():
+        import faiss as faiss_module
+
+        faiss = faiss_module.__version__
+    return f"{processor_name()}, {os.cpu_count()} cores; torch {torch.__version__}, faiss {faiss}"
+
+
+def cost_store_dir() -> Path:
+    """$NCA_CACHE_DIR/search-costs, else the user cache's nca-explorer/search-costs."""
+    if os.environ.get("NCA_CACHE_DIR"):
+        return Path(os.environ["NCA_CACHE_DIR"]) / "search-costs"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nca-explorer" / "search-costs"
+
+
+def measured_once(
+    what: dict, measure: Callable[[], SearchCost], *, again: bool = False, store_dir: Path | None = None
+) -> StoredCost:
+    """The cost of ``what`` (a JSON-able description of the data, map and index searched) on
+    this machine: read from ``store_dir`` (default ``cost_store_dir()``) when an earlier call
+    measured it, else ``measure()`` and keep it. ``again`` measures and overwrites."""
+    key = json.dumps({**what, "machine": machine_description()}, sort_keys=True)
+    path = (store_dir or cost_store_dir()) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+    if not again:
+        kept = _read(path, key)
+        if kept is not None:
+            return kept
+    cost = measure()
+    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    record = {"key": key, "measured_at": when, "cost": dataclasses.asdict(cost)}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(record, indent=1).encode())
+    except OSError:
+        pass
+    return StoredCost(cost, when, False)
+
+
+def _read(path: Path, key: str) -> StoredCost | None:
+    """The cost kept at ``path`` for exactly ``key``; None if absent, unreadable or another's."""
+    try:
+        record = json.loads(path.read_text())
+        if record["key"] != key:
+            return None
+        return StoredCost(SearchCost(**record["cost"]), str(record["measured_at"]), True)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
