@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from nca_core.config.rules import LARGE_SET_SAMPLES
+
 from .jobs import progress
 
 if TYPE_CHECKING:
@@ -34,7 +36,7 @@ def frames_per_epoch(n_train: int, batch_size: int, slow_start: bool) -> int:
     Pause and Stop act), four for a small set's slow-motion start, else one (a small set's
     epoch takes milliseconds)."""
     batches = max(1, -(-n_train // batch_size))
-    if n_train > 20000:
+    if n_train > LARGE_SET_SAMPLES:
         return min(batches, 200)
     if n_train > LARGE_SET:
         return min(batches, 4)

@@ -11,6 +11,8 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from nca_core.config.rules import LARGE_SET_SAMPLES
+
 from .jobs import JobSlots, TrainingJob
 from .pacing import LARGE_SET, Pace, frames_per_epoch
 
@@ -48,14 +50,11 @@ def job_slots() -> JobSlots:
     return JobSlots(capacity)
 
 
-SMALL_RUN = 20000
-
-
 def threads_for(run: Run, slots: JobSlots) -> int:
     """torch threads for one job: one for small sets, whose tiny tensor operations lose more
     to thread hand-offs than they gain (benchmarks/RESULTS.md: rings trains faster on one
     thread, much faster beside a busy browser), else a fair share of the cores."""
-    if len(run.data.y_train) <= SMALL_RUN:
+    if len(run.data.y_train) <= LARGE_SET_SAMPLES:
         return 1
     return max(1, (os.cpu_count() or 1) // slots.capacity)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.config.settings import BY_NAME
 from nca_core.datasets import Dataset
 from nca_core.objective.losses import selection_probabilities
@@ -35,7 +36,7 @@ def redraw_seconds(n_train: int, n_components: int) -> tuple[float, float]:
     2.3 s alone). Metrics and curves change slowly, so they are redrawn less often, which halves the
     browser's work.
     """
-    picture = 0.1 if n_train <= 2000 else 0.2 if n_train <= 20000 else 1.0
+    picture = 0.1 if n_train <= 2000 else 0.2 if n_train <= LARGE_SET_SAMPLES else 1.0
     curves = max(1.0, 5 * picture)
     return (THREE_D_REDRAW_SECONDS if n_components == 3 else picture), curves
 

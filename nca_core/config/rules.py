@@ -82,10 +82,14 @@ LBFGS_MAX_ITER = 50
 # each anchor's neighbours from its nearest candidates and a uniform sample ("nearest");
 # each of those epochs costs O(n) (benchmarks/scaling.py).
 NEAREST_MIN_SAMPLES = 100_000
-# A map to a picture (d <= PICTURE_MAX_DIM) takes them from this size on: in the plane an
-# epoch on nearest points costs about a third of an exact one, and 40 of them reach the
-# k-NN accuracy of 15 exact ones in half the time (MNIST d = 2; benchmarks/mnist_picture.py).
-PICTURE_NEAREST_MIN_SAMPLES = 20_000
+# Above this many points a set is MNIST-sized: an epoch takes seconds, not milliseconds. It
+# trains in large batches from a PCA start; the app takes a frame per batch and redraws
+# less often, and gives the run every core.
+LARGE_SET_SAMPLES = 20_000
+# A map to a picture (d <= PICTURE_MAX_DIM) of a large set trains on nearest points: in the
+# plane an epoch on them costs about a third of an exact one, and 40 of them reach the k-NN
+# accuracy of 15 exact ones in half the time (MNIST d = 2; benchmarks/mnist_picture.py).
+PICTURE_NEAREST_MIN_SAMPLES = LARGE_SET_SAMPLES
 PICTURE_MAX_DIM = 3
 DEFAULT_CANDIDATES = 16
 
@@ -124,7 +128,7 @@ def minibatch_defaults(n_samples: int, n_components: int, neighbors: str = "all"
     larger step than a wide one, and more again on nearest points (each far cheaper). The
     values were chosen on MNIST (benchmarks/RESULTS.md).
     """
-    if n_samples > 20000:
+    if n_samples > LARGE_SET_SAMPLES:
         if n_components > PICTURE_MAX_DIM:
             return {"learning_rate": 0.003, "batch_size": 1024, "max_iter": 5}
         return {"learning_rate": 0.01, "batch_size": 1024, "max_iter": 40 if neighbors == "nearest" else 15}

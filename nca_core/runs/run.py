@@ -18,6 +18,7 @@ import torch
 from sklearn.preprocessing import StandardScaler
 
 from ..config.rules import (
+    LARGE_SET_SAMPLES,
     DataShape,
     auto_init,
     default_learning_rate,
@@ -91,7 +92,7 @@ def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
         batch_size=min(tuned["batch_size"], max(32, 1 << (n.bit_length() - 1))),
         max_iter=tuned["max_iter"],
     )
-    if n > 20000:  # PCA starts far sooner than LDA on MNIST: a quicker first frame
+    if n > LARGE_SET_SAMPLES:  # PCA starts far sooner than LDA on MNIST: a quicker first frame
         config = config.replace(init="pca")
     return config
 
