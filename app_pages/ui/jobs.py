@@ -157,6 +157,9 @@ class TrainingJob:
         self._resume = threading.Event()
         self._resume.set()
         self._step_to: float | None = None  # progress at which a step pauses again
+        # Pause, Resume, Step and the worker's end of a step each change both of the above;
+        # one at a time, or a Resume landing between the two changes of a step's end is lost.
+        self._control = threading.Lock()
         self._drawn = threading.Event()
         self._heartbeat = time.monotonic()
         self._arrivals: list[tuple[float, float]] = []  # (epochs done, _clock()) of every frame kept
@@ -179,21 +182,24 @@ class TrainingJob:
 
     def pause(self) -> None:
         """Pause at the next frame (within an epoch when the run takes frames there)."""
-        if self.alive:
-            self._step_to = None
-            self._resume.clear()
+        with self._control:
+            if self.alive:
+                self._step_to = None
+                self._resume.clear()
 
     def resume(self) -> None:
-        self._step_to = None
-        self._resume.set()
+        with self._control:
+            self._step_to = None
+            self._resume.set()
 
     def step(self) -> None:
         """While paused, train exactly one epoch more (from a part-way frame too), then
         pause again."""
-        if self.pause_requested and self._step_to is None:
-            latest = self.latest
-            self._step_to = (progress(latest) if latest is not None else 0.0) + 1.0
-            self._resume.set()
+        with self._control:
+            if self.pause_requested and self._step_to is None:
+                latest = self.latest
+                self._step_to = (progress(latest) if latest is not None else 0.0) + 1.0
+                self._resume.set()
 
     def drawn(self) -> None:
         """The page has drawn a frame (the start frame waits for this)."""
@@ -387,9 +393,10 @@ class TrainingJob:
         pause = seconds - (time.monotonic() - last)
         if pause > 0:
             self._stop.wait(pause)
-        if self._step_ends(snap):
-            self._step_to = None
-            self._resume.clear()
+        with self._control:
+            if self._step_ends(snap):
+                self._step_to = None
+                self._resume.clear()
         if not self._resume.is_set():
             self.state = JobState.PAUSED
             self._paused_since = time.monotonic()

@@ -55,6 +55,37 @@ def test_pause_step_resume_stop():
     assert job.state == "stopped" and not job.alive
 
 
+def test_a_resume_clicked_as_a_step_ends_is_not_lost():
+    """The worker ends a step in two changes (no step, then paused); a Resume arriving
+    between them used to be undone, and the run stayed paused as if it was never clicked."""
+    import threading
+
+    job = TrainingJob(rings_stream(max_iter=1000), JobSlots(1), max_epochs_per_second=20)
+    wait(lambda: len(job.snapshots) >= 2)
+    job.pause()
+    wait(lambda: job.state == "paused")
+    ends = job._step_ends
+    clicked = []
+
+    def resume_clicked_now(snap):
+        ended = ends(snap)
+        if ended and not clicked:  # the click lands while the worker ends the step
+            clicked.append(threading.Thread(target=job.resume))
+            clicked[0].start()
+            clicked[0].join(0.3)  # it waits for the worker's change, if it must
+        return ended
+
+    job._step_ends = resume_clicked_now
+    job.step()
+    wait(lambda: bool(clicked))
+    clicked[0].join(5)
+    held = len(job.snapshots)
+    wait(lambda: len(job.snapshots) > held + 3)  # running again: the Resume took effect
+    assert job.state == "running" and not job.pause_requested
+    job.stop()
+    job.join(10)
+
+
 def test_a_step_from_a_part_way_frame_trains_exactly_one_epoch():
     """In the slow-motion start frames come four an epoch: a step from 3.75 must end at
     4.75, not at the end of epoch 4 (a quarter epoch, while the button says one)."""
