@@ -620,8 +620,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         X_test_t = None
         if X_test is not None:
             X_test = validate_data(self, X_test, reset=False, dtype=[np.float64, np.float32])
-            X_test_t = torch.tensor(X_test, dtype=dtype, device=device)
-            X_test_t -= torch.as_tensor(offset, dtype=dtype, device=device)  # as the training rows
+            X_test_t = _training_rows(X_test, np.arange(len(X_test)), offset, dtype, device)  # as the training rows
             y_test = np.asarray(y_test)
 
         def evaluate(encoder):

@@ -530,6 +530,23 @@ def test_a_start_that_overflows_the_dtype_is_refused_before_training():
     assert np.isfinite(degenerate.components_).all()
 
 
+def test_test_rows_far_from_the_origin_are_centred_before_float32_rounds_them():
+    """Two classes 0.3 apart near 10^7, where float32's spacing is 1: test rows cast before
+    centring all became the same point, and the start's test accuracy read as chance."""
+    rng = np.random.default_rng(0)
+
+    def rows(n):
+        y = np.arange(n) % 2
+        X = np.stack([1e7 + 0.3 * y + 0.02 * rng.random(n), 1e7 + 0.02 * rng.random(n)], 1)
+        return X, y
+
+    X, y = rows(200)
+    X_test, y_test = rows(100)
+    model = NCA(2, init="identity", max_iter=1, device="cpu", random_state=0)
+    start = next(iter(model.fit_iter(X, y, X_test, y_test, eval_every=1, k=3)))
+    assert start.train_accuracy == 1.0 and start.test_accuracy == 1.0
+
+
 def test_float32_rows_centred_in_float32_keep_the_float64_distances():
     """Data far from the origin (values near 10^4, spread near 1): the rows training sees
     give the same pairwise distances as centring in float64, to float32's rounding."""
