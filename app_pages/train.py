@@ -107,7 +107,7 @@ def picture(shown) -> None:
     """Metrics, the embedding and what to notice in it; when presenting, the embedding
     fills most of the width with the accuracy and the notice beside it."""
     three_d = shown.snapshots[-1].embedding.shape[1] == 3
-    notice = notices.LIVE if running else notices.final(shown, three_d)
+    notice = notices.live(three_d) if running else notices.final(shown, three_d)
     if not presenting:
         views.metrics(shown, demo)
         views.embedding(shown, data, select=not running)

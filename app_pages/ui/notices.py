@@ -22,11 +22,14 @@ PICK_HINT = (
     "Click a point to draw a line to each point it picks as its neighbour, as wide as the "
     "chance p_ij of picking it (among the points drawn)."
 )
-LIVE = (
-    "**What to notice:** points of one colour pull together while the classes move apart; "
-    "the picture also grows, because a larger map makes each point rely on fewer, closer "
-    f"neighbours. {PICK_HINT} The lines follow it as the map learns."
-)
+def live(three_d: bool) -> str:
+    """Beside the embedding while it trains; a 2-D picture also says what a click does."""
+    text = (
+        "**What to notice:** points of one colour pull together while the classes move apart; "
+        "the picture also grows, because a larger map makes each point rely on fewer, closer "
+        "neighbours."
+    )
+    return text if three_d else f"{text} {PICK_HINT} The lines follow it as the map learns."
 
 
 def _listed(names: Sequence[str]) -> str:

@@ -27,7 +27,7 @@ HOLD_START_SECONDS = 1.5
 SLOW_FRAMES = 24
 SLOW_FRAME_SECONDS = 0.3
 # Sets above this many training points take frames within every epoch.
-LARGE_SET = 3000
+EPOCH_FRAMES_MIN_SAMPLES = 3000
 
 
 def frames_per_epoch(n_train: int, batch_size: int, slow_start: bool) -> int:
@@ -38,7 +38,7 @@ def frames_per_epoch(n_train: int, batch_size: int, slow_start: bool) -> int:
     batches = max(1, -(-n_train // batch_size))
     if n_train > LARGE_SET_SAMPLES:
         return min(batches, 200)
-    if n_train > LARGE_SET:
+    if n_train > EPOCH_FRAMES_MIN_SAMPLES:
         return min(batches, 4)
     return min(batches, 4) if slow_start else 1
 
@@ -47,7 +47,7 @@ def frames_per_epoch(n_train: int, batch_size: int, slow_start: bool) -> int:
 class Pace:
     """``max_frames_per_second`` caps a small set's frames (0: no cap); ``slow_start`` holds
     the start frame and shows the first ``SLOW_FRAMES`` frames slowly; ``frames_per_epoch``
-    is what the run takes (``frames_per_epoch()``); ``large``: a set above ``LARGE_SET``."""
+    is what the run takes (``frames_per_epoch()``); ``large``: a set above ``EPOCH_FRAMES_MIN_SAMPLES``."""
 
     max_frames_per_second: float
     slow_start: bool

@@ -64,6 +64,6 @@ def toggle() -> bool:
 
 
 def big_spec(spec: dict) -> dict:
-    """A Vega-Lite spec with projector-sized text and height (the points' size is
-    ``POINT_AREA``, given to ``live_charts.picture_spec``)."""
-    return {**spec, "config": {**spec.get("config", {}), **VEGA_CONFIG}, "height": CHART_HEIGHT}
+    """A Vega-Lite spec with projector-sized text (its height, ``CHART_HEIGHT``, and the
+    points' size, ``POINT_AREA``, are given to ``live_charts.picture_spec``)."""
+    return {**spec, "config": {**spec.get("config", {}), **VEGA_CONFIG}}

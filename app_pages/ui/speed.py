@@ -11,25 +11,23 @@ cache directory for registered datasets so a later visit, here or on Compare, lo
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
 from functools import partial
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from nca_core.datasets import Dataset
 from nca_core.runs.comparison import INDEX_LABELS, SearchCost, cost_table, faster, knn_search_cost, smaller
-from nca_core.runs.cost_store import StoredCost, measured_once
+from nca_core.runs.cost_store import StoredCost, measured_once, now_utc, vectors_digest
 from nca_core.util.formatting import byte_size
 
 from . import compare
 from .data import UPLOAD_NAME
 
 KINDS = ("exact", "hnsw")
+K = 5  # neighbours per query, as the page's title says
 # Each search of all queries is timed at least 3 and at most 7 times (no more once 3 s have
 # been spent) and the median kept: a kept figure should not hang on one noisy search.
 REPEATS, MIN_REPEATS, BUDGET_SECONDS = 7, 3, 3.0
@@ -44,7 +42,7 @@ COLUMNS_ORDER = (
     "space", "index", "query time (s)", "build time (s)", "index size", "test error",
     "speed-up", "size reduction",
 )  # fmt: skip
-# Widths in pixels that show every column whole in the 675 pixels a 1024-pixel screen leaves.
+# Widths in pixels that show every column whole on a 1024-pixel screen beside the sidebar.
 COLUMNS = {  # times, sizes and errors stay numbers (sorting), ``_FORMATS`` says how they read; ratios are words
     "space": st.column_config.Column(width=85),
     "index": st.column_config.Column(width=95),
@@ -76,36 +74,27 @@ def space_names(data: Dataset, d: int) -> list[str]:
     return [f"raw {data.n_features}-D", f"NCA {d}-D"]
 
 
-def _digest(*arrays: np.ndarray) -> str:
-    """What a set of vectors is, for a cost's key: shapes and the first 2,000 rows' bytes."""
-    digest = hashlib.sha256()
-    for array in arrays:
-        digest.update(repr(array.shape).encode())
-        digest.update(np.ascontiguousarray(array[:2000], dtype=np.float32).tobytes())
-    return digest.hexdigest()[:16]
-
-
 def _kept(name: str, what: dict, measure: Callable[[], SearchCost], again: bool) -> StoredCost:
     """``cost_store.measured_once`` for a registered dataset; an upload's cost is kept for
     this session alone (a user's data never reaches the disk)."""
-    what = {**what, "k": 5, "repeats": [MIN_REPEATS, REPEATS, BUDGET_SECONDS]}
+    what = {**what, "k": K, "options": _OPTIONS}
     if name != UPLOAD_NAME:
         return measured_once(what, measure, again=again)
     key = ("knn-speed-cost", json.dumps(what, sort_keys=True))
     if again or key not in st.session_state:
-        when = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        st.session_state[key] = StoredCost(measure(), when, False)
+        st.session_state[key] = StoredCost(measure(), now_utc(), False)
     return st.session_state[key]
 
 
 def _search_cost(space: str, Z_train, y_train, Z_test, y_test, index: str) -> SearchCost:
-    return knn_search_cost(space, Z_train, y_train, Z_test, y_test, index=index, **_OPTIONS)
+    return knn_search_cost(space, Z_train, y_train, Z_test, y_test, K, index=index, **_OPTIONS)
 
 
 def raw_cost(name: str, data: Dataset, index: str, again: bool = False) -> StoredCost:
     """Cost of searching the raw inputs with ``index`` ("exact" or "hnsw")."""
     space = space_names(data, 0)[0]
-    what = {"dataset": name, "space": space, "index": index, "data": _digest(data.X_train, data.X_test)}
+    digest = vectors_digest(data.X_train, data.y_train, data.X_test, data.y_test)
+    what = {"dataset": name, "space": space, "index": index, "data": digest}
     measure = partial(_search_cost, space, data.X_train, data.y_train, data.X_test, data.y_test, index)
     return _kept(name, what, measure, again)
 
@@ -124,22 +113,35 @@ def nca_costs(
     map's costs are kept under what it does to the data, so another map is measured anew."""
     Z_train, Z_test = transform(data.X_train), transform(data.X_test)
     space = space_names(data, d)[1]
+    digest = vectors_digest(Z_train, data.y_train, Z_test, data.y_test)
     for index in KINDS:
-        what = {"dataset": name, "space": space, "index": index, "data": _digest(Z_train, Z_test)}
+        what = {"dataset": name, "space": space, "index": index, "data": digest}
         measure = partial(_search_cost, space, Z_train, data.y_train, Z_test, data.y_test, index)
         yield _kept(name, what, measure, again)
 
 
 def measured_note(kept: list[StoredCost]) -> str:
-    """When and how the figures were measured, in words: a kept figure says its date."""
+    """When and how the figures were measured, in words: kept figures say their date, and
+    a table of kept and fresh figures says which are which."""
     repeats = sorted({k.cost.repeats for k in kept})
     searches = f"{repeats[0]}" if len(repeats) == 1 else f"{repeats[0]} to {repeats[-1]}"
-    stored = [k.measured_at for k in kept if k.from_store]
-    when = (
-        f"measured on this machine on {min(stored)[:16].replace('T', ' ')} UTC and kept"
-        if stored else "measured on this machine just now"
-    )  # fmt: skip
+    stored = [k for k in kept if k.from_store]
+    fresh = [k for k in kept if not k.from_store]
+    if stored:
+        date = min(k.measured_at for k in stored)[:16].replace("T", " ")
+        spaces = _listed(stored) if fresh else ""
+        when = f"{spaces}measured on this machine on {date} UTC and kept"
+        if fresh:
+            when += f"; {_listed(fresh)}measured just now"
+    else:
+        when = "measured on this machine just now"
     return f"Times {when}: each the median of {searches} searches of all queries."
+
+
+def _listed(kept: list[StoredCost]) -> str:
+    """ "of raw 784-D " or "of raw 784-D and NCA 32-D ": the spaces whose figures these are."""
+    names = list(dict.fromkeys(k.cost.name for k in kept))
+    return "of " + " and ".join(names) + " "
 
 
 def show_table(slot, costs: list[SearchCost], spaces: list[str]) -> None:

@@ -14,7 +14,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from nca_core.config.rules import LARGE_SET_SAMPLES
 
 from .jobs import JobSlots, TrainingJob
-from .pacing import LARGE_SET, Pace, frames_per_epoch
+from .pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
 
 if TYPE_CHECKING:  # the Train page draws its buttons, which need this module, before torch loads
     from nca_core import Snapshot
@@ -133,7 +133,10 @@ def _started(dataset: str, run: Run, pace: Pace) -> ActiveRun:
         lambda should_stop: run.stream(frames_per_epoch=frames, should_stop=should_stop),
         slots,
         pace=Pace(
-            pace.max_frames_per_second, pace.slow_start, large=n_train > LARGE_SET, frames_per_epoch=frames
+            pace.max_frames_per_second,
+            pace.slow_start,
+            large=n_train > EPOCH_FRAMES_MIN_SAMPLES,
+            frames_per_epoch=frames,
         ),
         hold_first_frame=pace.hold_first_frame,
         total_epochs=run.config.max_iter,

@@ -214,7 +214,10 @@ def embedding(
         fig.update_traces(marker_size=presentation.PLOTLY_MARKER)
     if select:
         st.plotly_chart(
-            fig, key="final-embedding", on_select=lambda: _remember_plotly_click(active), selection_mode=("points",)
+            fig,
+            key="final-embedding",
+            on_select=lambda: _remember_plotly_click(active),
+            selection_mode=("points",),
         )
         return
     st.caption(
@@ -239,7 +242,7 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     """
     run = active.run
     ranges = figures.settled_ranges([s.embedding[:, :2] for s in active.snapshots])
-    area = presentation.POINT_AREA if big else 36
+    area = presentation.POINT_AREA if big else live_charts.POINT_AREA
     height = presentation.CHART_HEIGHT if big else figures.picture_height(ranges)
     pictures = thumbnails.for_points(active.dataset, data, run.display_index)
     names, values = _inputs_behind(active, data)
@@ -251,7 +254,10 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     row = inspected_row(active)
     if row is not None and row < len(Z):
         p = selection_probabilities(Z, row, snap.dof)
-        tables = {"links": live_charts.link_rows(Z, labels, row, p), "anchor": live_charts.anchor_rows(Z, row)}
+        tables = {
+            "links": live_charts.link_rows(Z, labels, row, p),
+            "anchor": live_charts.anchor_rows(Z, row),
+        }
     if regions and st.session_state.get(REGIONS_KEY):
         tables["regions"] = _regions(active, snap, ranges, height)
     rows = live_charts.picture_rows(Z, labels, data.classes, run.display_index, values)
@@ -274,15 +280,24 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
 
 def _regions(active: ActiveRun, snap, ranges, height: int):
     """The regions layer's table for ``snap``, computed once per frame, axes and height
-    (a few tenths of a second; clicks rerun the page)."""
+    (clicks rerun the page), or None with a warning when no point is finite."""
     key = (active.job.ticket, id(snap), repr(ranges), height)
     kept = st.session_state.get("regions-picture")
     if kept is None or kept[0] != key:
         box = region_box(ranges, height)
         picture = decision_regions(
-            snap.embedding, active.run.display_labels, len(active.run.data.classes), box, k=active.run.config.k
+            snap.embedding,
+            active.run.display_labels,
+            len(active.run.data.classes),
+            box,
+            k=active.run.config.k,
         )
-        kept = st.session_state["regions-picture"] = (key, live_charts.region_rows(picture.url, box))
+        rows = None if picture is None else live_charts.region_rows(picture.url, box)
+        kept = st.session_state["regions-picture"] = (key, rows)
+    if kept[1] is None:
+        st.warning(
+            "No point of this embedding is finite: there are no regions to shade.", icon=":material/warning:"
+        )
     return kept[1]
 
 
@@ -309,11 +324,11 @@ INSPECTED_KEY = "inspected-point"
 
 
 def inspected_row(active: ActiveRun) -> int | None:
-    """The display row last clicked in ``active``'s final embedding, if any.
+    """The display row last clicked in ``active``'s picture (or final 3-D view), if any.
 
-    Kept in session state by the chart's callback, not read from the chart's return value:
-    the neighbour lines change the figure, and Streamlit derives the chart's identity from
-    the figure, so the redrawn chart starts with an empty selection.
+    Kept in session state by the chart's callback rather than read from the chart: the 2-D
+    picture is drawn in a fragment while the run trains and in the page after it ends, and
+    the Inspect tab, outside both, reads it too.
     """
     ticket, row = st.session_state.get(INSPECTED_KEY, (None, None))
     return row if ticket == active.job.ticket else None

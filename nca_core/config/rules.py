@@ -82,9 +82,8 @@ LBFGS_MAX_ITER = 50
 # each anchor's neighbours from its nearest candidates and a uniform sample ("nearest");
 # each of those epochs costs O(n) (benchmarks/scaling.py).
 NEAREST_MIN_SAMPLES = 100_000
-# Above this many points a set is MNIST-sized: an epoch takes seconds, not milliseconds. It
-# trains in large batches from a PCA start; the app takes a frame per batch and redraws
-# less often, and gives the run every core.
+# Above this many points a set is MNIST-sized: an epoch takes seconds, not milliseconds, so
+# it trains in large batches from a PCA start, and a live view must pace itself for it.
 LARGE_SET_SAMPLES = 20_000
 # A map to a picture (d <= PICTURE_MAX_DIM) of a large set trains on nearest points: in the
 # plane an epoch on them costs about a third of an exact one, and 40 of them reach the k-NN

@@ -505,8 +505,7 @@ def search_cost_chart(costs: Sequence[SearchCost], height: int = 380, noise_seco
     index kind (exact, HNSW) is one coloured bar series with a legend entry. Hovering a time
     or size bar says in words how it compares with the reference ("8.0x faster", "1.3x
     larger"; "too quick" where both times are under ``noise_seconds``); error bars are
-    labelled with the error itself. Ratio labels on the bars did not fit a third of a
-    1024-pixel screen.
+    labelled with the error itself.
     """
     from ..runs.comparison import INDEX_LABELS, faster, smaller
 

@@ -7,9 +7,12 @@ spec stays the same, the browser swaps the table into the chart it already has, 
 the Train page is what lets a 2-core machine draw every epoch of a small run (see
 benchmarks/RESULTS.md). Colours and legend order match ``figures``.
 
-Compare's 2-D panels use the same scatter with brushing (``embedding_spec(...,
-brushing=True)``): Streamlit's Vega-Lite chunk is a sixth the size of its Plotly one, which
-the browser must fetch and evaluate before a first picture.
+The Train page's 2-D picture (``picture_spec``) layers that scatter with a clicked point's
+p_ij lines, k-NN decision regions (``regions``) and hover pictures, each a table of its own,
+and stays one chart from the first frame to the end of the run. Compare's 2-D panels use
+the scatter with brushing (``embedding_spec(..., brushing=True)``): Streamlit's Vega-Lite
+chunk is a sixth the size of its Plotly one, which the browser must fetch and evaluate
+before a first picture.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ __all__ = [
     "accuracy_rows",
     "accuracy_spec",
     "brushing_rows",
-    "chart_data",
     "chosen_points",
     "embedding_rows",
     "embedding_spec",
@@ -42,10 +44,12 @@ __all__ = [
 OBJECTIVE_LABELS = {"f": "mean p_i (f / n)", "g": "mean log p_i (g / n)", "mcml": "-KL(P || Q)"}
 
 
-# Names of the tables an embedding spec with pictures carries (see ``chart_data``), and the
-# layers of the Train page's picture (``picture_spec``) beside its points.
+# The named tables of the Train page's picture (``picture_spec``): its points, their hover
+# pictures, and its other layers.
 POINTS, THUMBNAILS = "points", "thumbnails"
 LINKS, ANCHOR, REGIONS = "links", "anchor", "regions"
+POINT_AREA = 36  # square pixels of a drawn point
+REGION_OPACITY = 0.22
 
 # The selection params of a brushing spec (``embedding_spec(..., brushing=True)``): a box
 # dragged over the plot and a clicked point. The app asks for events from these two only.
@@ -58,7 +62,6 @@ def embedding_spec(
     *,
     axis_label: str = "z",
     height: int = 520,
-    thumbnails: pd.DataFrame | None = None,
     brushing: bool = False,
 ) -> dict:
     """A 2-D scatter coloured by class on fixed axes at one scale; drag to pan, scroll to zoom.
@@ -68,13 +71,6 @@ def embedding_spec(
     (a distance-based picture must not be stretched): the chart is as wide as its container,
     so the domains are Vega expressions of the ``width`` and ``height`` signals, widened
     around the ranges' centres until each range fits.
-
-    ``thumbnails`` (``thumbnail_rows``) puts a picture of each point in its tooltip: the
-    rows then need a "point" column (``embedding_rows(..., points=...)``) to look it up by,
-    and go into the spec with ``chart_data``. The pictures are a named table of the spec
-    that stays the same from frame to frame, so the browser keeps the one it has (Streamlit
-    compares its bytes) and only the positions change. vega-tooltip (in Streamlit's
-    vega-embed) shows a field named "image" holding a URL as a picture.
 
     ``brushing`` makes a drag select instead (see ``_with_brushing``): the rows then need
     "point" and "chosen" columns (``brushing_rows``).
@@ -102,7 +98,7 @@ def embedding_spec(
         "usermeta": {"embedOptions": {"renderer": "canvas"}},
         "config": {"aria": False},
         "params": [per_pixel, {"name": "zoom", "select": "interval", "bind": "scales"}],
-        "mark": {"type": "circle", "size": 36, "opacity": 0.8, "clip": True},
+        "mark": {"type": "circle", "size": POINT_AREA, "opacity": 0.8, "clip": True},
         "encoding": {
             "x": axis(0, x0, x1, "width"),
             "y": axis(1, y0, y1, "height"),
@@ -120,8 +116,6 @@ def embedding_spec(
             },
         },
     }
-    if thumbnails is not None:
-        _with_thumbnails(spec, thumbnails)
     if brushing:
         _with_brushing(spec)
     return spec
@@ -169,19 +163,6 @@ def _with_brushing(spec: dict) -> None:
     ]
 
 
-def _with_thumbnails(spec: dict, thumbnails: pd.DataFrame) -> None:
-    """Join each point to its picture by "point" and show picture, class and index on hover."""
-    spec["data"] = {"name": POINTS}
-    spec["datasets"] = {THUMBNAILS: thumbnails}
-    lookup = {"data": {"name": THUMBNAILS}, "key": "point", "fields": ["image"]}
-    spec["transform"] = [{"lookup": "point", "from": lookup}]
-    spec["encoding"]["tooltip"] = [
-        {"field": "image", "type": "nominal"},
-        {"field": "class", "type": "nominal"},
-        {"field": "point", "type": "quantitative", "title": "training point"},
-    ]
-
-
 def picture_spec(
     classes: Sequence[str],
     ranges: list[list[float]],
@@ -189,7 +170,7 @@ def picture_spec(
     height: int = 520,
     thumbnails: pd.DataFrame | None = None,
     inputs: Sequence[str] = (),
-    point_area: int = 36,
+    point_area: int = POINT_AREA,
 ) -> dict:
     """The Train page's 2-D picture, the same spec while a run trains and after it ends.
 
@@ -197,59 +178,78 @@ def picture_spec(
     (``picture_data``): decision regions as one picture (``REGIONS``, ``region_rows``), the
     points, lines from a clicked point to the points it picks with width by p_ij over them
     (``LINKS``, ``link_rows``; a point mostly picks its nearest few, which the points would
-    hide), and a ring on the clicked one (``ANCHOR``). A layer with no
-    rows draws nothing, so showing regions or lines changes only the tables, and the browser
-    keeps the chart. A click on a point fills the ``PICK`` selection with its "row" in the
-    points table (``picked_row``). ``thumbnails``: pictures in the points' tooltips, as in
-    ``embedding_spec``. ``inputs``: names of input features whose values the tooltips show,
-    from the rows' "input 1", "input 2", ... columns (``picture_rows``).
+    hide), and a ring on the clicked one (``ANCHOR``). A layer with no rows draws nothing,
+    so showing regions or lines changes only the tables, and the browser keeps the chart. A
+    click on a point fills the ``PICK`` selection with its "row" in the points table
+    (``picked_row``). ``thumbnails`` (``thumbnail_rows``): each point's picture in its
+    tooltip, a table of its own that stays the same from frame to frame (vega-tooltip shows
+    a field named "image" holding a URL as a picture). ``inputs``: names of input features
+    whose values the tooltips show, from the rows' "input 1", "input 2", ... columns
+    (``picture_rows``).
     """
     single = embedding_spec(classes, ranges, height=height)
     per_pixel, zoom = single["params"]
     x, y = single["encoding"]["x"], single["encoding"]["y"]
-    x2, y2 = {"field": "z1_end"}, {"field": "z2_end"}
-    points = {
-        "data": {"name": POINTS},
-        "params": [zoom, {"name": PICK, "select": {"type": "point", "fields": ["row"], "on": "click"}}],
-        "mark": {**single["mark"], "size": point_area, "cursor": "pointer"},
-        "encoding": single["encoding"],
-    }
-    points["encoding"]["tooltip"] = [
+    points = _points_layer(single, zoom, point_area, inputs, thumbnails is not None)
+    layers = [_regions_layer(x, y), points, _links_layer(x, y), _ring_layer(x, y, point_area)]
+    layered = {key: value for key, value in single.items() if key not in ("params", "mark", "encoding")}
+    if thumbnails is not None:
+        layered["datasets"] = {THUMBNAILS: thumbnails}
+    return {**layered, "params": [per_pixel], "layer": layers}
+
+
+_ENDS = {"x2": {"field": "z1_end"}, "y2": {"field": "z2_end"}}  # where a line or a picture ends
+
+
+def _points_layer(single: dict, zoom: dict, area: int, inputs: Sequence[str], pictures: bool) -> dict:
+    """The points, clickable (``PICK``), with class, training index and ``inputs`` on hover,
+    and each point's picture joined by "point" when there are ``pictures``."""
+    tooltip = [
         {"field": "class", "type": "nominal"},
         {"field": "point", "type": "quantitative", "title": "training point"},
         *({"field": f"input {i + 1}", "type": "quantitative", "title": str(name), "format": ".4g"}
           for i, name in enumerate(inputs)),
     ]  # fmt: skip
-    if thumbnails is not None:
-        _with_thumbnails(points, thumbnails)
-        single["datasets"] = points.pop("datasets")
-    regions = {
-        "data": {"name": REGIONS},
-        "mark": {"type": "image", "aspect": False, "smooth": False, "opacity": REGION_OPACITY, "clip": True},
-        "encoding": {"x": x, "x2": x2, "y": y, "y2": y2, "url": {"field": "url", "type": "nominal"}},
+    layer = {
+        "data": {"name": POINTS},
+        "params": [zoom, {"name": PICK, "select": {"type": "point", "fields": ["row"], "on": "click"}}],
+        "mark": {**single["mark"], "size": area, "cursor": "pointer"},
+        "encoding": {**single["encoding"], "tooltip": tooltip},
     }
+    if pictures:
+        lookup = {"data": {"name": THUMBNAILS}, "key": "point", "fields": ["image"]}
+        layer["transform"] = [{"lookup": "point", "from": lookup}]
+        layer["encoding"]["tooltip"] = [{"field": "image", "type": "nominal"}, *tooltip]
+    return layer
+
+
+def _regions_layer(x: dict, y: dict) -> dict:
+    mark = {"type": "image", "aspect": False, "smooth": False, "opacity": REGION_OPACITY, "clip": True}
+    encoding = {"x": x, "y": y, **_ENDS, "url": {"field": "url", "type": "nominal"}}
+    return {"data": {"name": REGIONS}, "mark": mark, "encoding": encoding}
+
+
+def _links_layer(x: dict, y: dict) -> dict:
+    """Solid dark lines to the anchor's class, dashed grey ones to others (as
+    ``figures.neighbour_links``), each as wide as its "width"."""
     same = {"test": "datum.same"}
-    links = {
+    encoding = {
+        "x": x, "y": y, **_ENDS,
+        "strokeWidth": {"field": "width", "type": "quantitative", "scale": None, "legend": None},
+        "color": {"condition": {**same, "value": SAME_CLASS_LINE[0]}, "value": OTHER_CLASS_LINE[0]},
+        "strokeDash": {"condition": {**same, "value": [1, 0]}, "value": [5, 3]},
+        "tooltip": [{"field": "p", "type": "quantitative", "format": ".3f", "title": "p_ij"}],
+    }  # fmt: skip
+    return {
         "data": {"name": LINKS},
         "mark": {"type": "rule", "opacity": 0.7, "clip": True},
-        "encoding": {
-            "x": x, "x2": x2, "y": y, "y2": y2,
-            "strokeWidth": {"field": "width", "type": "quantitative", "scale": None, "legend": None},
-            "color": {"condition": {**same, "value": SAME_CLASS_LINE[0]}, "value": OTHER_CLASS_LINE[0]},
-            "strokeDash": {"condition": {**same, "value": [1, 0]}, "value": [5, 3]},
-            "tooltip": [{"field": "p", "type": "quantitative", "format": ".3f", "title": "p_ij"}],
-        },
-    }  # fmt: skip
-    ring = {
-        "data": {"name": ANCHOR},
-        "mark": {"type": "point", "filled": False, "color": "black", "size": 6 * point_area, "strokeWidth": 2.5},
-        "encoding": {"x": x, "y": y},
+        "encoding": encoding,
     }
-    layered = {key: value for key, value in single.items() if key not in ("params", "mark", "encoding", "transform")}
-    return {**layered, "params": [per_pixel], "layer": [regions, points, links, ring]}
 
 
-REGION_OPACITY = 0.22
+def _ring_layer(x: dict, y: dict, area: int) -> dict:
+    mark = {"type": "point", "filled": False, "color": "black", "size": 6 * area, "strokeWidth": 2.5}
+    return {"data": {"name": ANCHOR}, "mark": mark, "encoding": {"x": x, "y": y}}
 
 
 def picture_data(
@@ -261,7 +261,10 @@ def picture_data(
 ) -> dict:
     """``picture_spec``'s spec with its tables; a layer left out (None) draws nothing."""
     given = {LINKS: links, ANCHOR: anchor, REGIONS: regions}
-    tables = {name: table if table is not None else _EMPTY[name]().iloc[:0] for name, table in given.items()}
+    tables = {
+        name: table if table is not None else pd.DataFrame(columns=_COLUMNS[name])
+        for name, table in given.items()
+    }
     return {**spec, "datasets": {**spec.get("datasets", {}), POINTS: points, **tables}}
 
 
@@ -278,7 +281,9 @@ def picture_rows(
     return rows
 
 
-def link_rows(Z: np.ndarray, y: np.ndarray, anchor: int, p: np.ndarray, *, least: float = 0.005, most: int = 40) -> pd.DataFrame:
+def link_rows(
+    Z: np.ndarray, y: np.ndarray, anchor: int, p: np.ndarray, *, least: float = 0.005, most: int = 40
+) -> pd.DataFrame:
     """Lines from ``anchor`` to the points it picks as a neighbour: the ``most`` likeliest
     with p_ij of at least ``least``, 0.5 to 8.5 pixels wide by p_ij over the largest, and
     whether each j shares the anchor's class ("same")."""
@@ -303,11 +308,11 @@ def region_rows(url: str, box: list[list[float]]) -> pd.DataFrame:
     return pd.DataFrame({"z1": [x0], "z1_end": [x1], "z2": [y0], "z2_end": [y1], "url": [url]})
 
 
-# A table of each layer's columns, to draw it with none of its rows.
-_EMPTY = {
-    LINKS: lambda: link_rows(np.zeros((1, 2)), np.zeros(1, int), 0, np.zeros(1)),
-    ANCHOR: lambda: anchor_rows(np.zeros((1, 2)), 0),
-    REGIONS: lambda: region_rows("", [[0.0, 0.0], [0.0, 0.0]]),
+# Each layer's columns: its table with no rows draws nothing.
+_COLUMNS = {
+    LINKS: ["z1", "z2", "z1_end", "z2_end", "p", "width", "same"],
+    ANCHOR: ["z1", "z2"],
+    REGIONS: ["z1", "z1_end", "z2", "z2_end", "url"],
 }
 
 
@@ -316,15 +321,6 @@ def picked_row(selection: dict) -> int | None:
     selection (``{"pick": [{"row": 17}]}``); None when the click chose nothing."""
     picked = [p["row"] for p in selection.get(PICK) or [] if isinstance(p, dict) and "row" in p]
     return int(picked[0]) if picked else None
-
-
-def chart_data(rows: pd.DataFrame, spec: dict) -> tuple[pd.DataFrame | None, dict]:
-    """(data, spec) to draw ``rows`` with ``spec``: a spec with pictures gets the rows as its
-    named table "points" and no separate data (Streamlit takes a spec's only named table for
-    the chart's data, which would put the points in place of the pictures)."""
-    if "datasets" not in spec:
-        return rows, spec
-    return None, {**spec, "datasets": {**spec["datasets"], POINTS: rows}}
 
 
 def thumbnail_rows(points: np.ndarray, urls: Sequence[str]) -> pd.DataFrame:

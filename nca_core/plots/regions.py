@@ -24,7 +24,9 @@ __all__ = ["RegionPicture", "decision_regions", "region_box"]
 DRAWN_WIDTHS = (300, 1600)
 
 
-def region_box(ranges: Sequence[Sequence[float]], height: int, widths: Sequence[int] = DRAWN_WIDTHS) -> list[list[float]]:
+def region_box(
+    ranges: Sequence[Sequence[float]], height: int, widths: Sequence[int] = DRAWN_WIDTHS
+) -> list[list[float]]:
     """The area a chart of ``ranges`` at one scale on both axes, ``height`` pixels tall and
     any of ``widths`` wide, can show: the ranges widened about their centres so that
     regions drawn over it reach every edge of the plot."""
@@ -41,7 +43,9 @@ class RegionPicture:
 
     def __init__(self, votes: np.ndarray, box: list[list[float]], n_classes: int):
         self.votes, self.box = votes, box
-        colours = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in class_colors(n_classes)], np.uint8)
+        colours = np.array(
+            [[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in class_colors(n_classes)], np.uint8
+        )
         buffer = io.BytesIO()
         Image.fromarray(colours[votes], "RGB").save(buffer, "PNG", optimize=True)
         self.url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
@@ -49,9 +53,10 @@ class RegionPicture:
 
 def decision_regions(
     Z: np.ndarray, y: np.ndarray, n_classes: int, box: list[list[float]], *, k: int = 5, pixels: int = 120_000
-) -> RegionPicture:
+) -> RegionPicture | None:
     """The k-NN vote of the points ``Z`` (first two columns) labelled ``y`` at about
-    ``pixels`` square cells over ``box`` (see ``region_box``)."""
+    ``pixels`` square cells over ``box`` (see ``region_box``). Points with a NaN or an
+    infinity do not vote; None when no point is finite."""
     from ..search.knn import knn_predict
 
     (x0, x1), (y0, y1) = box
@@ -61,5 +66,8 @@ def decision_regions(
     ys = y1 - (np.arange(rows) + 0.5) * (y1 - y0) / rows  # top row first, as a picture is stored
     grid = np.stack(np.meshgrid(xs, ys), -1).reshape(-1, 2)
     Z = np.asarray(Z, dtype=np.float64)[:, :2]
-    votes = knn_predict(grid, Z, np.asarray(y), k=k, index="exact")
+    finite = np.isfinite(Z).all(1)
+    if not finite.any():
+        return None
+    votes = knn_predict(grid, Z[finite], np.asarray(y)[finite], k=k, index="exact")
     return RegionPicture(votes.reshape(rows, columns).astype(np.intp), box, n_classes)

@@ -25,7 +25,7 @@ from ..estimator.baselines import fit_projection
 from ..estimator.model_io import ModelFileError, load_model
 from ..estimator.nca import NCA
 from ..search.knn import KNNIndex, faiss_available, knn_accuracy, leave_one_out_accuracy
-from ..util.files import write_atomic
+from ..util.files import cache_dir, write_atomic
 from ..util.sampling import stratified_subsample
 from .run import Run, recommended_config
 
@@ -256,10 +256,8 @@ class QuickModel:
 
 
 def model_cache_dir() -> Path:
-    """Where fitted models are kept between runs: $NCA_CACHE_DIR/models, else the user cache."""
-    if os.environ.get("NCA_CACHE_DIR"):
-        return Path(os.environ["NCA_CACHE_DIR"]) / "models"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nca-explorer" / "models"
+    """Where fitted models are kept between runs (``util.files.cache_dir``)."""
+    return cache_dir("models")
 
 
 def _fingerprint(config, subset: Dataset) -> str:

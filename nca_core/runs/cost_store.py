@@ -1,7 +1,7 @@
 """Search costs measured once per machine and kept on disk, so a later visit reads them.
 
-Timing every index of MNIST takes most of a minute, and what it measures depends on the
-data, the map and the machine, not on the visit. Each cost is a small JSON file (never a
+Timing every index of a large set takes long, and what it measures depends on the data,
+the map and the machine, not on the visit. Each cost is a small JSON file (never a
 pickle: the file is read back) named by a digest of what was searched and of the machine,
 and holds the date it was measured; measuring again overwrites it. A file that cannot be
 read is measured anew; a cache that cannot be written only costs the next visit a
@@ -14,16 +14,26 @@ import dataclasses
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
+
 from ..util.device import processor_name
-from ..util.files import write_atomic
+from ..util.files import cache_dir, write_atomic
 from .comparison import SearchCost
 
-__all__ = ["StoredCost", "cost_store_dir", "machine_description", "measured_once"]
+__all__ = [
+    "StoredCost",
+    "cost_store_dir",
+    "machine_description",
+    "measured_once",
+    "now_utc",
+    "vectors_digest",
+]
 
 
 @dataclass(frozen=True)
@@ -50,10 +60,28 @@ def machine_description() -> str:
 
 
 def cost_store_dir() -> Path:
-    """$NCA_CACHE_DIR/search-costs, else the user cache's nca-explorer/search-costs."""
-    if os.environ.get("NCA_CACHE_DIR"):
-        return Path(os.environ["NCA_CACHE_DIR"]) / "search-costs"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nca-explorer" / "search-costs"
+    """Where costs are kept (``util.files.cache_dir``)."""
+    return cache_dir("search-costs")
+
+
+def now_utc() -> str:
+    """This moment as the store writes dates: UTC, ISO 8601, to the second."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def vectors_digest(*arrays: np.ndarray) -> str:
+    """What a set of arrays is, for a cost's description: shapes and the first 2,000 rows'
+    bytes (hashing all of MNIST on every visit would cost more than reading the cost)."""
+    digest = hashlib.sha256()
+    for array in arrays:
+        array = np.asarray(array)
+        digest.update(f"{array.shape} {array.dtype}".encode())
+        digest.update(np.ascontiguousarray(array[:2000]).tobytes())
+    return digest.hexdigest()[:16]
+
+
+_LOCKS: dict[Path, threading.Lock] = {}
+_LOCKS_LOCK = threading.Lock()
 
 
 def measured_once(
@@ -61,21 +89,28 @@ def measured_once(
 ) -> StoredCost:
     """The cost of ``what`` (a JSON-able description of the data, map and index searched) on
     this machine: read from ``store_dir`` (default ``cost_store_dir()``) when an earlier call
-    measured it, else ``measure()`` and keep it. ``again`` measures and overwrites."""
+    measured it, else ``measure()`` and keep it. ``again`` measures and overwrites.
+
+    Calls for the same cost take turns (two first visits would time their searches on the
+    same cores and keep the slowed figures); one that waited reads what the other kept.
+    """
     key = json.dumps({**what, "machine": machine_description()}, sort_keys=True)
     path = (store_dir or cost_store_dir()) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
-    if not again:
+    before = _read(path, key)
+    with _LOCKS_LOCK:
+        lock = _LOCKS.setdefault(path, threading.Lock())
+    with lock:
         kept = _read(path, key)
-        if kept is not None:
+        if kept is not None and (not again or kept != before):  # another call measured it meanwhile
             return kept
-    cost = measure()
-    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    record = {"key": key, "measured_at": when, "cost": dataclasses.asdict(cost)}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(record, indent=1).encode())
-    except OSError:
-        pass
+        cost = measure()
+        when = now_utc()
+        record = {"key": key, "measured_at": when, "cost": dataclasses.asdict(cost)}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, json.dumps(record, indent=1).encode())
+        except OSError:
+            pass
     return StoredCost(cost, when, False)
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_file", "write_atomic"]
+__all__ = ["atomic_file", "cache_dir", "write_atomic"]
 
 # mkstemp creates files only their owner can read; a file written in place gets 0o666 less
 # the umask, commonly this
@@ -43,3 +43,11 @@ def write_atomic(path: Path, content: bytes) -> None:
     """``content`` at ``path``, whole or not at all (``atomic_file``)."""
     with atomic_file(path) as out:
         out.write(content)
+
+
+def cache_dir(name: str) -> Path:
+    """Where the project keeps ``name`` (decoded data, fitted models, search costs) between
+    runs: $NCA_CACHE_DIR/name, else the user cache's nca-explorer/name."""
+    if os.environ.get("NCA_CACHE_DIR"):
+        return Path(os.environ["NCA_CACHE_DIR"]) / name
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nca-explorer" / name

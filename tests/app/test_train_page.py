@@ -231,8 +231,6 @@ def test_decision_regions_can_be_shaded_behind_the_final_embedding(app):
 
     from PIL import Image
 
-    from nca_core.plots.regions import region_box
-
     run = finished_run(app, 3)
     spec, tables = vega_chart(app, "embedding")
     assert tables["regions"].empty  # off until asked for
@@ -240,10 +238,11 @@ def test_decision_regions_can_be_shaded_behind_the_final_embedding(app):
     shaded, tables = vega_chart(app, "embedding")
     assert shaded == spec  # the same chart: only its tables change
     (regions,) = tables["regions"].to_dict("records")
-    ranges = figures.settled_ranges([s.embedding[:, :2] for s in run.snapshots])
-    box = region_box(ranges, spec["height"])
-    assert [[regions["z1"], regions["z1_end"]], [regions["z2"], regions["z2_end"]]] == box
-    assert box[0][0] <= ranges[0][0] and box[0][1] >= ranges[0][1] and box[1][0] <= ranges[1][0]
+    (x0, x1), (y0, y1) = figures.settled_ranges([s.embedding[:, :2] for s in run.snapshots])
+    height = spec["height"]  # the widest chart (1600 px) sets the box's width, the narrowest its height
+    x_span, y_span = max(x1 - x0, (y1 - y0) * 1600 / height), max(y1 - y0, (x1 - x0) * height / 300)
+    assert regions["z1"] == pytest.approx((x0 + x1 - x_span) / 2) and regions["z1_end"] == pytest.approx((x0 + x1 + x_span) / 2)
+    assert regions["z2"] == pytest.approx((y0 + y1 - y_span) / 2) and regions["z2_end"] == pytest.approx((y0 + y1 + y_span) / 2)
     picture = Image.open(io.BytesIO(base64.b64decode(regions["url"].split(",", 1)[1])))
     colours = {tuple(c) for _, c in picture.convert("RGB").getcolors(10_000)}
     palette = figures.class_colors(len(run.run.data.classes))
@@ -300,3 +299,28 @@ def test_a_3d_run_ends_in_a_plotly_view_whose_clicked_point_is_inspected(app):
     assert run.snapshots[-1].embedding.shape[1] == 3
     click_points(app, "final-embedding", [{"curve_number": 0, "point_index": 0, "customdata": 5}])
     assert any(f"Training point **#{run.run.display_index[5]}**" in m.value for m in app.markdown)
+
+
+def test_a_point_clicked_while_training_keeps_its_lines_on_later_frames(app):
+    """The click is taken while the run trains; later frames draw the ring where the point
+    has moved to, and its lines from there."""
+    from nca_core.objective.losses import selection_probabilities
+
+    app.sidebar.slider(key="rings-epochs").set_value(300)
+    app.sidebar.slider(key="pace").set_value(5)
+    button(app, "Train").click().run()
+    run = active_run(app)
+    wait_for(app, lambda at: len(run.snapshots) >= 3)
+    click_vega(app, "embedding", {"pick": [{"row": 4}]})
+    clicked_at = vega_chart(app, "embedding")[1]["anchor"][["z1", "z2"]].to_numpy().tolist()
+    assert run.job.state == "running" and len(clicked_at) == 1
+    seen = len(run.snapshots)
+    wait_for(app, lambda at: len(run.snapshots) >= seen + 3)
+    button(app, "Pause").click().run()
+    wait_for(app, lambda at: run.job.state == "paused")
+    app.run()
+    Z = run.snapshots[-1].embedding
+    _, tables = vega_chart(app, "embedding")
+    assert tables["anchor"][["z1", "z2"]].to_numpy().tolist() == [Z[4, :2].tolist()] != clicked_at
+    assert tables["links"]["p"].iloc[0] == pytest.approx(selection_probabilities(Z, 4).max())
+    button(app, "Stop").click().run()

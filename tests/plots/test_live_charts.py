@@ -106,29 +106,26 @@ def test_thumbnails_go_in_the_tooltip_through_a_named_table_looked_up_by_point(r
     Z, y = rng.normal(size=(4, 2)), np.array([0, 1, 2, 0])
     points = np.array([11, 5, 7, 30])
     pictures = live_charts.thumbnail_rows(points, [f"data:image/png;base64,{i}" for i in range(4)])
-    spec = live_charts.embedding_spec(CLASSES, [[-3, 3], [-3, 3]], thumbnails=pictures)
-    rows = live_charts.embedding_rows(Z, y, CLASSES, points=points)
-    assert rows["point"].tolist() == [11, 5, 7, 30]
-    assert spec["transform"] == [
+    spec = live_charts.picture_spec(CLASSES, [[-3, 3], [-3, 3]], thumbnails=pictures)
+    rows = live_charts.picture_rows(Z, y, CLASSES, points)
+    assert rows["point"].tolist() == [11, 5, 7, 30] and rows["row"].tolist() == [0, 1, 2, 3]
+    (layer,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "points"]
+    assert layer["transform"] == [
         {"lookup": "point", "from": {"data": {"name": "thumbnails"}, "key": "point", "fields": ["image"]}}
     ]
     # vega-tooltip draws a field named "image" holding a URL as a picture, above the others
-    assert [t["field"] for t in spec["encoding"]["tooltip"]] == ["image", "class", "point"]
-    data, drawn = live_charts.chart_data(rows, spec)
-    # Streamlit takes a spec's only named table for the chart's data: the points are a second one
-    assert data is None and drawn["data"] == {"name": "points"}
-    assert set(drawn["datasets"]) == {"points", "thumbnails"} and drawn["datasets"]["points"] is rows
-    assert drawn["datasets"]["thumbnails"] is pictures and "points" not in spec["datasets"]
-    inline = {**drawn, "datasets": {k: v.to_dict("records") for k, v in drawn["datasets"].items()}}
-    alt.Chart.from_dict(inline).to_dict(validate=True)
+    assert [t["field"] for t in layer["encoding"]["tooltip"]] == ["image", "class", "point"]
+    drawn = live_charts.picture_data(spec, rows)
+    assert drawn["datasets"]["points"] is rows and drawn["datasets"]["thumbnails"] is pictures
+    assert "points" not in spec["datasets"]  # the spec itself is left as it was
+    valid_layered(drawn)
 
 
-def test_without_thumbnails_the_points_are_the_charts_own_data(rng):
-    rows = live_charts.embedding_rows(rng.normal(size=(3, 2)), np.array([0, 1, 2]), CLASSES)
-    spec = live_charts.embedding_spec(CLASSES, [[-3, 3], [-3, 3]])
-    data, drawn = live_charts.chart_data(rows, spec)
-    assert data is rows and drawn is spec
-    assert "datasets" not in spec and "tooltip" not in spec["encoding"] and "point" not in rows
+def test_without_thumbnails_the_points_carry_no_picture(rng):
+    spec = live_charts.picture_spec(CLASSES, [[-3, 3], [-3, 3]])
+    (layer,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "points"]
+    assert "transform" not in layer and "datasets" not in spec
+    assert [t["field"] for t in layer["encoding"]["tooltip"]] == ["class", "point"]
 
 
 def test_a_brushing_spec_is_valid_and_fades_the_rows_not_chosen(rng):
@@ -245,12 +242,13 @@ def test_a_picture_with_lines_or_regions_has_the_same_spec_and_other_tables(rng)
     p = np.full(len(Z), 1.0 / (len(Z) - 1))
     p[0] = 0.0
     links = live_charts.link_rows(Z, y, 0, p)
-    _, _, drawn = picture(
-        np.random.default_rng(0), links=links, anchor=live_charts.anchor_rows(Z, 0),
+    spec = {k: v for k, v in plain.items() if k != "datasets"}
+    drawn = live_charts.picture_data(
+        spec, plain["datasets"]["points"], links=links, anchor=live_charts.anchor_rows(Z, 0),
         regions=live_charts.region_rows("data:image/png;base64,", [[-1.0, 1.0], [-2.0, 2.0]]),
     )  # fmt: skip
-    strip = lambda spec: {k: v for k, v in spec.items() if k != "datasets"}  # noqa: E731
-    assert strip(drawn) == strip(plain)
+    assert {k: v for k, v in drawn.items() if k != "datasets"} == spec
+    assert len(drawn["datasets"]["links"]) == len(Z) - 1 and len(drawn["datasets"]["regions"]) == 1
     valid_layered(drawn)
 
 

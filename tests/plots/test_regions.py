@@ -23,6 +23,29 @@ def test_region_box_covers_what_a_one_scale_chart_shows_at_any_width(ranges, wid
     assert by0 <= cy - per_pixel * height / 2 + 1e-9 and by1 >= cy + per_pixel * height / 2 - 1e-9
 
 
+@pytest.mark.parametrize("ranges", [[[-10.0, 10.0], [-10.0, 10.0]], [[0.0, 40.0], [-1.0, 1.0]]])
+def test_region_box_is_no_larger_than_the_widest_and_narrowest_charts_show(ranges):
+    """Pixels outside every chart's view are wasted: the box is exactly the union."""
+    height = 400
+    (x0, x1), (y0, y1) = ranges
+
+    def shown(width):
+        per_pixel = max((x1 - x0) / width, (y1 - y0) / height)
+        return per_pixel * width, per_pixel * height
+
+    (bx0, bx1), (by0, by1) = region_box(ranges, height)
+    assert bx1 - bx0 == pytest.approx(max(shown(w)[0] for w in (300, 1600)))
+    assert by1 - by0 == pytest.approx(max(shown(w)[1] for w in (300, 1600)))
+
+
+def test_points_that_are_not_finite_do_not_vote_and_none_finite_gives_no_regions():
+    Z = np.array([[-2.0, 0.0], [np.nan, 0.0], [2.0, 0.0], [np.inf, 1.0]])
+    y = np.array([0, 1, 1, 0])
+    regions = decision_regions(Z, y, 2, [[-3.0, 3.0], [-1.0, 1.0]], k=1, pixels=60)
+    assert (regions.votes[:, 0] == 0).all() and (regions.votes[:, -1] == 1).all()
+    assert decision_regions(np.full((3, 2), np.nan), np.zeros(3, int), 1, [[0.0, 1.0], [0.0, 1.0]]) is None
+
+
 def test_regions_are_the_k_nn_vote_at_each_cell_with_the_top_row_highest():
     rng = np.random.default_rng(0)
     Z = np.concatenate([rng.normal([0, 5], 1, (30, 2)), rng.normal([0, -5], 1, (30, 2))]).astype(np.float32)

@@ -67,3 +67,29 @@ def test_a_store_that_cannot_be_written_still_gives_the_cost(tmp_path):
 def test_the_store_lives_under_the_cache_directory(tmp_path, monkeypatch):
     monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
     assert cost_store.cost_store_dir() == tmp_path / "search-costs"
+
+
+def test_two_first_visits_at_once_measure_once(tmp_path):
+    """The second waits for the first and reads its figures: two searches timed together on
+    the same cores would keep slowed figures."""
+    import threading
+    import time
+
+    calls = []
+
+    def slow_measure():
+        calls.append(1)
+        time.sleep(0.3)
+        return COST
+
+    results = []
+    visits = [
+        threading.Thread(target=lambda: results.append(cost_store.measured_once({"d": 1}, slow_measure, store_dir=tmp_path)))
+        for _ in range(2)
+    ]
+    for visit in visits:
+        visit.start()
+    for visit in visits:
+        visit.join(10)
+    assert len(calls) == 1 and sorted(r.from_store for r in results) == [False, True]
+    assert results[0].cost == results[1].cost == COST
