@@ -25,7 +25,7 @@ from ..objective.losses import (
 )
 from .distributed import LOCAL
 
-__all__ = ["DEFAULT_BLOCK_ELEMENTS", "Workspace", "evaluate_objective", "objective_and_gradient"]
+__all__ = ["DEFAULT_BLOCK_ELEMENTS", "START_MAX_PAIRS", "Workspace", "evaluate_objective", "objective_and_gradient"]
 
 # Anchor-reference pairs per block: the Gaussian engine holds one (block, n) matrix, in a
 # reused buffer; the general kernel path holds about five, so it takes blocks a quarter
@@ -206,10 +206,15 @@ def mcml_totals(Z, y, blocks, kernel) -> tuple[float, int, float]:
     return torch.logsumexp(torch.stack(log_norms), 0).item(), n_same, sum_same
 
 
+# Anchor-reference pairs beyond which the start's objective is estimated on sampled anchors,
+# each against all points (about 1,700 anchors on MNIST; benchmarks/start_objective.py).
+START_MAX_PAIRS = 1e8
+
+
 @torch.no_grad()
 def evaluate_objective(
-    encoder, kernel, X, y, objective, block_elements=DEFAULT_BLOCK_ELEMENTS, generator=None, max_pairs=4e8,
-    workspace: Workspace | None = None,
+    encoder, kernel, X, y, objective, block_elements=DEFAULT_BLOCK_ELEMENTS, generator=None,
+    max_pairs=START_MAX_PAIRS, workspace: Workspace | None = None,
 ) -> float:
     """The objective of all points (X, y sorted by class), without gradients, in blocks.
 
