@@ -22,6 +22,8 @@ PICK_HINT = (
     "Click a point to draw a line to each point it picks as its neighbour, as wide as the "
     "chance p_ij of picking it (among the points drawn)."
 )
+
+
 def live(three_d: bool) -> str:
     """Beside the embedding while it trains; a 2-D picture also says what a click does."""
     text = (

@@ -24,7 +24,7 @@ from nca_core.runs.cost_store import StoredCost, measured_once, now_utc, vectors
 from nca_core.util.formatting import byte_size
 
 from . import compare
-from .data import UPLOAD_NAME
+from .data import UPLOAD_NAME, shared_unless_upload
 
 KINDS = ("exact", "hnsw")
 K = 5  # neighbours per query, as the page's title says
@@ -78,12 +78,15 @@ def _kept(name: str, what: dict, measure: Callable[[], SearchCost], again: bool)
     """``cost_store.measured_once`` for a registered dataset; an upload's cost is kept for
     this session alone (a user's data never reaches the disk)."""
     what = {**what, "k": K, "options": _OPTIONS}
-    if name != UPLOAD_NAME:
-        return measured_once(what, measure, again=again)
     key = ("knn-speed-cost", json.dumps(what, sort_keys=True))
-    if again or key not in st.session_state:
-        st.session_state[key] = StoredCost(measure(), now_utc(), False)
-    return st.session_state[key]
+    if again and name == UPLOAD_NAME:
+        st.session_state.pop(key, None)
+    return shared_unless_upload(
+        name,
+        key,
+        lambda: measured_once(what, measure, again=again),
+        lambda: StoredCost(measure(), now_utc(), False),
+    )
 
 
 def _search_cost(space: str, Z_train, y_train, Z_test, y_test, index: str) -> SearchCost:

@@ -124,7 +124,9 @@ def settled_ranges(
     return current if current is not None else [[-1.0, 1.0], [-1.0, 1.0]]
 
 
-def picture_height(ranges: Sequence[Sequence[float]], width: int = 600, least: int = 300, most: int = 480) -> int:
+def picture_height(
+    ranges: Sequence[Sequence[float]], width: int = 600, least: int = 300, most: int = 480
+) -> int:
     """Pixels of height for a 2-D picture of ``ranges`` drawn ``width`` pixels wide at one
     scale on both axes, kept within [least, most]: a flat set (iris) gets a flat chart, not
     a thin band in a tall box, and a round one no more than fits a screen below the
@@ -372,6 +374,18 @@ def _epoch_slider(labels: Sequence[str]) -> dict:
     )
 
 
+# Lines from a chosen point to the points it picks: none below this p_ij (too faint to
+# read), and widths from 0.5 to 8.5 pixels by p_ij over the largest.
+LINK_MIN_PROBABILITY = 0.005
+
+
+def link_widths(p: np.ndarray) -> np.ndarray:
+    """Line widths, in pixels, for the probabilities ``p`` of one anchor's links."""
+    p = np.asarray(p, dtype=np.float64)
+    strongest = float(p.max()) if p.size and p.max() > 0 else 1.0
+    return 0.5 + 8 * p / strongest
+
+
 def neighbour_links(
     Z: np.ndarray,
     y: np.ndarray,
@@ -380,7 +394,7 @@ def neighbour_links(
     probabilities: np.ndarray,
     *,
     title: str = "",
-    min_probability: float = 0.005,
+    min_probability: float = LINK_MIN_PROBABILITY,
     height: int = 420,
     uirevision: str | None = None,
 ) -> go.Figure:
@@ -394,7 +408,7 @@ def neighbour_links(
     fig = embedding_scatter(
         Z[:, :2], y, classes, title=title, height=height, uirevision=uirevision or title, legend_above=True
     )
-    strongest = float(probabilities.max()) or 1.0
+    widths = link_widths(probabilities)
     links = []
     for j in np.flatnonzero(probabilities >= min_probability):
         same = y[j] == y[anchor]
@@ -405,7 +419,7 @@ def neighbour_links(
                 y=[Z[anchor, 1], Z[j, 1]],
                 mode="lines",
                 line=dict(
-                    width=0.5 + 8 * probabilities[j] / strongest,
+                    width=widths[j],
                     color=(SAME_CLASS_LINE if same else OTHER_CLASS_LINE)[0],
                     dash="solid" if same else "dash",
                 ),
@@ -497,7 +511,9 @@ def image_grid(
 
 
 # --- kNN search costs: exact and HNSW, raw against NCA --------------------------------------
-def search_cost_chart(costs: Sequence[SearchCost], height: int = 380, noise_seconds: float = 0.0) -> go.Figure:
+def search_cost_chart(
+    costs: Sequence[SearchCost], height: int = 380, noise_seconds: float = 0.0
+) -> go.Figure:
     """Query time, index size and test error of each k-NN index, with ratios to the first.
 
     ``costs`` are ``comparison.knn_search_cost`` results, the first being the reference

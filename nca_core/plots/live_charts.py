@@ -22,7 +22,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .figures import DIMMED_MARKER, OTHER_CLASS_LINE, PALETTE, SAME_CLASS_LINE, class_colors
+from .figures import (
+    DIMMED_MARKER,
+    LINK_MIN_PROBABILITY,
+    OTHER_CLASS_LINE,
+    PALETTE,
+    SAME_CLASS_LINE,
+    class_colors,
+    link_widths,
+)
 
 __all__ = [
     "accuracy_rows",
@@ -282,18 +290,23 @@ def picture_rows(
 
 
 def link_rows(
-    Z: np.ndarray, y: np.ndarray, anchor: int, p: np.ndarray, *, least: float = 0.005, most: int = 40
+    Z: np.ndarray,
+    y: np.ndarray,
+    anchor: int,
+    p: np.ndarray,
+    *,
+    least: float = LINK_MIN_PROBABILITY,
+    most: int = 40,
 ) -> pd.DataFrame:
     """Lines from ``anchor`` to the points it picks as a neighbour: the ``most`` likeliest
-    with p_ij of at least ``least``, 0.5 to 8.5 pixels wide by p_ij over the largest, and
-    whether each j shares the anchor's class ("same")."""
+    with p_ij of at least ``least``, as wide as ``figures.link_widths`` (the How NCA works
+    page's), and whether each j shares the anchor's class ("same")."""
     Z, p, y = np.asarray(Z, dtype=np.float64), np.asarray(p, dtype=np.float64), np.asarray(y)
     order = np.argsort(-p, kind="stable")[:most]
     chosen = order[p[order] >= least]
-    strongest = float(p.max()) if len(p) and p.max() > 0 else 1.0
     return pd.DataFrame({
         "z1": Z[anchor, 0], "z2": Z[anchor, 1], "z1_end": Z[chosen, 0], "z2_end": Z[chosen, 1],
-        "p": p[chosen], "width": 0.5 + 8 * p[chosen] / strongest, "same": y[chosen] == y[anchor],
+        "p": p[chosen], "width": link_widths(p)[chosen], "same": y[chosen] == y[anchor],
     }, columns=["z1", "z2", "z1_end", "z2_end", "p", "width", "same"])  # fmt: skip
 
 
