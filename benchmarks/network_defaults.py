@@ -27,9 +27,14 @@ SHOWN = ("kernel", "objective", "neighbors", "learning_rate_schedule", "shift", 
 CANDIDATES = {
     "defaults": {},
     "objective=mcml": {"objective": "mcml"},
+    "objective=g": {"objective": "g"},
     "bank_momentum=0": {"bank_momentum": 0.0},
     "objective=mcml, bank_momentum=0": {"objective": "mcml", "bank_momentum": 0.0},
     "max_iter=40": {"max_iter": 40},
+    "objective=mcml, max_iter=40": {"objective": "mcml", "max_iter": 40},
+    "batch_size=256, max_iter=12": {"batch_size": 256, "max_iter": 12},
+    "objective=mcml, learning_rate=0.001": {"objective": "mcml", "learning_rate": 0.001},
+    "objective=mcml, learning_rate=0.003": {"objective": "mcml", "learning_rate": 0.003},
 }
 
 

@@ -88,7 +88,8 @@ def _default(setting: Setting, data: Dataset, values: Mapping, overrides: Mappin
         return overrides[setting.name]
     encoder, optimizer = values.get("encoder", "linear"), values.get("optimizer", "adam")
     if setting.reset_on:
-        recommended = recommended_config(data, encoder=encoder, optimizer=optimizer)
+        d = values.get("n_components", 2)
+        recommended = recommended_config(data, d, encoder=encoder, optimizer=optimizer)
     else:
         recommended = recommended_config(data)
     return getattr(recommended, setting.name)

@@ -21,6 +21,7 @@ __all__ = [
     "LBFGS_MAX_SAMPLES",
     "NEIGHBOR_CHOICES",
     "NEIGHBOR_SOURCES",
+    "NETWORK_HIDDEN_SIZES",
     "OBJECTIVES",
     "OBJECTIVE_CHOICES",
     "OPTIMIZERS",
@@ -71,9 +72,11 @@ OPTIONS = {
 }
 
 # Step sizes that train without tuning. L-BFGS's line search scales its step; a network's
-# weights need smaller minibatch steps than a linear map (benchmarks/deep_nca.py).
+# weights need smaller minibatch steps than a linear map (benchmarks/deep_nca.py), and
+# smaller again for MCML, whose loss over all pairs can run away from a larger step.
 _LEARNING_RATES = {"lbfgs": 1.0, "adam": 0.01, "sgd": 0.1}
 _DEEP_LEARNING_RATES = {"lbfgs": 1.0, "adam": 0.003, "sgd": 0.01}
+_DEEP_MCML_LEARNING_RATES = {"lbfgs": 1.0, "adam": 0.001, "sgd": 0.003}
 # Full-batch L-BFGS costs O(n^2 d) per iteration and needs tens of iterations: above this
 # many points "auto" trains a linear map with minibatch Adam instead.
 LBFGS_MAX_SAMPLES = 3000
@@ -91,6 +94,8 @@ LARGE_SET_SAMPLES = 20_000
 PICTURE_NEAREST_MIN_SAMPLES = LARGE_SET_SAMPLES
 PICTURE_MAX_DIM = 3
 DEFAULT_CANDIDATES = 16
+# A network's hidden ReLU layers when none are given (Salakhutdinov and Hinton's first two).
+NETWORK_HIDDEN_SIZES = (500, 500)
 
 
 @dataclass(frozen=True)
@@ -115,18 +120,28 @@ class Note:
     error: str
 
 
-def default_learning_rate(optimizer: str, encoder: str = "linear") -> float:
+def default_learning_rate(optimizer: str, encoder: str = "linear", objective: str = "g") -> float:
     """The step size used when none is given."""
-    return (_DEEP_LEARNING_RATES if encoder == "mlp" else _LEARNING_RATES)[optimizer]
+    if encoder != "mlp":
+        return _LEARNING_RATES[optimizer]
+    return (_DEEP_MCML_LEARNING_RATES if objective == "mcml" else _DEEP_LEARNING_RATES)[optimizer]
 
 
-def minibatch_defaults(n_samples: int, n_components: int, neighbors: str = "all") -> dict[str, Any]:
-    """Adam settings for a linear map that train without tuning, by data size.
+def minibatch_defaults(
+    n_samples: int, n_components: int, neighbors: str = "all", encoder: str = "linear"
+) -> dict[str, Any]:
+    """Adam settings that train without tuning, by data size.
 
-    Large sets take large batches and few epochs; a 2-D or 3-D map needs more epochs at a
-    larger step than a wide one, and more again on nearest points (each far cheaper). The
-    values were chosen on MNIST (benchmarks/RESULTS.md).
+    A map on a large set takes large batches and few epochs; a 2-D or 3-D map needs more
+    epochs at a larger step than a wide one, and more again on nearest points (each far
+    cheaper). A network (its step: ``default_learning_rate``) takes batches of 256 from a few
+    thousand points on, for 40 epochs, or 12 on a large set, where each costs seconds. The
+    values were chosen on MNIST and USPS (benchmarks/RESULTS.md).
     """
+    if encoder == "mlp":  # its step: default_learning_rate
+        if n_samples > LARGE_SET_SAMPLES:
+            return {"batch_size": 256, "max_iter": 12}
+        return {"batch_size": 256 if n_samples > LBFGS_MAX_SAMPLES else 128, "max_iter": 40}
     if n_samples > LARGE_SET_SAMPLES:
         if n_components > PICTURE_MAX_DIM:
             return {"learning_rate": 0.003, "batch_size": 1024, "max_iter": 5}
@@ -153,13 +168,20 @@ def auto_kernel(encoder: str) -> str:
     return "student-t" if encoder == "mlp" else "gaussian"
 
 
-def auto_objective(encoder: str) -> str:
-    """The objective for "auto": g for a network, f (the paper's and scikit-learn's) for a map.
+def auto_objective(encoder: str, n_samples: int = 0, n_components: int = 2, neighbors: str = "memory") -> str:
+    """The objective for "auto": f (the paper's and scikit-learn's) for a map; for a network,
+    MCML for a wide map (d > 3) of a set up to ``LARGE_SET_SAMPLES`` points, else g.
 
     A network starts from random weights with many points among other classes, where f's
-    gradient vanishes and g's does not (measured in benchmarks/RESULTS.md).
+    gradient vanishes and g's does not. MCML pulls every pair of class mates together, which
+    generalises better on a small set at d = 30 but not on a large one, and is unstable for a
+    2-D picture (benchmarks/RESULTS.md, "What a network gets by default"); nearest points
+    serve only f and g.
     """
-    return "g" if encoder == "mlp" else "f"
+    if encoder != "mlp":
+        return "f"
+    wide = n_components > PICTURE_MAX_DIM and n_samples <= LARGE_SET_SAMPLES
+    return "mcml" if wide and neighbors != "nearest" else "g"
 
 
 def auto_schedule(encoder: str) -> str:
@@ -171,17 +193,25 @@ def auto_schedule(encoder: str) -> str:
     return "cosine" if encoder == "mlp" else "constant"
 
 
-def network_preset(image_shape: tuple[int, int] | None, optimizer: str = "adam") -> dict[str, Any]:
-    """What a network trains with when nothing else is asked: the values "auto" stands for
-    with ``encoder="mlp"`` (Student-t kernel, objective g, a memory bank, a decaying step,
-    shifted images), for the app and the command line to set in their controls."""
+def network_preset(image_shape: tuple[int, int] | None, shape: DataShape, n_components: int,
+                   optimizer: str = "adam") -> dict[str, Any]:  # fmt: skip
+    """What a network trains with when nothing else is asked: the values "auto" and None
+    stand for with ``encoder="mlp"`` on data of ``shape`` (kernel, objective, neighbours,
+    step schedule and size, batches, epochs, shifted images), for the app and the command
+    line to set in their controls."""
     neighbors = neighbor_source("auto", optimizer, "mlp")
+    tuned = minibatch_defaults(shape.n_samples, n_components, neighbors, "mlp")
+    objective = auto_objective("mlp", shape.n_samples, n_components, neighbors)
     return {
         "kernel": auto_kernel("mlp"),
-        "objective": auto_objective("mlp"),
+        "objective": objective,
         "learning_rate_schedule": auto_schedule("mlp"),
         "neighbors": neighbors,
         "shift": auto_shift("mlp", image_shape, optimizer, neighbors),
+        "hidden_sizes": NETWORK_HIDDEN_SIZES,
+        **tuned,
+        "learning_rate": default_learning_rate(optimizer, "mlp", objective),
+        "batch_size": min(tuned["batch_size"], shape.n_samples),
         **locked_values("mlp"),
     }
 
@@ -429,8 +459,6 @@ def _auto_values(settings: dict, shape: DataShape) -> list[Note]:
         settings["init"] = locked_values(encoder).get("init") or start
     if settings["optimizer"] == "auto":
         settings["optimizer"] = auto_optimizer(shape, encoder)
-    if settings["objective"] == "auto":
-        settings["objective"] = auto_objective(encoder)
     if settings.get("kernel", "gaussian") == "auto":
         settings["kernel"] = auto_kernel(encoder)
     if settings.get("learning_rate_schedule", "auto") == "auto":
@@ -443,7 +471,9 @@ def _auto_values(settings: dict, shape: DataShape) -> list[Note]:
         settings["neighbors"] = "nearest"
     if settings["neighbors"] == "nearest" and settings["n_candidates"] is None:
         settings["n_candidates"] = DEFAULT_CANDIDATES
-    tuned = minibatch_defaults(shape.n_samples, settings["n_components"], settings["neighbors"])
+    if settings["objective"] == "auto":
+        settings["objective"] = auto_objective(encoder, shape.n_samples, settings["n_components"], settings["neighbors"])
+    tuned = minibatch_defaults(shape.n_samples, settings["n_components"], settings["neighbors"], encoder)
     if optimizer == "lbfgs":
         tuned = {
             "learning_rate": default_learning_rate("lbfgs"),
@@ -451,7 +481,7 @@ def _auto_values(settings: dict, shape: DataShape) -> list[Note]:
             "max_iter": LBFGS_MAX_ITER,
         }
     elif encoder == "mlp" or optimizer != "adam":
-        tuned["learning_rate"] = default_learning_rate(optimizer, encoder)
+        tuned["learning_rate"] = default_learning_rate(optimizer, encoder, settings["objective"])
     for name, value in tuned.items():
         if settings[name] is None:
             settings[name] = value

@@ -17,6 +17,7 @@ from typing import Any
 
 from .rules import (
     NEAREST_MIN_SAMPLES,
+    NETWORK_HIDDEN_SIZES,
     OPTIONS,
     PICTURE_NEAREST_MIN_SAMPLES,
     SHIFTS,
@@ -124,6 +125,7 @@ def _anchors_alone(values: Mapping[str, Any]) -> bool:
     return augments_anchors(optimizer, neighbors)
 
 
+_WIDTHS = (32, 64, 128, 256, 500, 512, 1000)  # the app's hidden layer widths: two of each
 DOF_MAX = 1000.0  # the Student-t's largest degrees of freedom a link, flag or control takes
 
 SETTINGS: tuple[Setting, ...] = (
@@ -151,10 +153,10 @@ SETTINGS: tuple[Setting, ...] = (
         labels={"auto": "automatic", "pca": "PCA", "lda": "LDA", "identity": "identity", "random": "random"},
     ),
     Setting(
-        "hidden_sizes", (256, 256), "Hidden layers",
+        "hidden_sizes", NETWORK_HIDDEN_SIZES, "Hidden layers",
         "The network's hidden ReLU layers (units in each), then a linear output layer.",
-        "Map", "select_slider", choices=tuple((w, w) for w in (32, 64, 128, 256, 512)), url_key="hidden",
-        applies=lambda v: v.get("encoder") == "mlp", labels={(w, w): f"2 × {w}" for w in (32, 64, 128, 256, 512)},
+        "Map", "select_slider", choices=tuple((w, w) for w in _WIDTHS), url_key="hidden",
+        applies=lambda v: v.get("encoder") == "mlp", labels={(w, w): f"2 × {w}" for w in _WIDTHS},
         parser=lambda text: parse_layer_sizes(text), text_of=lambda sizes: ",".join(map(str, sizes)),
     ),
     Setting(
@@ -176,7 +178,7 @@ SETTINGS: tuple[Setting, ...] = (
         "objective", "f", "Objective",
         "f counts expected correct classifications; g is its log-likelihood version, which punishes "
         "hopeless points more; MCML pulls all same-class pairs together at once (Min et al., 2010).",
-        "Map", "radio", choices=OPTIONS["objective"], url_key="objective", reset_on=("encoder",),
+        "Map", "radio", choices=OPTIONS["objective"], url_key="objective", reset_on=("encoder", "n_components"),
         labels={
             "f": "f: expected correct (Σ pᵢ)",
             "g": "g: log-likelihood (Σ log pᵢ)",
@@ -198,7 +200,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "learning_rate", default_learning_rate("adam"), "Learning rate",
         "Step size. If training diverges, lower it.",
-        "Optimiser", "number", low=1e-5, high=1e3, url_key="lr", reset_on=("optimizer", "encoder"),
+        "Optimiser", "number", low=1e-5, high=1e3, url_key="lr", reset_on=("optimizer", "encoder", "n_components"),
     ),
     Setting(
         "learning_rate_schedule", "constant", "Step size over the run",
@@ -211,7 +213,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "batch_size", 128, "Batch size", "Anchors per step (minibatch optimisers only).",
         "Optimiser", "select_slider", choices=(32, 64, 128, 256, 512, 1024, 2048, 4096), url_key="batch",
-        applies=_minibatch,
+        applies=_minibatch, reset_on=("encoder",),
     ),
     Setting(
         "neighbors", "auto", "Neighbours from",
@@ -238,7 +240,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "max_iter", 60, "Epochs", "Passes over the training set (L-BFGS: iterations).",
-        "Optimiser", "slider", low=1, high=300, url_key="epochs",  # the link key from before the rename
+        "Optimiser", "slider", low=1, high=300, url_key="epochs", reset_on=("encoder",),  # link key: the old name
     ),
     Setting(
         "weight_decay", 0.0, "L2 weight on the map",

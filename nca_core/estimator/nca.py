@@ -88,7 +88,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     max_iter : int, default=None
         Maximum number of iterations (L-BFGS) or epochs (full passes of minibatch
         optimisers). None: 50 for L-BFGS, and for minibatch training a count tuned to the
-        data size (``rules.minibatch_defaults``: 5 epochs on all of MNIST at d > 3).
+        data size and the encoder (``rules.minibatch_defaults``: for all of MNIST at d > 3,
+        5 epochs of a map and 12 of the MLP).
     tol : float, default=1e-5
         L-BFGS stops when the loss falls by less than tol relative to its size or every
         gradient entry is below tol (as scikit-learn's L-BFGS-B); minibatch training when
@@ -108,9 +109,10 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "g" maximises sum_i log p_i; "mcml" minimises KL(P || Q) between the label
         distribution P (uniform over same-class pairs) and the joint q_ij over all pairs
         (dt-MCML of Min et al., 2010). The reported objective is then -KL (at most 0).
-        "auto" is f for a linear or diagonal map (as scikit-learn) and g for
-        ``encoder="mlp"``: from random weights f's gradient vanishes for points among
-        other classes, and g's does not (``rules.auto_objective``).
+        "auto" is f for a linear or diagonal map (as scikit-learn). For
+        ``encoder="mlp"`` it is "mcml" for n_components > 3 on up to 20,000 points, else
+        g: from random weights f's gradient vanishes for points among other classes, and
+        g's does not (``rules.auto_objective``).
     encoder : {"linear", "diagonal", "mlp"}, default="linear"
         "linear": a full d x D map; "diagonal": one scale per feature (d = D); "mlp": a
         ReLU network with ``hidden_sizes`` hidden layers and a linear output layer,
@@ -151,7 +153,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Anchors per minibatch (ignored by L-BFGS); None: tuned to the data size.
     learning_rate : float, default=None
         Minibatch step size (L-BFGS's line search sets its own); None: tuned to the data
-        size for Adam on a map, 0.1 for SGD, 0.003 (Adam) and 0.01 (SGD) for the MLP.
+        size for Adam on a map, 0.1 for SGD; for the MLP 0.003 (Adam) and 0.01 (SGD),
+        a third of that with objective "mcml" (``rules.default_learning_rate``).
     learning_rate_schedule : {"auto", "constant", "cosine"}, default="auto"
         Minibatch optimisers only. "cosine": the step falls from learning_rate to 0 along
         a half cosine over max_iter epochs, so the last epochs settle; "constant" keeps it.

@@ -63,10 +63,12 @@ def recommended_config(
     """
     config = _recommended_linear(data, n_components)
     if encoder == "mlp":
-        config = config.replace(encoder="mlp", **network_preset(data.image_shape, optimizer))
+        shape = DataShape(len(data.y_train), data.n_features, data.n_classes)
+        config = config.replace(encoder="mlp", **network_preset(data.image_shape, shape, n_components, optimizer))
     if encoder != "linear" or optimizer != "adam":
         config = config.replace(
-            encoder=encoder, optimizer=optimizer, learning_rate=default_learning_rate(optimizer, encoder)
+            encoder=encoder, optimizer=optimizer,
+            learning_rate=default_learning_rate(optimizer, encoder, config.objective),
         )
     return config
 

@@ -12,7 +12,7 @@ import itertools
 import torch
 from torch import nn
 
-from ..config.rules import ENCODERS
+from ..config.rules import ENCODERS, NETWORK_HIDDEN_SIZES
 
 __all__ = [
     "DEFAULT_HIDDEN_SIZES",
@@ -23,7 +23,7 @@ __all__ = [
     "make_encoder",
 ]
 
-DEFAULT_HIDDEN_SIZES = (500, 500)
+DEFAULT_HIDDEN_SIZES = NETWORK_HIDDEN_SIZES
 
 
 class LinearEncoder(nn.Module):

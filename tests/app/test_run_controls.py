@@ -7,7 +7,7 @@ from apptest_helpers import button, wait_for
 
 
 def start(app, epochs=300, pace=5, slow=False):
-    app.sidebar.slider(key="rings-epochs").set_value(epochs)
+    app.sidebar.slider(key="rings-epochs-linear").set_value(epochs)
     app.sidebar.slider(key="pace").set_value(pace)
     app.sidebar.toggle(key="slow-start").set_value(slow)
     button(app, "Train").click().run()
@@ -74,7 +74,7 @@ def test_the_start_frame_is_on_screen_before_training_goes_on(app):
 
 
 def test_a_run_that_blows_up_says_so(app):
-    app.sidebar.number_input(key="rings-lr-adam-linear").set_value(1000.0)
+    app.sidebar.number_input(key="rings-lr-adam-linear-2").set_value(1000.0)
     run = start(app, epochs=15, pace=0)
     wait_for(app, lambda at: not run.job.alive)
     app.run()

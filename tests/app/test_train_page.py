@@ -16,7 +16,7 @@ def active_run(at):
 
 def finished_run(app, epochs: int, dataset: str = "rings"):
     """Train ``dataset`` for ``epochs`` at full speed and rerun the page once it has ended."""
-    app.sidebar.slider(key=f"{dataset}-epochs").set_value(epochs)
+    app.sidebar.slider(key=f"{dataset}-epochs-linear").set_value(epochs)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
@@ -33,7 +33,7 @@ def test_page_renders_with_rings_preselected(app):
 
 
 def test_a_short_run_produces_snapshots_and_metrics(app):
-    app.sidebar.slider(key="rings-epochs").set_value(8)
+    app.sidebar.slider(key="rings-epochs-linear").set_value(8)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
@@ -52,7 +52,7 @@ def test_a_short_run_produces_snapshots_and_metrics(app):
 
 
 def test_stop_keeps_the_snapshots(app):
-    app.sidebar.slider(key="rings-epochs").set_value(300)
+    app.sidebar.slider(key="rings-epochs-linear").set_value(300)
     app.sidebar.slider(key="pace").set_value(5)
     button(app, "Train").click().run()
     wait_for(app, lambda at: len(active_run(at).snapshots) >= 3)
@@ -67,7 +67,7 @@ def test_stop_keeps_the_snapshots(app):
 
 
 def test_changing_dataset_resets_the_run(app):
-    app.sidebar.slider(key="rings-epochs").set_value(3)
+    app.sidebar.slider(key="rings-epochs-linear").set_value(3)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
@@ -80,11 +80,11 @@ def test_changing_dataset_resets_the_run(app):
 
 def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
     app.sidebar.selectbox(key="rings-optimizer").set_value("sgd").run()
-    app.sidebar.radio(key="rings-objective-linear").set_value("g")
-    app.sidebar.number_input(key="rings-lr-sgd-linear").set_value(100.0)
+    app.sidebar.radio(key="rings-objective-linear-2").set_value("g")
+    app.sidebar.number_input(key="rings-lr-sgd-linear-2").set_value(100.0)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
-    app.sidebar.slider(key="rings-epochs").set_value(50)
+    app.sidebar.slider(key="rings-epochs-linear").set_value(50)
     button(app, "Train").click().run()
     wait_for(app, lambda at: not active_run(at).job.alive)
     run = active_run(app)
@@ -102,13 +102,15 @@ def test_picking_a_network_brings_the_deep_preset_and_picking_a_map_brings_it_ba
 
     def kernel_and_objective(encoder: str) -> tuple[str, str]:
         radio = app.sidebar.radio
-        return radio(key=f"rings-kernel-{encoder}").value, radio(key=f"rings-objective-{encoder}").value
+        return radio(key=f"rings-kernel-{encoder}").value, radio(key=f"rings-objective-{encoder}-2").value
 
     assert kernel_and_objective("linear") == ("gaussian", "f")
     assert app.sidebar.radio(key="rings-schedule-linear").value == "constant"
     app.sidebar.selectbox(key="rings-encoder").set_value("mlp").run()
     assert kernel_and_objective("mlp") == ("student-t", "g")
     assert app.sidebar.radio(key="rings-schedule-mlp").value == "cosine"
+    assert app.sidebar.slider(key="rings-epochs-mlp").value == 40  # the network's epochs, not the map's
+    assert app.sidebar.select_slider(key="rings-hidden").value == "500,500"
     shift = app.sidebar.select_slider(key="rings-shift-mlp")
     assert shift.value == 0 and shift.disabled  # the rings are points, not images
     app.sidebar.selectbox(key="rings-encoder").set_value("linear").run()
@@ -124,8 +126,8 @@ def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
     assert start.disabled and start.value == "random"  # a network has no PCA or LDA start
     app.sidebar.toggle(key="rings-dof-learn").set_value(True).run()
     assert app.sidebar.number_input(key="rings-dof").disabled  # learnt, so not typed in
-    app.sidebar.radio(key="rings-objective-mlp").set_value("mcml")
-    app.sidebar.slider(key="rings-epochs").set_value(6)
+    app.sidebar.radio(key="rings-objective-mlp-2").set_value("mcml")
+    app.sidebar.slider(key="rings-epochs-mlp").set_value(6)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
@@ -306,7 +308,7 @@ def test_a_point_clicked_while_training_keeps_its_lines_on_later_frames(app):
     has moved to, and its lines from there."""
     from nca_core.objective.losses import selection_probabilities
 
-    app.sidebar.slider(key="rings-epochs").set_value(300)
+    app.sidebar.slider(key="rings-epochs-linear").set_value(300)
     app.sidebar.slider(key="pace").set_value(5)
     button(app, "Train").click().run()
     run = active_run(app)

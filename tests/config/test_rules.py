@@ -85,16 +85,36 @@ def test_a_picture_of_a_large_set_trains_on_nearest_points_for_more_epochs():
     assert usps["neighbors"] == "all"
 
 
-def test_auto_objective_is_g_for_a_network_and_f_for_a_map():
-    """f for linear and diagonal maps, as the paper and scikit-learn; g for a network, whose
-    random start leaves many points where f's gradient vanishes. A named objective stays."""
+def test_auto_objective_is_f_for_a_map_and_for_a_network_depends_on_d_and_size():
+    """f for linear and diagonal maps, as the paper and scikit-learn. A network gets MCML for
+    a wide map of a set up to MNIST's size, and g for a picture, a large set or nearest
+    points (which serve only f and g). A named objective stays."""
     auto = {**BASE, "objective": "auto"}
     chosen = {
         encoder: resolve({**auto, "encoder": encoder, "n_components": None}, WINE)[0]["objective"]
         for encoder in ("linear", "diagonal", "mlp")
     }
-    assert chosen == {"linear": "f", "diagonal": "f", "mlp": "g"}
+    assert chosen == {"linear": "f", "diagonal": "f", "mlp": "mcml"}
+    network = {**auto, "encoder": "mlp"}
+    usps, mnist = DataShape(7291, 256, 10), DataShape(60000, 784, 10)
+    assert resolve({**network, "n_components": 30}, usps)[0]["objective"] == "mcml"
+    assert resolve({**network, "n_components": 3}, usps)[0]["objective"] == "g"
+    assert resolve({**network, "n_components": 30}, mnist)[0]["objective"] == "g"
+    nearest, notes = resolve({**network, "n_components": 30, "neighbors": "nearest"}, usps)
+    assert nearest["objective"] == "g" and notes == []
     assert resolve({**BASE, "encoder": "mlp"}, WINE)[0]["objective"] == "f"
+
+
+def test_a_network_trains_longer_in_smaller_batches_than_a_map_on_a_large_set():
+    """A network on MNIST: 12 epochs of batches of 256; on USPS 40 of 256; a map on MNIST at
+    d = 30 keeps 5 epochs of 1,024."""
+    network = {**BASE, "encoder": "mlp", "n_components": 30, "batch_size": None}
+    mnist, usps = DataShape(60000, 784, 10), DataShape(7291, 256, 10)
+    large = resolve(network, mnist)[0]
+    assert (large["max_iter"], large["batch_size"], large["learning_rate"]) == (12, 256, 0.003)
+    assert (resolve(network, usps)[0]["max_iter"], resolve(network, usps)[0]["batch_size"]) == (40, 256)
+    linear = resolve({**network, "encoder": "linear"}, mnist)[0]
+    assert (linear["max_iter"], linear["batch_size"]) == (5, 1024)
 
 
 def test_a_network_decays_its_step_size_and_a_map_keeps_it_unless_told():

@@ -196,11 +196,17 @@ def test_a_deep_run_on_shifted_images_learns():
 
 def test_the_apps_network_preset_is_what_the_estimator_gives_a_network():
     """The Train page's "neural network" choice and ``NCA(encoder="mlp", image_shape=...)``
-    train the same kernel, objective, step schedule, neighbours, shift and start."""
+    train the same layers, kernel, objective, step schedule and size, batches, epochs,
+    neighbours, shift and start, for a picture and for a wide map."""
     images = _digits_at_16_pixels()
-    preset = recommended_config(images, encoder="mlp")
     shape = DataShape(len(images.y_train), images.n_features, images.n_classes)
-    library = NCA(encoder="mlp", image_shape=images.image_shape)._resolve(shape)
-    names = ("kernel", "objective", "learning_rate_schedule", "neighbors", "shift", "init")
-    assert {name: getattr(preset, name) for name in names} == {name: library[name] for name in names}
-    assert preset.shift == 1
+    names = ("kernel", "objective", "learning_rate_schedule", "learning_rate", "batch_size", "max_iter",
+             "neighbors", "shift", "init")  # fmt: skip
+    for d in (2, 30):
+        preset = recommended_config(images, d, encoder="mlp")
+        model = NCA(d, encoder="mlp", image_shape=images.image_shape)
+        library = model._resolve(shape)
+        assert {name: getattr(preset, name) for name in names} == {name: library[name] for name in names}
+        assert preset.hidden_sizes == model.hidden_sizes
+        assert preset.shift == 1
+        assert preset.objective == ("g" if d == 2 else "mcml")
