@@ -183,10 +183,15 @@ def _mean_p(X, y, A):
 
 
 @pytest.mark.parametrize("offset", [0.0, 1e4])
-def test_float32_training_reaches_the_float64_optimum_far_from_the_origin(offset):
+def test_float32_training_ends_at_a_float64_optimum_far_from_the_origin(offset):
     """The blockwise float32 engine (450 points, over the whole-matrix limit) under L-BFGS-B,
-    with one class 30 units from the others and every point shifted by ``offset``: the map
-    it ends on is as good as the float64 fit's (mean p_i within 0.002)."""
+    with one class 30 units from the others and every point shifted by ``offset``, ends
+    where float64 training finds nothing more to gain (mean p_i within 0.002), on a map
+    as good as float64 fits reach from nearby starts (0.956 to 0.964).
+
+    Not "the float64 fit's own optimum": this problem has several within 0.01 of each other,
+    and a change in the last bits (float32, or torch's thread count) sends L-BFGS to another
+    of them, as a start moved by 1e-4 does in float64."""
     from sklearn.datasets import make_classification
 
     from nca_core import NCA
@@ -195,6 +200,7 @@ def test_float32_training_reaches_the_float64_optimum_far_from_the_origin(offset
     X = (X - X.mean(0)) / X.std(0)
     X[y == 2] += 30.0
     X += offset
-    fits = {dtype: NCA(2, random_state=0, device="cpu", dtype=dtype).fit(X, y) for dtype in ("float32", "float64")}
-    p32, p64 = (_mean_p(X, y, fits[dtype].components_) for dtype in ("float32", "float64"))
-    assert p32 >= p64 - 0.002 and p64 > 0.9
+    single = NCA(2, random_state=0, device="cpu", dtype="float32").fit(X, y)
+    double = NCA(2, init=single.components_.astype(np.float64), device="cpu", dtype="float64").fit(X, y)
+    p32, p64 = _mean_p(X, y, single.components_), _mean_p(X, y, double.components_)
+    assert p64 - p32 < 0.002 and p32 > 0.945
