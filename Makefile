@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 HOST   ?= 127.0.0.1
 PORT   ?= 8501
+# Tests run on this many processes (pytest-xdist); the browser tests stay on one of them.
+TEST_WORKERS ?= 2
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
@@ -16,7 +18,7 @@ run: $(VENV)/.installed-app
 
 test: $(VENV)/.installed-test chromium
 	$(PY) -m ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .

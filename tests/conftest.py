@@ -20,6 +20,23 @@ def real_data_dir() -> Path | None:
     return None
 
 
+def pytest_configure(config):
+    """Under ``pytest -n N`` (``make test``) each worker trains on one torch thread: N
+    workers with a thread per core each would make every core juggle N threads."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        import torch
+
+        torch.set_num_threads(1)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser tests run one after another on one worker (``--dist loadgroup``): two
+    Streamlit servers and two Chromiums on two cores would time each other out."""
+    for item in items:
+        if item.get_closest_marker("e2e") is not None:
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     found = real_data_dir()
