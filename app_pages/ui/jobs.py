@@ -14,9 +14,12 @@ import ctypes
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
+
+from .frames import FrameBuffer, progress
+from .run_clock import RunClock
 
 if TYPE_CHECKING:
     from nca_core import Snapshot
@@ -119,8 +122,8 @@ class TrainingJob:
     """One training run. ``make_stream(should_stop)`` is called in the worker thread; the
     stream it returns asks ``should_stop()`` between minibatches (``NCA.fit_iter``).
 
-    Attributes read by the page: ``snapshots`` (append-only), ``state`` (a ``JobState``),
-    ``error`` and ``stop_reason``.
+    Attributes read by the page: ``snapshots`` (at most ``max_snapshots``, a ``FrameBuffer``),
+    ``state`` (a ``JobState``), ``error``, ``stop_reason`` and ``clock`` (a ``RunClock``).
     ``pace(snapshot)`` gives the least seconds a frame stays before training goes on, or
     None to leave the frame out (else ``max_epochs_per_second`` caps every frame). With
     ``hold_first_frame`` > 0, training waits after the start frame until the page has drawn
@@ -143,12 +146,9 @@ class TrainingJob:
     heartbeat_timeout: float = 600.0
     max_snapshots: int = 600
     threads: int | None = None
-    snapshots: list[Snapshot] = field(default_factory=list)
     state: JobState = JobState.QUEUED
     error: str | None = None
     stop_reason: str | None = None
-    started: float = field(default_factory=time.monotonic)
-    ended: float | None = None
 
     def __post_init__(self):
         with _ticket_lock:
@@ -162,10 +162,8 @@ class TrainingJob:
         self._control = threading.Lock()
         self._drawn = threading.Event()
         self._heartbeat = time.monotonic()
-        self._arrivals: list[tuple[float, float]] = []  # (epochs done, _clock()) of every frame kept
-        self._computed: list[tuple[float, float]] = []  # (epochs done, seconds the stream has computed)
-        self._paused = 0.0  # seconds spent paused, finished pauses
-        self._paused_since: float | None = None
+        self.frames = FrameBuffer(self.max_snapshots)
+        self.clock = RunClock(skip_first_frame=self.hold_first_frame > 0)
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
         self._thread.start()
 
@@ -231,8 +229,12 @@ class TrainingJob:
         return self.slots.wait_estimate(self.ticket) if self.state == JobState.QUEUED else None
 
     @property
+    def snapshots(self) -> list[Snapshot]:
+        return self.frames.items
+
+    @property
     def latest(self) -> Snapshot | None:
-        return self.snapshots[-1] if self.snapshots else None
+        return self.frames.latest
 
     # -- the worker ---------------------------------------------------------------------
 
@@ -283,7 +285,7 @@ class TrainingJob:
         except Exception as exc:  # reported on the page instead of killing the thread silently
             self.state, self.error = JobState.FAILED, f"Training stopped: {exc}"
         finally:
-            self.ended = time.monotonic()
+            self.clock.end()
             if stream is not None:
                 stream.close()
             self.slots.release(self.ticket)
@@ -296,7 +298,7 @@ class TrainingJob:
         computing = 0.0
         for snap in stream:
             computing += time.monotonic() - last
-            self._computed.append((progress(snap), computing))
+            self.clock.frame_computed(progress(snap), computing)
             wait = self._frame_seconds(snap)
             if wait is None and not (self._stop.is_set() or self._step_ends(snap)):
                 last = time.monotonic()
@@ -310,56 +312,22 @@ class TrainingJob:
                 return
             last = time.monotonic()
 
-    def _clock(self) -> float:
-        """Seconds of the run so far, pauses left out."""
-        paused = self._paused + (time.monotonic() - self._paused_since if self._paused_since else 0.0)
-        return time.monotonic() - paused
-
     @property
     def elapsed(self) -> float:
         """Seconds since the job was created, pauses left out, frozen when it ends."""
-        return (self.ended - self._paused if self.ended else self._clock()) - self.started
-
-    # Speed is measured over the latest this-many seconds: it follows a change of pace.
-    SPEED_WINDOW = 10.0
-
-    def _speed(self) -> float | None:
-        """Epochs per second between frames in the latest SPEED_WINDOW seconds, the held
-        start frame left out; None until there are two."""
-        arrivals = self._arrivals[1:] if self.hold_first_frame > 0 else self._arrivals
-        if not arrivals:
-            return None
-        end_epoch, end_at = arrivals[-1]
-        window = [(e, t) for e, t in arrivals if t >= end_at - self.SPEED_WINDOW]
-        if len(window) < 2 or end_epoch <= window[0][0] or end_at <= window[0][1]:
-            return None
-        return (end_epoch - window[0][0]) / (end_at - window[0][1])
+        return self.clock.elapsed
 
     @property
     def epochs_per_second(self) -> float | None:
         """Epochs per second of the run as the page sees it (the frame cap and a slow-motion
         start included, pauses and the held start frame not); None before any progress."""
-        return self._speed()
-
-    def _compute_seconds_per_epoch(self) -> float | None:
-        """Seconds the stream itself takes per epoch, over its latest SPEED_WINDOW seconds
-        of computing (the start frame's set-up left out); None until it has two frames."""
-        computed = self._computed[1:]
-        if len(computed) < 2:
-            return None
-        end_epoch, end_busy = computed[-1]
-        start_epoch, start_busy = next((e, b) for e, b in computed if b >= end_busy - self.SPEED_WINDOW)
-        if end_epoch <= start_epoch:
-            start_epoch, start_busy = computed[0]
-        if end_epoch <= start_epoch:
-            return None
-        return (end_busy - start_busy) / (end_epoch - start_epoch)
+        return self.clock.epochs_per_second()
 
     @property
     def seconds_left(self) -> float | None:
         """Estimated seconds to the last epoch: the stream's speed, and what the pace adds
         to it (a slow-motion start, a frame cap). None before two frames."""
-        latest, per_epoch = self.latest, self._compute_seconds_per_epoch()
+        latest, per_epoch = self.latest, self.clock.compute_seconds_per_epoch()
         if latest is None or self.total_epochs is None or per_epoch is None:
             return None
         done = progress(latest)
@@ -369,12 +337,8 @@ class TrainingJob:
         return max(0.0, self.total_epochs - done) * max(per_epoch, least)
 
     def _keep(self, snap: Snapshot) -> None:
-        """Store a snapshot; past the cap, thin the older ones (``_thinned``)."""
-        self._arrivals.append((progress(snap), self._clock()))
-        if len(self.snapshots) >= self.max_snapshots:
-            self.snapshots = [*_thinned(self.snapshots), snap]
-        else:
-            self.snapshots.append(snap)
+        self.clock.frame_kept(progress(snap))
+        self.frames.keep(snap)
 
     def _step_ends(self, snap: Snapshot) -> bool:
         """Whether ``snap`` is where a step asked for pauses again (one epoch on)."""
@@ -399,29 +363,12 @@ class TrainingJob:
                 self._resume.clear()
         if not self._resume.is_set():
             self.state = JobState.PAUSED
-            self._paused_since = time.monotonic()
+            self.clock.pause()
             try:
                 while not self._resume.wait(timeout=0.1):
                     if self._should_stop():
                         return
             finally:
-                self._paused += time.monotonic() - self._paused_since
-                self._paused_since = None
+                self.clock.resume()
             if not self._stop.is_set():
                 self.state = JobState.RUNNING
-
-
-def _thinned(snapshots: list[Snapshot]) -> list[Snapshot]:
-    """Every other part-way frame dropped, whole epochs kept (the curves and the replay
-    are drawn from them: MNIST's 40 epochs take 2,360 frames); every other of all, the
-    first kept, once only whole epochs are left."""
-    partway = [s for s in snapshots if s.fraction < 1.0]
-    if len(partway) < 2:
-        return snapshots[::2]
-    dropped = {id(s) for s in partway[1::2]}
-    return [s for s in snapshots if id(s) not in dropped]
-
-
-def progress(snap: Snapshot) -> float:
-    """Epochs done at a snapshot, counting a part-way frame's fraction (12.25, say)."""
-    return snap.epoch if snap.fraction >= 1.0 else snap.epoch - 1 + snap.fraction

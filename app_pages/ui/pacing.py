@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from nca_core.config.rules import LARGE_SET_SAMPLES
 
-from .jobs import progress
+from .frames import progress
 
 if TYPE_CHECKING:
     from nca_core import Snapshot

@@ -18,8 +18,8 @@ from nca_core.util.formatting import percent
 
 from . import notices, presentation, thumbnails
 from .data import dataset_title
+from .frames import progress as progress_of
 from .jobs import JobState
-from .jobs import progress as progress_of
 from .state import ActiveRun
 
 # A 3-D chart is a Plotly WebGL figure built afresh for each frame (about a second in

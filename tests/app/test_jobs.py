@@ -89,7 +89,7 @@ def test_a_resume_clicked_as_a_step_ends_is_not_lost():
 def test_a_step_from_a_part_way_frame_trains_exactly_one_epoch():
     """In the slow-motion start frames come four an epoch: a step from 3.75 must end at
     4.75, not at the end of epoch 4 (a quarter epoch, while the button says one)."""
-    from app_pages.ui.jobs import progress
+    from app_pages.ui.frames import progress
     from app_pages.ui.pacing import Pace
 
     data = datasets.load("rings")
@@ -274,7 +274,7 @@ def test_slow_motion_start_walks_through_the_first_epochs_and_full_speed_does_no
         )
         job.drawn()  # as the page does once it has drawn the start frame
         job.join(60)
-        times = dict(job._arrivals)
+        times = dict(job.clock.arrivals)
         return times[6.0] - times[0], job.snapshots
 
     pace = Pace(10, True, frames_per_epoch=4)

@@ -1,0 +1,83 @@
+"""A training job's clock: seconds with its pauses left out, and how fast the run goes."""
+
+from __future__ import annotations
+
+import time
+
+__all__ = ["RunClock"]
+
+
+class RunClock:
+    """Seconds of a run, pauses left out, and two speeds read from it: epochs per second as
+    the page sees frames arrive, and the stream's own seconds of computing per epoch. Both
+    are taken over the latest ``SPEED_WINDOW`` seconds, so they follow a change of pace.
+    With ``skip_first_frame`` the first frame (a start frame held on screen) does not count
+    in the page's speed."""
+
+    # Speed is measured over the latest this-many seconds.
+    SPEED_WINDOW = 10.0
+
+    def __init__(self, skip_first_frame: bool = False):
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self._skip_first_frame = skip_first_frame
+        self._paused = 0.0  # seconds spent paused, finished pauses
+        self._paused_since: float | None = None
+        self.arrivals: list[tuple[float, float]] = []  # (epochs done, now()) of every frame kept
+        self._computed: list[tuple[float, float]] = []  # (epochs done, seconds the stream has computed)
+
+    def now(self) -> float:
+        """Seconds of the run so far, pauses left out (on the monotonic clock's scale)."""
+        paused = self._paused + (time.monotonic() - self._paused_since if self._paused_since else 0.0)
+        return time.monotonic() - paused
+
+    def pause(self) -> None:
+        self._paused_since = time.monotonic()
+
+    def resume(self) -> None:
+        if self._paused_since is not None:
+            self._paused += time.monotonic() - self._paused_since
+            self._paused_since = None
+
+    def end(self) -> None:
+        self.ended = time.monotonic()
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the run was created, pauses left out, frozen when it ends."""
+        return (self.ended - self._paused if self.ended else self.now()) - self.started
+
+    def frame_kept(self, done: float) -> None:
+        """A frame ``done`` epochs into the run reached the page's buffer."""
+        self.arrivals.append((done, self.now()))
+
+    def frame_computed(self, done: float, busy_seconds: float) -> None:
+        """The stream had computed ``busy_seconds`` in all when it gave a frame ``done``
+        epochs in (kept or not)."""
+        self._computed.append((done, busy_seconds))
+
+    def epochs_per_second(self) -> float | None:
+        """Epochs per second between frames kept in the latest SPEED_WINDOW seconds; None
+        until there are two."""
+        arrivals = self.arrivals[1:] if self._skip_first_frame else self.arrivals
+        if not arrivals:
+            return None
+        end_epoch, end_at = arrivals[-1]
+        window = [(e, t) for e, t in arrivals if t >= end_at - self.SPEED_WINDOW]
+        if len(window) < 2 or end_epoch <= window[0][0] or end_at <= window[0][1]:
+            return None
+        return (end_epoch - window[0][0]) / (end_at - window[0][1])
+
+    def compute_seconds_per_epoch(self) -> float | None:
+        """Seconds the stream itself takes per epoch, over its latest SPEED_WINDOW seconds
+        of computing (the start frame's set-up left out); None until it has two frames."""
+        computed = self._computed[1:]
+        if len(computed) < 2:
+            return None
+        end_epoch, end_busy = computed[-1]
+        start_epoch, start_busy = next((e, b) for e, b in computed if b >= end_busy - self.SPEED_WINDOW)
+        if end_epoch <= start_epoch:
+            start_epoch, start_busy = computed[0]
+        if end_epoch <= start_epoch:
+            return None
+        return (end_busy - start_busy) / (end_epoch - start_epoch)
