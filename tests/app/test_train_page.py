@@ -118,6 +118,19 @@ def test_picking_a_network_brings_the_deep_preset_and_picking_a_map_brings_it_ba
     assert app.sidebar.radio(key="rings-schedule-linear").value == "constant"
 
 
+def test_a_networks_objective_and_step_follow_d_as_the_library_chooses_them(app):
+    """For a network, a 2-D picture trains g at the network's step and a wide map MCML at a
+    third of it (``rules.network_preset``): changing d on the sidebar brings them."""
+    app.selectbox(key="dataset").set_value("digits").run()
+    app.sidebar.selectbox(key="digits-encoder").set_value("mlp").run()
+    assert app.sidebar.radio(key="digits-objective-mlp-2").value == "g"
+    assert app.sidebar.number_input(key="digits-lr-adam-mlp-2").value == 0.003
+    app.sidebar.select_slider(key="digits-d").set_value(32).run()
+    assert app.sidebar.radio(key="digits-objective-mlp-32").value == "mcml"
+    assert app.sidebar.number_input(key="digits-lr-adam-mlp-32").value == 0.001
+    assert not app.exception
+
+
 def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
     assert app.sidebar.selectbox(key="rings-init-linear").value == "pca"
     app.sidebar.selectbox(key="rings-encoder").set_value("mlp").run()
