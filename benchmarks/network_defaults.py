@@ -13,6 +13,7 @@ what "auto" means for a network) is chosen from these rows.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import time
 
@@ -50,10 +51,13 @@ def main() -> None:
     parser.add_argument("--dims", nargs="+", type=int, default=[30])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--candidates", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES))
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every input by this (how far from unit scale)")
     args = parser.parse_args()
     data = datasets.load(args.dataset, download=False)
+    if args.scale != 1.0:
+        data = dataclasses.replace(data, X_train=data.X_train * args.scale, X_test=data.X_test * args.scale)
     print(f"machine: {machine()}\n")
-    print(f"{args.dataset}: {len(data.y_train):,} training, {len(data.y_test):,} test images\n")
+    print(f"{args.dataset}: {len(data.y_train):,} training, {len(data.y_test):,} test images, inputs x {args.scale:g}\n")
     print("| d | settings | resolved | 5-NN test error per seed | mean | train time (s) per seed |")
     print("| --- | --- | --- | --- | --- | --- |")
     for d in args.dims:

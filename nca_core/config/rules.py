@@ -39,6 +39,7 @@ __all__ = [
     "auto_shift",
     "default_learning_rate",
     "image_shift",
+    "input_scale_note",
     "locked_values",
     "minibatch_defaults",
     "network_preset",
@@ -293,6 +294,26 @@ def candidates_note(n_candidates: int | None, objective: str, neighbors: str) ->
         "error",
         "Neighbours from the nearest points need objective f or g (MCML normalises over all pairs).",
         "neighbors='nearest' and n_candidates work with objective 'f' or 'g'",
+    )
+
+
+# A network trains from PyTorch's default weights at a step tuned on pixels of unit scale
+# (MNIST, USPS, digits' 0 to 16, whose largest feature standard deviation is 6.5). With
+# twice digits' values it no longer learns at d = 30 (benchmarks/RESULTS.md).
+NETWORK_MAX_FEATURE_STD = 10.0
+
+
+def input_scale_note(encoder: str, largest_std: float) -> Note | None:
+    """A network's inputs should be near unit scale: a caveat when a feature's standard
+    deviation is over ``NETWORK_MAX_FEATURE_STD``."""
+    if encoder != "mlp" or not largest_std > NETWORK_MAX_FEATURE_STD:
+        return None
+    return Note(
+        "encoder",
+        "warning",
+        "Some features vary widely; a neural network learns best from standardised inputs.",
+        f"a feature of X has a standard deviation of {largest_std:.3g}: encoder='mlp' trains on inputs "
+        "near unit scale; standardise X (e.g. sklearn.preprocessing.StandardScaler) or scale pixels to [0, 1]",
     )
 
 

@@ -21,6 +21,7 @@ from ..config.rules import (
     OPTIONS,
     SCHEDULE_CHOICES,
     DataShape,
+    input_scale_note,
     resolve,
 )
 from ..objective.kernels import make_kernel
@@ -454,6 +455,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             device = resolve_device(self.device)
             dtype = resolve_dtype(self.dtype, device)
             _check_augment(settings["augment"], X, dtype, device)
+            _warn_of_input_scale(settings["encoder"], X)
             with report.timing_start(settings):
                 components = self._initial_components(X, y_index, settings, rng)
             seed = int(rng.randint(np.iinfo(np.int32).max))
@@ -665,6 +667,17 @@ def _training_offset(start: _Start) -> np.ndarray:
     if s["encoder"] == "mlp" or s["augment"] is not None or s["shift"]:
         return np.zeros(start.X.shape[1])
     return start.X.mean(0, dtype=np.float64)
+
+
+def _warn_of_input_scale(encoder: str, X: np.ndarray) -> None:
+    """Warn (``rules.input_scale_note``) when a network is handed inputs far from unit scale."""
+    if encoder != "mlp":
+        return
+    largest = max(float(np.std(X[:, start : start + 256], axis=0, dtype=np.float64).max())
+                  for start in range(0, X.shape[1], 256))  # fmt: skip
+    note = input_scale_note(encoder, largest)
+    if note is not None:
+        warnings.warn(note.error, UserWarning, stacklevel=6)
 
 
 def _check_augment(augment, X: np.ndarray, dtype: torch.dtype, device) -> None:

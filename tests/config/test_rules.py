@@ -202,3 +202,13 @@ def test_the_encoder_names_the_rules_offer_are_the_ones_make_encoder_builds():
 
     assert encoders.ENCODERS == rules.ENCODERS
     assert kernels.KERNELS is rules.KERNELS and losses.OBJECTIVES is rules.OBJECTIVES
+
+
+def test_only_a_network_is_warned_of_inputs_far_from_unit_scale():
+    from nca_core.config.rules import NETWORK_MAX_FEATURE_STD, input_scale_note
+
+    assert input_scale_note("mlp", NETWORK_MAX_FEATURE_STD) is None
+    note = input_scale_note("mlp", 26.1)
+    assert note.level == "warning" and "26.1" in note.error and "StandardScaler" in note.error
+    assert input_scale_note("linear", 1e6) is None
+    assert input_scale_note("mlp", float("nan")) is None  # no finite spread: nothing to say

@@ -565,3 +565,20 @@ def test_float32_rows_centred_in_float32_keep_the_float64_distances():
     assert np.abs(sq(rows) - sq(exact))[far].max() / sq(exact)[far].min() < 1e-5
     X64 = X.astype(np.float64)  # a float64 input keeps its digits through the float64 path
     np.testing.assert_allclose(_training_rows(X64, np.arange(300), mean, torch.float64, "cpu").numpy(), exact)
+
+
+def test_a_network_handed_inputs_far_from_unit_scale_says_to_standardise_them(digits):
+    """Digits' pixels (0 to 16) train a network; four times them do not (about 78% 5-NN
+    error at d = 30, benchmarks/RESULTS.md), so the fit warns, naming the cure. A linear
+    map, which PCA starts at any scale, does not warn."""
+    import warnings as warnings_module
+
+    X, y = digits  # pixels scaled to [0, 1]
+    pixels, raw = X * 16.0, X * 64.0
+    with pytest.warns(UserWarning, match=r"standard deviation of 2\d\.\d.*StandardScaler") as caught:
+        NCA(5, encoder="mlp", max_iter=1, hidden_sizes=(16,), random_state=0, device="cpu").fit(raw, y)
+    assert caught[0].filename == __file__  # points at the caller's fit
+    with warnings_module.catch_warnings():
+        warnings_module.simplefilter("error")
+        NCA(5, max_iter=1, random_state=0, device="cpu", optimizer="adam").fit(raw, y)
+        NCA(5, encoder="mlp", max_iter=1, hidden_sizes=(16,), random_state=0, device="cpu").fit(pixels, y)
