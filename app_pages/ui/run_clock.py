@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 __all__ = ["RunClock"]
@@ -12,7 +13,8 @@ class RunClock:
     the page sees frames arrive, and the stream's own seconds of computing per epoch. Both
     are taken over the latest ``SPEED_WINDOW`` seconds, so they follow a change of pace.
     With ``skip_first_frame`` the first frame (a start frame held on screen) does not count
-    in the page's speed."""
+    in the page's speed. The worker pauses and resumes it while the page reads it: those
+    three hold one lock."""
 
     # Speed is measured over the latest this-many seconds.
     SPEED_WINDOW = 10.0
@@ -21,6 +23,7 @@ class RunClock:
         self.started = time.monotonic()
         self.ended: float | None = None
         self._skip_first_frame = skip_first_frame
+        self._lock = threading.Lock()
         self._paused = 0.0  # seconds spent paused, finished pauses
         self._paused_since: float | None = None
         self.arrivals: list[tuple[float, float]] = []  # (epochs done, now()) of every frame kept
@@ -28,16 +31,20 @@ class RunClock:
 
     def now(self) -> float:
         """Seconds of the run so far, pauses left out (on the monotonic clock's scale)."""
-        paused = self._paused + (time.monotonic() - self._paused_since if self._paused_since else 0.0)
-        return time.monotonic() - paused
+        with self._lock:
+            now = time.monotonic()
+            since = self._paused_since
+            return now - self._paused - (now - since if since is not None else 0.0)
 
     def pause(self) -> None:
-        self._paused_since = time.monotonic()
+        with self._lock:
+            self._paused_since = time.monotonic()
 
     def resume(self) -> None:
-        if self._paused_since is not None:
-            self._paused += time.monotonic() - self._paused_since
-            self._paused_since = None
+        with self._lock:
+            if self._paused_since is not None:
+                self._paused += time.monotonic() - self._paused_since
+                self._paused_since = None
 
     def end(self) -> None:
         self.ended = time.monotonic()
@@ -45,7 +52,10 @@ class RunClock:
     @property
     def elapsed(self) -> float:
         """Seconds since the run was created, pauses left out, frozen when it ends."""
-        return (self.ended - self._paused if self.ended else self.now()) - self.started
+        if self.ended is None:
+            return self.now() - self.started
+        with self._lock:
+            return self.ended - self._paused - self.started
 
     def frame_kept(self, done: float) -> None:
         """A frame ``done`` epochs into the run reached the page's buffer."""

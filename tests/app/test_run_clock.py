@@ -2,22 +2,53 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 from app_pages.ui.run_clock import RunClock
 
 
-def test_a_pause_is_left_out_of_the_elapsed_seconds_and_the_end_freezes_them():
+def test_a_pause_is_left_out_of_the_elapsed_seconds_and_the_end_freezes_them(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
     clock = RunClock()
-    time.sleep(0.05)
+    now[0] += 2.0
     clock.pause()
-    time.sleep(0.3)
+    now[0] += 30.0
+    assert clock.elapsed == 2.0  # paused: the clock stands still
     clock.resume()
-    assert 0.04 <= clock.elapsed < 0.2
+    now[0] += 1.0
+    assert clock.elapsed == 3.0
     clock.end()
-    frozen = clock.elapsed
-    time.sleep(0.05)
-    assert clock.elapsed == frozen
+    now[0] += 5.0
+    assert clock.elapsed == 3.0
+
+
+def test_the_clock_read_while_the_worker_pauses_and_resumes_never_fails_or_goes_back():
+    """The page reads ``elapsed`` while the worker pauses and resumes: each read sees a whole
+    pause or none (without the lock, reads raised TypeError and went backwards)."""
+    clock, errors, stop = RunClock(), [], threading.Event()
+
+    def worker():
+        while not stop.is_set():
+            clock.pause()
+            clock.resume()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    last = clock.elapsed
+    try:
+        for _ in range(50_000):
+            value = clock.elapsed
+            if value < last - 1e-9:
+                errors.append((last, value))
+            last = value
+    except TypeError as exc:
+        errors.append(exc)
+    finally:
+        stop.set()
+        thread.join()
+    assert errors == []
 
 
 def test_speeds_need_two_frames_and_a_held_start_frame_does_not_count(monkeypatch):
