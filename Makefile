@@ -5,7 +5,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 HOST   ?= 127.0.0.1
 PORT   ?= 8501
-# Tests run on this many processes (pytest-xdist); the browser tests stay on one of them.
+# Tests run on this many processes (pytest-xdist; 0: in this one); the browser tests run
+# after them, one at a time.
 TEST_WORKERS ?= 2
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
@@ -18,7 +19,8 @@ run: $(VENV)/.installed-app
 
 test: $(VENV)/.installed-test chromium
 	$(PY) -m ruff check .
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -n $(TEST_WORKERS) -m "not e2e"
+	$(PY) -m pytest -m e2e
 
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .

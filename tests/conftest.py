@@ -21,20 +21,13 @@ def real_data_dir() -> Path | None:
 
 
 def pytest_configure(config):
-    """Under ``pytest -n N`` (``make test``) each worker trains on one torch thread: N
-    workers with a thread per core each would make every core juggle N threads."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    """Under ``pytest -n N`` (``make test``) the workers share the cores: each trains on its
+    share of torch's threads, so N workers do not make every core juggle N threads."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
         import torch
 
-        torch.set_num_threads(1)
-
-
-def pytest_collection_modifyitems(config, items):
-    """Browser tests run one after another on one worker (``--dist loadgroup``): two
-    Streamlit servers and two Chromiums on two cores would time each other out."""
-    for item in items:
-        if item.get_closest_marker("e2e") is not None:
-            item.add_marker(pytest.mark.xdist_group("browser"))
+        torch.set_num_threads(max(1, torch.get_num_threads() // workers))
 
 
 @pytest.fixture(scope="session")

@@ -251,11 +251,13 @@ def test_small_sets_train_on_one_thread_and_large_ones_share_the_cores(monkeypat
 def test_speed_is_wall_clock_epochs_per_second_frame_cap_included():
     job = TrainingJob(rings_stream(max_iter=1000), JobSlots(1), max_epochs_per_second=20)
     assert job.epochs_per_second is None  # not before two snapshots
-    wait(lambda: len(job.snapshots) >= 8)
+    wait(lambda: len(job.snapshots) >= 24)
     speed = job.epochs_per_second
     job.stop()
     job.join(30)
-    # training alone runs far faster than 20 epochs/s (benchmarks/threads.py); the cap rules
+    # training alone runs far faster than 20 epochs/s (benchmarks/threads.py); the cap rules.
+    # Frames are timed as they are kept, before their wait: one that took longer to compute
+    # than the next shortens the interval between them, so the speed is read over 23 of them.
     assert 5 < speed <= 21
 
 
