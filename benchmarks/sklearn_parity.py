@@ -148,7 +148,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--interleaved", action="store_true", help="the libraries fit in turn")
+    parser.add_argument(
+        "--blockwise", action="store_true",
+        help="evaluate every set with the blockwise torch engine, never the whole-matrix one (objective.dense)",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.blockwise:
+        from nca_core.objective import dense
+
+        dense.DENSE_MAX_SAMPLES = 0  # training.epochs.dense_applies reads it at each fit
     print(f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}\n")
     print(
         "| set | d | sklearn mean p_i | nca_core mean p_i | difference | sklearn s | nca_core s | time ratio |"

@@ -169,7 +169,7 @@ def auto_kernel(encoder: str) -> str:
     return "student-t" if encoder == "mlp" else "gaussian"
 
 
-def auto_objective(encoder: str, n_samples: int = 0, n_components: int = 2, neighbors: str = "memory") -> str:
+def auto_objective(encoder: str, n_samples: int, n_components: int, neighbors: str) -> str:
     """The objective for "auto": f (the paper's and scikit-learn's) for a map; for a network,
     MCML for a wide map (d > 3) of a set up to ``LARGE_SET_SAMPLES`` points, else g.
 
@@ -297,9 +297,9 @@ def candidates_note(n_candidates: int | None, objective: str, neighbors: str) ->
     )
 
 
-# A network trains from PyTorch's default weights at a step tuned on pixels of unit scale
-# (MNIST, USPS, digits' 0 to 16, whose largest feature standard deviation is 6.5). With
-# twice digits' values it no longer learns at d = 30 (benchmarks/RESULTS.md).
+# A network trains from PyTorch's default weights at a step tuned on pixels near unit scale;
+# from features that vary much more it may not learn at all (benchmarks/RESULTS.md, "The
+# network's defaults, chosen again").
 NETWORK_MAX_FEATURE_STD = 10.0
 
 

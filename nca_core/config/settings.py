@@ -125,7 +125,7 @@ def _anchors_alone(values: Mapping[str, Any]) -> bool:
     return augments_anchors(optimizer, neighbors)
 
 
-_WIDTHS = (32, 64, 128, 256, 500, 512, 1000)  # the app's hidden layer widths: two of each
+_HIDDEN_WIDTHS = (32, 64, 128, 256, 500, 512, 1000)  # the app's hidden layer widths: two of each
 DOF_MAX = 1000.0  # the Student-t's largest degrees of freedom a link, flag or control takes
 
 SETTINGS: tuple[Setting, ...] = (
@@ -155,8 +155,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "hidden_sizes", NETWORK_HIDDEN_SIZES, "Hidden layers",
         "The network's hidden ReLU layers (units in each), then a linear output layer.",
-        "Map", "select_slider", choices=tuple((w, w) for w in _WIDTHS), url_key="hidden",
-        applies=lambda v: v.get("encoder") == "mlp", labels={(w, w): f"2 × {w}" for w in _WIDTHS},
+        "Map", "select_slider", choices=tuple((w, w) for w in _HIDDEN_WIDTHS), url_key="hidden",
+        applies=lambda v: v.get("encoder") == "mlp", labels={(w, w): f"2 × {w}" for w in _HIDDEN_WIDTHS},
         parser=lambda text: parse_layer_sizes(text), text_of=lambda sizes: ",".join(map(str, sizes)),
     ),
     Setting(
@@ -213,7 +213,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "batch_size", 128, "Batch size", "Anchors per step (minibatch optimisers only).",
         "Optimiser", "select_slider", choices=(32, 64, 128, 256, 512, 1024, 2048, 4096), url_key="batch",
-        applies=_minibatch, reset_on=("encoder",),
+        applies=_minibatch, reset_on=("encoder", "n_components"),
     ),
     Setting(
         "neighbors", "auto", "Neighbours from",
@@ -240,7 +240,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "max_iter", 60, "Epochs", "Passes over the training set (L-BFGS: iterations).",
-        "Optimiser", "slider", low=1, high=300, url_key="epochs", reset_on=("encoder",),  # link key: the old name
+        "Optimiser", "slider", low=1, high=300, url_key="epochs", reset_on=("encoder", "n_components"),  # link key: the old name
     ),
     Setting(
         "weight_decay", 0.0, "L2 weight on the map",

@@ -89,8 +89,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     max_iter : int, default=None
         Maximum number of iterations (L-BFGS) or epochs (full passes of minibatch
         optimisers). None: 50 for L-BFGS, and for minibatch training a count tuned to the
-        data size and the encoder (``rules.minibatch_defaults``: for all of MNIST at d > 3,
-        5 epochs of a map and 12 of the MLP).
+        data size and the encoder (``rules.minibatch_defaults``).
     tol : float, default=1e-5
         L-BFGS stops when the loss falls by less than tol relative to its size or every
         gradient entry is below tol (as scikit-learn's L-BFGS-B); minibatch training when
@@ -111,8 +110,8 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         distribution P (uniform over same-class pairs) and the joint q_ij over all pairs
         (dt-MCML of Min et al., 2010). The reported objective is then -KL (at most 0).
         "auto" is f for a linear or diagonal map (as scikit-learn). For
-        ``encoder="mlp"`` it is "mcml" for n_components > 3 on up to 20,000 points, else
-        g: from random weights f's gradient vanishes for points among other classes, and
+        ``encoder="mlp"`` it is "mcml" for a wide map of a set that is not large, else g:
+        from random weights f's gradient vanishes for points among other classes, and
         g's does not (``rules.auto_objective``).
     encoder : {"linear", "diagonal", "mlp"}, default="linear"
         "linear": a full d x D map; "diagonal": one scale per feature (d = D); "mlp": a

@@ -40,7 +40,7 @@ def test_compare_renders_three_methods_and_the_raw_row(app):
 
 
 def test_compare_reuses_the_train_run_when_it_matches(app):
-    app.sidebar.slider(key="rings-epochs-linear").set_value(5)
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(5)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
@@ -51,7 +51,7 @@ def test_compare_reuses_the_train_run_when_it_matches(app):
 
 def test_a_stopped_train_run_is_not_passed_off_as_the_nca_fit(app, tmp_path, monkeypatch):
     monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
-    app.sidebar.slider(key="rings-epochs-linear").set_value(300)
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(300)
     app.sidebar.slider(key="pace").set_value(5)
     button(app, "Train").click().run()
     wait_for(app, lambda at: len(at.session_state["train_run"].snapshots) >= 3)

@@ -72,8 +72,8 @@ def test_nca_is_trained_on_all_of_a_small_set_once_and_saved(app, tmp_path, monk
 
 def test_reuses_the_train_run_when_it_matches(app):
     app.selectbox(key="dataset").set_value("digits").run()
-    app.sidebar.select_slider(key="digits-d").set_value(32)
-    app.sidebar.slider(key="digits-epochs-linear").set_value(3)
+    app.sidebar.select_slider(key="digits-d").set_value(32).run()  # epochs come back to d's own
+    app.sidebar.slider(key="digits-epochs-linear-32").set_value(3)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()

@@ -47,7 +47,7 @@ def test_a_link_with_present_opens_the_page_presenting():
 
 def _finished_presented_run(app, epochs: int):
     """A rings run of ``epochs`` at full speed in presentation mode, run to its end."""
-    app.sidebar.slider(key="rings-epochs-linear").set_value(epochs)
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(epochs)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     app.toggle(key="present").set_value(True).run()

@@ -7,7 +7,7 @@ from apptest_helpers import button, wait_for
 
 
 def start(app, epochs=300, pace=5, slow=False):
-    app.sidebar.slider(key="rings-epochs-linear").set_value(epochs)
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(epochs)
     app.sidebar.slider(key="pace").set_value(pace)
     app.sidebar.toggle(key="slow-start").set_value(slow)
     button(app, "Train").click().run()

@@ -18,7 +18,7 @@ def test_a_link_opens_its_settings_and_says_what_it_ignored():
     assert at.selectbox(key="dataset").value == "wine"
     assert at.sidebar.select_slider(key="wine-d").value == 3
     assert at.sidebar.selectbox(key="wine-optimizer").value == "sgd"
-    assert at.sidebar.slider(key="wine-epochs-linear").value == 7
+    assert at.sidebar.slider(key="wine-epochs-linear-3").value == 7
     notice = next(i.value for i in at.info if "were not used" in i.value)
     assert "lr='abc' ignored: must be a number from 1e-05 to 1000" in notice
     assert "unknown setting 'bogus' ignored" in notice
@@ -26,7 +26,7 @@ def test_a_link_opens_its_settings_and_says_what_it_ignored():
 
 def test_the_url_follows_the_settings():
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.sidebar.slider(key="rings-epochs-linear").set_value(12).run()
+    at.sidebar.slider(key="rings-epochs-linear-2").set_value(12).run()
     assert at.query_params["dataset"] == "rings"
     assert at.query_params["epochs"] == "12"
     assert at.query_params["optimizer"] == "adam"

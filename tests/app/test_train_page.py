@@ -16,7 +16,8 @@ def active_run(at):
 
 def finished_run(app, epochs: int, dataset: str = "rings"):
     """Train ``dataset`` for ``epochs`` at full speed and rerun the page once it has ended."""
-    app.sidebar.slider(key=f"{dataset}-epochs-linear").set_value(epochs)
+    d = app.sidebar.select_slider(key=f"{dataset}-d").value
+    app.sidebar.slider(key=f"{dataset}-epochs-linear-{d}").set_value(epochs)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
@@ -33,7 +34,7 @@ def test_page_renders_with_rings_preselected(app):
 
 
 def test_a_short_run_produces_snapshots_and_metrics(app):
-    app.sidebar.slider(key="rings-epochs-linear").set_value(8)
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(8)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
@@ -52,7 +53,7 @@ def test_a_short_run_produces_snapshots_and_metrics(app):
 
 
 def test_stop_keeps_the_snapshots(app):
-    app.sidebar.slider(key="rings-epochs-linear").set_value(300)
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(300)
     app.sidebar.slider(key="pace").set_value(5)
     button(app, "Train").click().run()
     wait_for(app, lambda at: len(active_run(at).snapshots) >= 3)
@@ -67,7 +68,7 @@ def test_stop_keeps_the_snapshots(app):
 
 
 def test_changing_dataset_resets_the_run(app):
-    app.sidebar.slider(key="rings-epochs-linear").set_value(3)
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(3)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
@@ -84,7 +85,7 @@ def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
     app.sidebar.number_input(key="rings-lr-sgd-linear-2").set_value(100.0)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
-    app.sidebar.slider(key="rings-epochs-linear").set_value(50)
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(50)
     button(app, "Train").click().run()
     wait_for(app, lambda at: not active_run(at).job.alive)
     run = active_run(app)
@@ -109,7 +110,7 @@ def test_picking_a_network_brings_the_deep_preset_and_picking_a_map_brings_it_ba
     app.sidebar.selectbox(key="rings-encoder").set_value("mlp").run()
     assert kernel_and_objective("mlp") == ("student-t", "g")
     assert app.sidebar.radio(key="rings-schedule-mlp").value == "cosine"
-    assert app.sidebar.slider(key="rings-epochs-mlp").value == 40  # the network's epochs, not the map's
+    assert app.sidebar.slider(key="rings-epochs-mlp-2").value == 40  # the network's epochs, not the map's
     assert app.sidebar.select_slider(key="rings-hidden").value == "500,500"
     shift = app.sidebar.select_slider(key="rings-shift-mlp")
     assert shift.value == 0 and shift.disabled  # the rings are points, not images
@@ -140,7 +141,7 @@ def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
     app.sidebar.toggle(key="rings-dof-learn").set_value(True).run()
     assert app.sidebar.number_input(key="rings-dof").disabled  # learnt, so not typed in
     app.sidebar.radio(key="rings-objective-mlp-2").set_value("mcml")
-    app.sidebar.slider(key="rings-epochs-mlp").set_value(6)
+    app.sidebar.slider(key="rings-epochs-mlp-2").set_value(6)
     app.sidebar.slider(key="pace").set_value(0)
     app.sidebar.toggle(key="slow-start").set_value(False)
     button(app, "Train").click().run()
@@ -321,7 +322,7 @@ def test_a_point_clicked_while_training_keeps_its_lines_on_later_frames(app):
     has moved to, and its lines from there."""
     from nca_core.objective.losses import selection_probabilities
 
-    app.sidebar.slider(key="rings-epochs-linear").set_value(300)
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(300)
     app.sidebar.slider(key="pace").set_value(5)
     button(app, "Train").click().run()
     run = active_run(app)
