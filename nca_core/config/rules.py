@@ -202,6 +202,8 @@ def network_preset(image_shape: tuple[int, int] | None, shape: DataShape, n_comp
     line to set in their controls."""
     neighbors = neighbor_source("auto", optimizer, "mlp")
     tuned = minibatch_defaults(shape.n_samples, n_components, neighbors, "mlp")
+    if not uses_minibatches(optimizer):
+        tuned = {"batch_size": shape.n_samples, "max_iter": LBFGS_MAX_ITER}
     objective = auto_objective("mlp", shape.n_samples, n_components, neighbors)
     return {
         "kernel": auto_kernel("mlp"),

@@ -194,7 +194,8 @@ def test_a_deep_run_on_shifted_images_learns():
     assert snaps[-1].test_accuracy > snaps[0].test_accuracy + 0.4  # 2-D after 8 epochs: about 0.7
 
 
-def test_the_apps_network_preset_is_what_the_estimator_gives_a_network():
+@pytest.mark.parametrize("optimizer", ["adam", "sgd", "lbfgs"])
+def test_the_apps_network_preset_is_what_the_estimator_gives_a_network(optimizer):
     """The Train page's "neural network" choice and ``NCA(encoder="mlp", image_shape=...)``
     train the same layers, kernel, objective, step schedule and size, batches, epochs,
     neighbours, shift and start, for a picture and for a wide map."""
@@ -203,10 +204,10 @@ def test_the_apps_network_preset_is_what_the_estimator_gives_a_network():
     names = ("kernel", "objective", "learning_rate_schedule", "learning_rate", "batch_size", "max_iter",
              "neighbors", "shift", "init")  # fmt: skip
     for d in (2, 30):
-        preset = recommended_config(images, d, encoder="mlp")
-        model = NCA(d, encoder="mlp", image_shape=images.image_shape)
+        preset = recommended_config(images, d, encoder="mlp", optimizer=optimizer)
+        model = NCA(d, encoder="mlp", image_shape=images.image_shape, optimizer=optimizer)
         library = model._resolve(shape)
         assert {name: getattr(preset, name) for name in names} == {name: library[name] for name in names}
         assert preset.hidden_sizes == model.hidden_sizes
-        assert preset.shift == 1
+        assert preset.shift == (0 if optimizer == "lbfgs" else 1)  # L-BFGS encodes all points together
         assert preset.objective == ("g" if d == 2 else "mcml")
