@@ -97,6 +97,8 @@ def status_and_picture() -> None:
     else:
         picture(shown)
         shown.job.drawn()
+    if waiting_for_start and current is not None and current.snapshots:
+        st.rerun(scope="app")  # the start frame is drawn: poll at the run's own pace from now on
     if current is not None and not current.job.alive and st.session_state.get("was_running"):
         st.session_state["was_running"] = False
         st.rerun(scope="app")  # the run ended: draw the results below
@@ -129,8 +131,11 @@ def curves() -> None:
 
 
 running = running and active is not None
+waiting_for_start = running and not active.snapshots
 if running:
-    picture_every, curves_every = views.redraw_seconds(len(data.y_train), active.run.config.n_components)
+    picture_every, curves_every = views.redraw_seconds(
+        len(data.y_train), active.run.config.n_components, first_frame=waiting_for_start
+    )
 if presenting:  # the one big chart, full width
     with stage:
         if running:

@@ -204,6 +204,11 @@ class TrainingJob:
         self._drawn.set()
 
     @property
+    def was_drawn(self) -> bool:
+        """Whether the page has drawn a frame of this job yet."""
+        return self._drawn.is_set()
+
+    @property
     def stop_requested(self) -> bool:
         return self._stop.is_set()
 

@@ -1,7 +1,8 @@
 """Hover pictures for the live embedding of an image dataset: encoded once, then reused.
 
-A run draws the same display subset in every frame, so its pictures are encoded when its
-first frame is drawn (a few hundred milliseconds for MNIST's 3,000 points) and kept: shared
+A run draws the same display subset in every frame, so its pictures are encoded once, with
+its second picture (the first, the start frame, goes out without them: it comes sooner),
+in a few hundred milliseconds for MNIST's 3,000 points, and kept: shared
 between sessions for a registered dataset (the same pixels for everyone, read-only), per
 session for an upload (a user's data never enters a shared cache).
 """
@@ -30,11 +31,14 @@ def _shared(name: str, digest: str, _data: Dataset, _points: np.ndarray) -> pd.D
     return _rows(_data, _points)
 
 
-def for_points(name: str, data: Dataset, points: np.ndarray) -> pd.DataFrame | None:
+def for_points(name: str, data: Dataset, points: np.ndarray, now: bool = True) -> pd.DataFrame | None:
     """``live_charts.thumbnail_rows`` for the training points ``points`` of an image
-    dataset (None for tabular data)."""
+    dataset (None for tabular data); not ``now``: the same table, empty, so a chart's spec
+    stays the same while its pictures come later."""
     if data.image_shape is None:
         return None
+    if not now:
+        return thumbnail_rows(np.arange(0), [])
     points = np.asarray(points, dtype=np.int64)
     digest = hashlib.sha1(points.tobytes()).hexdigest()
     if name != UPLOAD_NAME:

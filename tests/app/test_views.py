@@ -1,6 +1,6 @@
 """The live view's redraw policy (app_pages/ui/views.py)."""
 
-from app_pages.ui.views import THREE_D_REDRAW_SECONDS, redraw_seconds
+from app_pages.ui.views import FIRST_FRAME_POLL_SECONDS, THREE_D_REDRAW_SECONDS, redraw_seconds
 
 
 def test_small_sets_redraw_ten_times_a_second_and_large_ones_twice():
@@ -14,18 +14,24 @@ def test_a_live_3d_view_polls_slower_whatever_the_size():
 
 
 def test_an_image_run_carries_each_points_picture_for_its_tooltip_while_it_trains(app):
-    """digits: the picture joins each point to a PNG of its digit, by training index, from
-    the first frame on; the pictures are a table of their own that stays the same."""
+    """digits: the picture joins each point to a PNG of its digit, by training index. The
+    start frame goes out first with the pictures' table empty; from the next redraw on the
+    table is full and stays the same, and the points' layer never changes."""
     from apptest_helpers import button, vega_chart, wait_for
 
     app.selectbox(key="dataset").set_value("digits").run()
     app.sidebar.slider(key="pace").set_value(5)
     button(app, "Train").click().run()
     run = app.session_state["train_run"]
+    wait_for(app, lambda at: run.job.was_drawn)
+    first_spec, first = vega_chart(app, "embedding")
+    assert len(first["points"]) == len(run.run.display_index) and first["thumbnails"].empty
+    (first_points,) = [layer for layer in first_spec["layer"] if layer["data"]["name"] == "points"]
     wait_for(app, lambda at: len(run.snapshots) >= 2)
     assert run.job.state == "running"  # at pace 5 a digits run takes many seconds
     spec, tables = vega_chart(app, "embedding")
     (points,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "points"]
+    assert points == first_points  # the browser keeps the chart and swaps its tables
     assert points["transform"][0]["lookup"] == "point" and points["encoding"]["tooltip"][0]["field"] == "image"
     pictures = tables["thumbnails"]
     assert pictures["point"].tolist() == run.run.display_index.tolist()
@@ -55,3 +61,9 @@ def test_a_slow_run_gives_seconds_per_epoch_not_zero_epochs_per_second():
     assert "40.0 s per epoch" in text and "epochs/s" not in text
     job.epochs_per_second = 2.5
     assert "2.5 epochs/s" in status_text(SimpleNamespace(job=job, run=run))
+
+
+def test_until_the_start_frame_exists_every_run_polls_fast():
+    assert redraw_seconds(60000, 2, first_frame=True) == (FIRST_FRAME_POLL_SECONDS, 5.0)
+    assert redraw_seconds(700, 3, first_frame=True)[0] == FIRST_FRAME_POLL_SECONDS < THREE_D_REDRAW_SECONDS
+    assert redraw_seconds(700, 2, first_frame=True)[0] == 0.1  # already faster: kept
