@@ -25,8 +25,8 @@ from .state import ActiveRun
 # A 3-D chart is a Plotly WebGL figure built afresh for each frame (about a second in
 # headless Chromium without a GPU), so a live 3-D view is polled less often than 2-D.
 THREE_D_REDRAW_SECONDS = 1.5
-# Until a run's start frame exists the picture is polled this often: it is cheap (nothing new
-# to draw) and the start frame shows, and training goes on, as soon as it can.
+# Until a run's start frame exists the picture is polled this often, so that it shows, and
+# training (which holds the start frame until it is drawn) goes on, as soon as they can.
 FIRST_FRAME_POLL_SECONDS = 0.2
 
 
@@ -35,9 +35,9 @@ def redraw_seconds(n_train: int, n_components: int, first_frame: bool = False) -
 
     Ten times a second for small sets, whose epochs take a few tens of milliseconds; larger
     ones take up to seconds per epoch, and redrawing thousands of points costs CPU that
-    training needs (on 2 cores, MNIST's epochs took 4.3 s beside a redraw every 0.5 s,
-    2.3 s alone). Metrics and curves change slowly, so they are redrawn less often, which halves the
-    browser's work. While a run waits for its ``first_frame`` (its start waits to be drawn),
+    training needs (on 2 cores MNIST's epochs are far slower beside frequent redraws;
+    benchmarks/RESULTS.md, "MNIST live on the Train page"). Metrics and curves change
+    slowly, so they are redrawn less often. While a run waits for its ``first_frame`` (its start waits to be drawn),
     the picture is polled every ``FIRST_FRAME_POLL_SECONDS`` whatever the size.
     """
     picture = 0.1 if n_train <= 2000 else 0.2 if n_train <= LARGE_SET_SAMPLES else 1.0
@@ -238,8 +238,8 @@ REGIONS_KEY = "regions"
 
 def _first_draw(active: ActiveRun, ended: bool) -> bool:
     """Whether this is a live run's first picture, its start frame, which goes out without
-    its hover pictures (on MNIST they were a fifth of the wait for it); they follow with the
-    next redraw, of the same frame while the start is held."""
+    its hover pictures, encoded and sent in a good part of the wait for it on MNIST
+    (benchmarks/RESULTS.md); they follow with the next redraw, of the same held frame."""
     return not ended and len(active.snapshots) == 1 and not active.job.was_drawn
 
 
