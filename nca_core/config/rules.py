@@ -313,7 +313,8 @@ def input_scale_note(encoder: str, largest_std: float) -> Note | None:
     return Note(
         "encoder",
         "warning",
-        "Some features vary widely; a neural network learns best from standardised inputs.",
+        "Some features vary widely; a neural network learns best from standardised inputs, "
+        "so standardise them first.",
         f"a feature of X has a standard deviation of {largest_std:.3g}: encoder='mlp' trains on inputs "
         "near unit scale; standardise X (e.g. sklearn.preprocessing.StandardScaler) or scale pixels to [0, 1]",
     )

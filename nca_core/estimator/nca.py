@@ -668,13 +668,18 @@ def _training_offset(start: _Start) -> np.ndarray:
     return start.X.mean(0, dtype=np.float64)
 
 
+def largest_feature_std(X: np.ndarray) -> float:
+    """The largest standard deviation among the columns of X (in float64, a few at a time),
+    which ``rules.input_scale_note`` reads."""
+    return max(float(np.std(X[:, start : start + 256], axis=0, dtype=np.float64).max())
+               for start in range(0, X.shape[1], 256))  # fmt: skip
+
+
 def _warn_of_input_scale(encoder: str, X: np.ndarray) -> None:
     """Warn (``rules.input_scale_note``) when a network is handed inputs far from unit scale."""
     if encoder != "mlp":
         return
-    largest = max(float(np.std(X[:, start : start + 256], axis=0, dtype=np.float64).max())
-                  for start in range(0, X.shape[1], 256))  # fmt: skip
-    note = input_scale_note(encoder, largest)
+    note = input_scale_note(encoder, largest_feature_std(X))
     if note is not None:
         warnings.warn(note.error, UserWarning, stacklevel=6)
 

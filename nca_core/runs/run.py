@@ -22,6 +22,7 @@ from ..config.rules import (
     DataShape,
     auto_init,
     default_learning_rate,
+    input_scale_note,
     minibatch_defaults,
     neighbor_source,
     network_preset,
@@ -30,7 +31,7 @@ from ..config.rules import (
 from ..config.settings import RunConfig
 from ..datasets import Dataset
 from ..estimator.model_io import save_model
-from ..estimator.nca import NCA
+from ..estimator.nca import NCA, largest_feature_std
 from ..training.loop import Snapshot
 from ..util.formatting import percent
 from ..util.sampling import stratified_subsample
@@ -99,6 +100,9 @@ def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
     return config
 
 
+# Rows (evenly spaced) on which the page checks a network's input scale at each rerun.
+SCALE_CHECK_ROWS = 2000
+
 # Run settings that are not ``NCA`` parameters: preprocessing, and what the app draws and scores.
 RUN_ONLY = ("standardize", "display_size", "k")
 
@@ -116,6 +120,10 @@ def resolve_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[st
     request = estimator_params(config, data.image_shape)
     settings, notes = resolve(request, shape)
     texts = [note.text for note in notes]
+    if config.encoder == "mlp" and not config.standardize:  # what the fit would warn of
+        rows = data.X_train[:: max(1, len(data.X_train) // SCALE_CHECK_ROWS)]
+        scale = input_scale_note(config.encoder, largest_feature_std(rows))
+        texts += [scale.text] if scale is not None else []
     changed = {
         name: settings[name]
         for name in ("n_components", "init", "batch_size", "shift")

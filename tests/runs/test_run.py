@@ -71,6 +71,18 @@ def test_resolve_config_explains_adjustments():
     assert config.n_components == 13 and config.init == "identity" and len(notes) == 2
 
 
+def test_resolve_config_says_when_a_network_gets_inputs_far_from_unit_scale():
+    from nca_core.config.rules import input_scale_note
+
+    wine = datasets.load("wine")  # proline's values vary by hundreds
+    scale_text = input_scale_note("mlp", 1e3).text
+    assert scale_text in resolve_config(RunConfig(encoder="mlp", standardize=False), wine)[1]
+    for config in (RunConfig(encoder="mlp", standardize=True), RunConfig(encoder="linear", standardize=False)):
+        assert scale_text not in resolve_config(config, wine)[1]
+    digits = datasets.load("digits")  # pixels of 0 to 16: near enough
+    assert scale_text not in resolve_config(RunConfig(encoder="mlp", standardize=False), digits)[1]
+
+
 @pytest.mark.parametrize("name", ["rings", "wine", "digits"])
 def test_recommended_deep_settings_converge(name):
     from nca_core.runs.run import recommended_config
@@ -98,7 +110,7 @@ def test_deep_model_file_has_the_scaler_folded_into_the_first_layer():
 def test_resolve_config_explains_deep_adjustments():
     wine = datasets.load("wine")
     config, notes = resolve_config(
-        RunConfig(encoder="mlp", init="pca", optimizer="lbfgs", neighbors="memory"), wine
+        RunConfig(encoder="mlp", init="pca", optimizer="lbfgs", neighbors="memory", standardize=True), wine
     )
     assert config.init == "random" and config.neighbors == "all"
     assert notes == [
@@ -173,7 +185,7 @@ def test_the_deep_preset_shifts_images_and_decays_its_step_size():
 
 def test_resolve_config_turns_shifting_off_where_it_cannot_apply():
     config, notes = resolve_config(
-        RunConfig(encoder="mlp", init="random", shift=1, batch_size=64), datasets.load("wine")
+        RunConfig(encoder="mlp", init="random", shift=1, batch_size=64, standardize=True), datasets.load("wine")
     )
     assert config.shift == 0
     assert notes == ["Shifting is for images; this dataset's rows are not images, so it is off."]
