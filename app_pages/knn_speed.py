@@ -11,7 +11,7 @@ st.title("What the projection saves in kNN")
 st.caption(
     "Two questions: how much faster is exact 5-NN search after NCA, and how much smaller is the "
     "index? Raw inputs and the NCA projection of the training set are searched exactly (FAISS "
-    "flat), and through an HNSW graph (approximate) in the table; every test point is a query, "
+    "flat), and through an HNSW graph (approximate) in the table; test points are the queries, "
     "timed on this machine."
 )
 name = app_data.pick_dataset(default=app_data.best_high_dimensional())
@@ -30,7 +30,7 @@ if len(data.y_test) == 0:
 choices = [d for d in (2, 4, 8, 16, 32, 64) if d <= data.n_features]
 d = st.select_slider("NCA dimension d", choices, value=32 if 32 in choices else choices[-1], key="speed-d")
 st.caption(
-    f"{len(data.y_test):,} queries against {len(data.y_train):,} references, float32; graphs are built "
+    f"{speed.queries_in_words(data)} against {len(data.y_train):,} references, float32; graphs are built "
     "on all cores; ratios are against raw exact search."
 )
 

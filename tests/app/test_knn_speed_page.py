@@ -211,3 +211,22 @@ def test_a_table_of_kept_and_fresh_figures_says_which_are_which():
     )
     fresh = speed.measured_note([StoredCost(raw, "x", False)])
     assert fresh == "Times measured on this machine just now: each the median of 3 searches of all queries."
+
+
+def test_a_large_test_set_is_searched_through_a_stratified_sample_of_its_points(app, tmp_path, monkeypatch):
+    """Every row asks the same stratified sample of the test points where there are more than
+    ``speed.QUERIES``, and the page says so."""
+    from nca_core import datasets
+
+    monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(speed, "QUERIES", 100)
+    n_test = len(datasets.load("digits").y_test)
+    at = open_speed(app)
+    assert any(
+        c.value.startswith(f"100 queries (a stratified sample of the {n_test:,} test points) against")
+        for c in at.caption
+    )
+    errors = at.dataframe[0].value["test error"] * 100  # wrong answers among 100 queries
+    assert ((errors - errors.round()).abs() < 1e-9).all() and len(errors) == 4
+    monkeypatch.setattr(speed, "QUERIES", 10_000)
+    assert any(c.value.startswith(f"{n_test:,} queries against") for c in open_speed(app).caption)
