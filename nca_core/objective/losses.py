@@ -27,9 +27,10 @@ __all__ = [
     "OBJECTIVES",
     "GaussianBlocks",
     "block_terms_and_gradients",
+    "candidate_terms_and_gradients",
     "kernel_block_gradients",
     "log_class_mass",
-    "log_class_mass_of_logits",
+    "logit_terms_and_weights",
     "mcml_objective",
     "nca_objective",
     "objective_terms",
@@ -104,25 +105,35 @@ def log_class_mass(
     return log_same - log_all
 
 
-def log_class_mass_of_logits(logits: torch.Tensor, same: torch.Tensor) -> torch.Tensor:
-    """log p_i from each row's logits (-inf: not a neighbour) and same-class mask, with one
-    exp of the logits (autograd runs through it).
+@torch.no_grad()
+def logit_terms_and_weights(
+    logits: torch.Tensor, same: torch.Tensor, objective: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """f's or g's term per row of logits, and d(term_i)/d(logit_ij), in closed form.
 
-    The kernel values are shifted by the row's largest; a row whose class mates then hold
-    less than ``_SMALLEST_MASS`` is taken again by a masked log-sum-exp, so log p_i stays
-    exact in float32 for anchors whose class mates are far away. -inf without a class mate.
+    Each row holds one anchor's log-similarities to its neighbours (-inf: not a neighbour)
+    and ``same`` marks its class mates. The kernel values are shifted by the row's largest;
+    a row whose class mates then hold less than ``_SMALLEST_MASS`` takes its class mates
+    again, shifted by their own largest, so its term and weights stay exact in float32
+    (``_anchor_weights`` has the formulas). A row without a class mate: term 0, weights 0.
     """
-    shift = logits.detach().amax(1, keepdim=True)
-    E = torch.exp(logits - torch.where(torch.isfinite(shift), shift, 0.0))
-    mass = (E * same).sum(1)
-    has_mate = (same & torch.isfinite(logits)).any(1)
-    underflows = (mass < _SMALLEST_MASS) & has_mate
-    log_p = torch.log(mass.clamp_min(_SMALLEST_MASS)) - torch.log(E.sum(1))
-    if bool(underflows.any()):
-        rows = logits[underflows]
-        exact = torch.logsumexp(rows.masked_fill(~same[underflows], -math.inf), 1) - torch.logsumexp(rows, 1)
-        log_p = log_p.index_put((underflows.nonzero()[:, 0],), exact)
-    return torch.where(has_mate, log_p, -math.inf)
+    floor = _floor(logits.dtype)
+    total_shift = _row_shift(logits)
+    E = _exp_shifted(logits, total_shift, floor)
+    E_same = E * same
+    mass = E_same.sum(1)
+    same_shift = total_shift.clone()
+    far = _is_far(mass)
+    if bool(far.any()):
+        mates = logits[far].masked_fill(~same[far], -math.inf)
+        same_shift[far] = _row_shift(mates)
+        E_same[far] = _exp_shifted(mates, same_shift[far], floor)
+        mass[far] = E_same[far].sum(1)
+    log_same, log_total = _log_mass(mass, same_shift), _log_mass(E.sum(1), total_shift)
+    terms, scale_same, scale_all = _anchor_weights(
+        log_same, log_total, same_shift[:, 0], total_shift[:, 0], objective
+    )
+    return terms, E_same.mul_(scale_same).sub_(E.mul_(scale_all))
 
 
 def mcml_objective(
@@ -499,6 +510,52 @@ def kernel_block_gradients(
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     grad_anchor, grad_ref = _slope_gradients(c, Z_anchor, Z_ref, ref_grad)
     return value, grad_anchor, grad_ref, grad_dof
+
+
+@torch.no_grad()
+def candidate_terms_and_gradients(
+    Z_anchor: torch.Tensor,
+    Z_near: torch.Tensor,
+    Z_sample: torch.Tensor,
+    excluded: torch.Tensor,
+    same: torch.Tensor,
+    sample_weight: float,
+    kernel,
+    objective: str,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, float | None]:
+    """f's or g's terms for anchors that each take neighbours from their own candidates
+    and from one shared sample, and the gradients of the terms' sum, in closed form.
+
+    Parameters
+    ----------
+    Z_anchor : Tensor of shape (b, d)
+    Z_near : Tensor of shape (b, k, d), each anchor's candidates
+    Z_sample : Tensor of shape (s, d), the sample every anchor also sees
+    excluded : bool Tensor of shape (b, k + s), pairs that are no neighbour (a missing
+        candidate, a draw that is the anchor or one of its candidates)
+    same : bool Tensor of shape (b, k + s), class mates
+    sample_weight : float, how many points each draw stands for (its log is added to the
+        draws' log-similarities)
+    kernel : a ``kernels`` module (``slope``, and ``dof_slope`` when ``learnable``)
+
+    Returns terms (b,), d(sum of terms)/d of Z_anchor, Z_near and Z_sample, and
+    d(sum of terms)/d(dof) for a learnable kernel (else None). With c_ij = d(sum)/d(s_ij)
+    for s_ij = ||z_i - z_j||^2 (``logit_terms_and_weights`` times the kernel's slope), the
+    gradients are those of ``kernel_block_gradients``, for the candidates pair by pair.
+    """
+    k = Z_near.shape[1]
+    offsets = Z_anchor[:, None] - Z_near
+    Z_anchor_c, Z_sample_c = _centred(Z_anchor, Z_sample)
+    sq = torch.cat([(offsets * offsets).sum(-1), _squared_distances_of_centred(Z_anchor_c, Z_sample_c)], 1)
+    log_k = kernel(sq)
+    logits = log_k.clone()
+    logits[:, k:] += math.log(sample_weight)
+    terms, weights = logit_terms_and_weights(logits.masked_fill_(excluded, -math.inf), same, objective)
+    grad_dof = float((weights * kernel.dof_slope(sq, log_k)).sum()) if kernel.learnable else None
+    c = weights.mul_(kernel.slope(sq))
+    grad_anchor, grad_sample = _slope_gradients(c[:, k:], Z_anchor_c, Z_sample_c)
+    pulls = 2.0 * c[:, :k, None] * offsets
+    return terms, grad_anchor + pulls.sum(1), -pulls, grad_sample, grad_dof
 
 
 def _slope_gradients(c, Z_anchor, Z_ref, ref_grad: bool = True):

@@ -17,7 +17,6 @@ Each satisfies ``EpochStrategy``; ``make_epochs`` picks one from the estimator's
 from __future__ import annotations
 
 import collections
-import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -38,12 +37,11 @@ from ..objective.dense import DenseObjective
 from ..objective.kernels import GaussianKernel
 from ..objective.losses import (
     PER_ANCHOR_OBJECTIVES,
+    candidate_terms_and_gradients,
     kernel_block_gradients,
     log_class_mass,
-    log_class_mass_of_logits,
     mcml_objective,
     objective_terms,
-    squared_distances,
 )
 from ..search import knn
 from ..util.threads import numpy_blas_on_one_thread
@@ -387,21 +385,19 @@ class CandidateEpochs(MinibatchEpochs):
         rows, where = torch.unique(torch.cat([anchors, C.clamp(min=0).reshape(-1), sample]), return_inverse=True)
         self.optimizer.zero_grad()
         Z = p.encoder(self._gathered(rows))
-        Z_a, Z_c, Z_s = Z[where[: len(anchors)]], Z[where[len(anchors) : -len(sample)]], Z[where[-len(sample) :]]
-        near = p.kernel(((Z_c.view(len(anchors), k, -1) - Z_a[:, None]) ** 2).sum(-1))
-        sampled_sq = squared_distances(Z_a, Z_s)  # centred: float32 keeps its digits
-        # each draw stands for n / len(sample) points; draws that are the anchor or one of
-        # its candidates are counted among those already
-        sampled = p.kernel(sampled_sq) + math.log(n / len(sample))
-        counted = _sampled_candidates(torch.cat([anchors[:, None], C], 1), sample, n)
-        logits = torch.cat([near.masked_fill(C < 0, -math.inf), sampled.masked_fill(counted, -math.inf)], 1)
+        b, s = len(anchors), len(sample)
+        Z_near = Z.detach()[where[b:-s]].view(b, k, -1)
+        excluded = torch.cat([C < 0, _sampled_candidates(torch.cat([anchors[:, None], C], 1), sample, n)], 1)
         y_a = p.y[anchors][:, None]
         same = torch.cat([p.y[C.clamp(min=0)] == y_a, p.y[sample][None] == y_a], 1)
-        terms = objective_terms(log_class_mass_of_logits(logits, same), p.objective)
-        loss = -terms.mean()
-        if p.weight_decay:
-            loss = loss + p.weight_decay * p.encoder.penalty()
-        loss.backward()
+        terms, grad_a, grad_near, grad_s, grad_dof = candidate_terms_and_gradients(
+            Z.detach()[where[:b]], Z_near, Z.detach()[where[-s:]], excluded, same, n / s, p.kernel, p.objective
+        )
+        grad_Z = torch.zeros_like(Z)
+        for at, grad in ((where[:b], grad_a), (where[b:-s], grad_near.reshape(-1, Z.shape[1])), (where[-s:], grad_s)):
+            grad_Z.index_add_(0, at, grad)
+        scale = -1.0 / b  # the loss is -mean(terms)
+        backward(p.encoder, p.kernel, Z, grad_Z.mul_(scale), None if grad_dof is None else grad_dof * scale, p.weight_decay)
         self.optimizer.step()
         return terms.mean().item()
 

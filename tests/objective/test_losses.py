@@ -390,17 +390,35 @@ def test_gaussian_blocks_over_several_blocks_and_one_buffer_match_autograd(dtype
     _assert_gradients_close(grad.double(), Z_ref.grad, 1e-4 if dtype == torch.float32 else 1e-10)
 
 
-def test_log_class_mass_of_sampled_logits_is_exact_in_float32_for_far_class_mates():
-    from nca_core.objective.losses import log_class_mass_of_logits
+def _logit_terms_by_autograd(logits: torch.Tensor, same: torch.Tensor, objective: str):
+    """The reference: f's or g's terms by masked log-sum-exp, their weights by autograd."""
+    logits = logits.detach().clone().requires_grad_(True)
+    log_p = torch.logsumexp(logits.masked_fill(~same, -float("inf")), 1) - torch.logsumexp(logits, 1)
+    terms = objective_terms(log_p, objective)
+    terms.sum().backward()
+    return terms.detach(), torch.nan_to_num(logits.grad)
 
-    logits64 = torch.tensor([[-1.0, -2.0, -150.0, -3.0], [-0.5, -1.5, -2.5, -float("inf")], [-1.0, -2.0, -3.0, -4.0]])
-    logits64 = logits64.double()
-    same = torch.tensor([[False, False, True, False], [True, False, True, True], [False, False, False, False]])
-    want = torch.logsumexp(logits64.masked_fill(~same, -float("inf")), 1) - torch.logsumexp(logits64, 1)
-    logits = logits64.float().requires_grad_(True)
-    got = log_class_mass_of_logits(logits, same)
-    assert got[0].item() == pytest.approx(want[0].item(), rel=1e-6)  # about -149: the masked path
-    assert got[1].item() == pytest.approx(want[1].item(), rel=1e-6)
-    assert got[2].item() == -float("inf")  # no class mate
-    got[:2].sum().backward()
-    assert torch.isfinite(logits.grad).all()
+
+@pytest.mark.parametrize("objective", ["f", "g"])
+def test_logit_terms_and_weights_are_exact_in_float32_for_far_class_mates(objective):
+    """Closed-form terms and d(term)/d(logit), float32 against a float64 autograd reference:
+    a row whose only class mate is 150 units of log-similarity away (its mass underflows
+    in float32 unless taken again), a row with an excluded pair, one with no class mate."""
+    from nca_core.objective.losses import logit_terms_and_weights
+
+    gen = torch.Generator().manual_seed(0)
+    logits64 = -5.0 * torch.rand(6, 40, generator=gen, dtype=torch.float64)
+    logits64[0, 7] = -150.0
+    logits64[1, 3] = -float("inf")
+    same = torch.rand(6, 40, generator=gen) < 0.3
+    same[0] = False
+    same[0, 7] = True
+    same[2] = False
+    want_terms, want_weights = _logit_terms_by_autograd(logits64, same, objective)
+    for dtype, tolerance in ((torch.float64, 1e-12), (torch.float32, 1e-5)):
+        terms, weights = logit_terms_and_weights(logits64.to(dtype), same, objective)
+        torch.testing.assert_close(terms.double(), want_terms, rtol=tolerance, atol=tolerance * 1e-3)
+        torch.testing.assert_close(weights.double(), want_weights, rtol=tolerance, atol=tolerance * 1e-3)
+    assert want_terms[2] == 0.0 and float(weights[2].abs().sum()) == 0.0
+    if objective == "g":
+        assert want_terms[0] < -140.0  # the far row is really far: its term is about -150

@@ -47,6 +47,33 @@ def test_candidates_covering_everyone_give_the_exact_objective(problem, objectiv
 
 
 @pytest.mark.parametrize("objective", ["f", "g"])
+def test_covering_candidates_with_a_learnt_student_t_and_weight_decay_match_the_exact_step(problem, objective):
+    """The closed-form step's gradients in the map and in the kernel's dof, with an L2
+    penalty, against the exact engine's on the same pairs."""
+    from nca_core.objective.kernels import StudentTKernel
+
+    X, y, A = problem
+    grads = []
+    for make in ("candidates", "exact"):
+        encoder, kernel = LinearEncoder(A), StudentTKernel(1.5, learn=True)
+        if make == "exact":
+            value = objective_and_gradient(encoder, X, y, objective, weight_decay=0.1, kernel=kernel)
+        else:
+            problem_ = Problem(encoder, X, y, objective, kernel=kernel, weight_decay=0.1)
+            epochs = CandidateEpochs(
+                problem_, "adam", 0.1, len(X), torch.Generator().manual_seed(0), n_candidates=len(X) - 1
+            )
+            epochs.optimizer = _NoStep(encoder)
+            value = epochs.run(1)
+        grads.append((value, encoder.weight.grad, kernel.raw_dof.grad))
+    (v, grad_A, grad_dof), (v_exact, grad_A_exact, grad_dof_exact) = grads
+    assert v == pytest.approx(v_exact, rel=1e-10)
+    torch.testing.assert_close(grad_A, grad_A_exact)
+    assert float(grad_dof_exact) != 0.0
+    torch.testing.assert_close(grad_dof, grad_dof_exact)
+
+
+@pytest.mark.parametrize("objective", ["f", "g"])
 def test_a_uniform_sample_stands_in_for_the_points_beyond_the_candidates(problem, objective):
     """Two candidates each, and a sample as large as the data: every other point is in it
     once with weight n / n, so the objective is the exact one."""
