@@ -34,7 +34,7 @@ class LinearEncoder(nn.Module):
         self.weight = nn.Parameter(init.clone(memory_format=torch.contiguous_format))
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
-        return nn.functional.linear(X, self.weight)
+        return _LinearMap.apply(X, self.weight)
 
     @property
     def components(self) -> torch.Tensor:
@@ -43,6 +43,45 @@ class LinearEncoder(nn.Module):
     def penalty(self) -> torch.Tensor:
         """Squared Frobenius norm of A, for L2 weight decay."""
         return (self.weight * self.weight).sum()
+
+
+class _LinearMap(torch.autograd.Function):
+    """X A^T, whose gradient in A sums G^T X over blocks of rows (``_summed_in_blocks``)."""
+
+    @staticmethod
+    def forward(ctx, X: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(X, weight)
+        return nn.functional.linear(X, weight)
+
+    @staticmethod
+    def backward(ctx, grad_Z: torch.Tensor):
+        X, weight = ctx.saved_tensors
+        grad_X = grad_Z @ weight if ctx.needs_input_grad[0] else None
+        grad_weight = _summed_in_blocks(grad_Z, X) if ctx.needs_input_grad[1] else None
+        return grad_X, grad_weight
+
+
+GRADIENT_BLOCK_ROWS = 512
+
+
+def _summed_in_blocks(G: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """G^T X as a batch of products over blocks of ``GRADIENT_BLOCK_ROWS`` rows, then summed.
+
+    One product with a few output rows and many thousand summed rows runs on CPUs at a
+    fraction of the speed of the same sum split into blocks (benchmarks/RESULTS.md).
+    """
+    if X.dim() != 2:
+        return G.reshape(-1, G.shape[-1]).T @ X.reshape(-1, X.shape[-1])
+    rows = GRADIENT_BLOCK_ROWS
+    whole = len(X) // rows * rows
+    if whole == 0 or not X.is_contiguous():
+        return G.T @ X
+    G = G.contiguous()
+    blocks = torch.bmm(G[:whole].view(-1, rows, G.shape[1]).transpose(1, 2), X[:whole].view(-1, rows, X.shape[1]))
+    total = blocks.sum(0)
+    if whole < len(X):
+        total += G[whole:].T @ X[whole:]
+    return total
 
 
 class DiagonalEncoder(nn.Module):

@@ -53,6 +53,22 @@ def test_linear_forward_is_x_times_a_transposed(X_wine, dtype):
     np.testing.assert_allclose(Z.detach().numpy(), X_wine @ A.double().numpy().T, **_tol(dtype))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows", [100, 1024, 1300])  # under one block, whole blocks, blocks and a rest
+def test_linear_gradients_sum_over_blocks_of_rows_to_the_float64_products(rows, dtype):
+    """d(sum Z * G)/dA = G^T X and d/dX = G A, in the dtype given, against float64 maths,
+    also for a non-contiguous X (the plain product)."""
+    X64, G64, A64 = _random((rows, 30), 1), _random((rows, 3), 2), _random((3, 30), 3)
+    for X_in in (X64.to(dtype), X64.T.contiguous().to(dtype).T):
+        X = X_in.clone().requires_grad_(True) if X_in.is_contiguous() else X_in.requires_grad_(True)
+        encoder = LinearEncoder(A64.to(dtype))
+        (encoder(X) * G64.to(dtype)).sum().backward()
+        want = G64.T @ X64  # float32 sums of ~1000 terms keep about 1e-6 of their largest
+        scale = 1e-6 * float(want.abs().max()) if dtype == torch.float32 else 1e-12
+        torch.testing.assert_close(encoder.weight.grad.double(), want, rtol=0, atol=scale)
+        torch.testing.assert_close(X.grad.double(), G64 @ A64, **_tol(dtype))
+
+
 def test_linear_components_are_a_and_penalty_is_its_squared_frobenius_norm():
     A = torch.tensor([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]], dtype=torch.float64)
     encoder = LinearEncoder(A)
