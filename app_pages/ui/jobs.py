@@ -86,6 +86,12 @@ class JobSlots:
         with self._lock:
             return len(self._running)
 
+    @property
+    def full(self) -> bool:
+        """Every slot is taken: a job that asks now waits in line."""
+        with self._lock:
+            return len(self._running) >= self.capacity
+
 
 # glibc keeps what a thread freed in that thread's heap arena, so without a trim a server's
 # size after a class has trained stays near its peak. Looked up once, in the C library the
@@ -163,7 +169,7 @@ class TrainingJob:
         self._drawn = threading.Event()
         self._heartbeat = time.monotonic()
         self.frames = FrameBuffer(self.max_snapshots)
-        self.clock = RunClock(skip_first_frame=self.hold_first_frame > 0)
+        self.clock = RunClock()
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
         self._thread.start()
 
@@ -204,9 +210,14 @@ class TrainingJob:
         self._drawn.set()
 
     @property
-    def was_drawn(self) -> bool:
-        """Whether the page has drawn a frame of this job yet."""
+    def start_released(self) -> bool:
+        """Whether the start frame is no longer held: the page drew a frame, or the run stopped."""
         return self._drawn.is_set()
+
+    @property
+    def waits_for_slot(self) -> bool:
+        """Queued behind other sessions' runs (not merely about to take a free slot)."""
+        return self.state == JobState.QUEUED and self.slots.full
 
     @property
     def stop_requested(self) -> bool:

@@ -12,17 +12,16 @@ class RunClock:
     """Seconds of a run, pauses left out, and two speeds read from it: epochs per second as
     the page sees frames arrive, and the stream's own seconds of computing per epoch. Both
     are taken over the latest ``SPEED_WINDOW`` seconds, so they follow a change of pace.
-    With ``skip_first_frame`` the first frame (a start frame held on screen) does not count
-    in the page's speed. The worker pauses and resumes it while the page reads it: those
+    The first frame, the start frame, does not count in the page's speed: it comes after
+    the run's setup, not after an epoch, and may be held on screen. The worker pauses and resumes it while the page reads it: those
     three hold one lock."""
 
     # Speed is measured over the latest this-many seconds.
     SPEED_WINDOW = 10.0
 
-    def __init__(self, skip_first_frame: bool = False):
+    def __init__(self):
         self.started = time.monotonic()
         self.ended: float | None = None
-        self._skip_first_frame = skip_first_frame
         self._lock = threading.Lock()
         self._paused = 0.0  # seconds spent paused, finished pauses
         self._paused_since: float | None = None
@@ -69,7 +68,7 @@ class RunClock:
     def epochs_per_second(self) -> float | None:
         """Epochs per second between frames kept in the latest SPEED_WINDOW seconds; None
         until there are two."""
-        arrivals = self.arrivals[1:] if self._skip_first_frame else self.arrivals
+        arrivals = self.arrivals[1:]
         if not arrivals:
             return None
         end_epoch, end_at = arrivals[-1]
