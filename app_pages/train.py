@@ -84,6 +84,8 @@ if requested:
 def status_and_picture() -> None:
     """Progress, errors and the embedding: redrawn often while training (views.redraw_seconds)."""
     current = state.current()
+    # the start frame went out on an earlier tick (an app rerun drops what is not yet sent)
+    start_sent = current is not None and current.job.start_released
     if current is not None:
         current.job.heartbeat()
         views.progress(current)
@@ -97,8 +99,8 @@ def status_and_picture() -> None:
     else:
         picture(shown)
         shown.job.drawn()
-    if waiting_for_start and current is not None and current.snapshots:
-        st.rerun(scope="app")  # the start frame is drawn: poll at the run's own pace from now on
+    if waiting_for_start and start_sent:
+        st.rerun(scope="app")  # the start frame is shown: poll at the run's own pace from now on
     if current is not None and not current.job.alive and st.session_state.get("was_running"):
         st.session_state["was_running"] = False
         st.rerun(scope="app")  # the run ended: draw the results below
@@ -131,7 +133,7 @@ def curves() -> None:
 
 
 running = running and active is not None
-waiting_for_start = running and not active.snapshots
+waiting_for_start = running and not active.snapshots and not active.job.waits_for_slot
 if running:
     picture_every, curves_every = views.redraw_seconds(
         len(data.y_train), active.run.config.n_components, first_frame=waiting_for_start

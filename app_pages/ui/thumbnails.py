@@ -1,10 +1,9 @@
 """Hover pictures for the live embedding of an image dataset: encoded once, then reused.
 
 A run draws the same display subset in every frame, so its pictures are encoded once, with
-its second picture (the first, the start frame, goes out without them: it comes sooner),
-in a few hundred milliseconds for MNIST's 3,000 points, and kept: shared
-between sessions for a registered dataset (the same pixels for everyone, read-only), per
-session for an upload (a user's data never enters a shared cache).
+its second picture (the first, the start frame, goes out without them so that it comes
+sooner), and kept: shared between sessions for a registered dataset (the same pixels for
+everyone, read-only), per session for an upload (a user's data never enters a shared cache).
 """
 
 from __future__ import annotations
@@ -31,13 +30,15 @@ def _shared(name: str, digest: str, _data: Dataset, _points: np.ndarray) -> pd.D
     return _rows(_data, _points)
 
 
-def for_points(name: str, data: Dataset, points: np.ndarray, now: bool = True) -> pd.DataFrame | None:
+def for_points(
+    name: str, data: Dataset, points: np.ndarray, with_pictures: bool = True
+) -> pd.DataFrame | None:
     """``live_charts.thumbnail_rows`` for the training points ``points`` of an image
-    dataset (None for tabular data); not ``now``: the same table, empty, so a chart's spec
-    stays the same while its pictures come later."""
+    dataset (None for tabular data); without pictures: the same table, empty, so a chart's
+    spec stays the same while its pictures come later."""
     if data.image_shape is None:
         return None
-    if not now:
+    if not with_pictures:
         return thumbnail_rows(np.arange(0), [])
     points = np.asarray(points, dtype=np.int64)
     digest = hashlib.sha1(points.tobytes()).hexdigest()

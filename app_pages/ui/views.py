@@ -241,7 +241,7 @@ def _first_draw(active: ActiveRun, ended: bool) -> bool:
     its hover pictures, encoded and sent in a good part of the wait for it on MNIST
     (benchmarks/RESULTS.md); they follow with the next redraw (of the same frame while a
     slow-motion start holds it)."""
-    return not ended and len(active.snapshots) == 1 and not active.job.was_drawn
+    return not ended and len(active.snapshots) == 1 and not active.job.start_released
 
 
 def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool) -> None:
@@ -257,7 +257,9 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     ranges = figures.settled_ranges([s.embedding[:, :2] for s in active.snapshots])
     area = presentation.POINT_AREA if big else live_charts.POINT_AREA
     height = presentation.CHART_HEIGHT if big else figures.picture_height(ranges)
-    pictures = thumbnails.for_points(active.dataset, data, run.display_index, now=not _first_draw(active, ended=regions))
+    pictures = thumbnails.for_points(
+        active.dataset, data, run.display_index, with_pictures=not _first_draw(active, ended=regions)
+    )
     names, values = _inputs_behind(active, data)
     spec = live_charts.picture_spec(
         data.classes, ranges, height=height, thumbnails=pictures, inputs=names, point_area=area

@@ -3,6 +3,7 @@
 import re
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 from apptest_helpers import button, wait_for
 from streamlit.testing.v1 import AppTest
@@ -220,8 +221,20 @@ def test_a_large_test_set_is_searched_through_a_stratified_sample_of_its_points(
 
     monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(speed, "QUERIES", 100)
-    n_test = len(datasets.load("digits").y_test)
+    y_test = datasets.load("digits").y_test
+    n_test = len(y_test)
+    asked, search = [], speed._search_cost
+
+    def recording(space, Z_train, y_train, Z_test, y_queries, index):
+        asked.append(np.asarray(y_queries).copy())
+        return search(space, Z_train, y_train, Z_test, y_queries, index)
+
+    monkeypatch.setattr(speed, "_search_cost", recording)
     at = open_speed(app)
+    assert len(asked) == 4 and all(np.array_equal(a, asked[0]) for a in asked)  # one sample, every row
+    classes, counts = np.unique(y_test, return_counts=True)
+    sampled = np.array([(asked[0] == c).sum() for c in classes])
+    assert len(asked[0]) == 100 and (np.abs(sampled - 100 * counts / n_test) <= 1).all()
     assert any(
         c.value.startswith(f"100 queries (a stratified sample of the {n_test:,} test points) against")
         for c in at.caption

@@ -23,7 +23,7 @@ def test_an_image_run_carries_each_points_picture_for_its_tooltip_while_it_train
     app.sidebar.slider(key="pace").set_value(5)
     button(app, "Train").click().run()
     run = app.session_state["train_run"]
-    wait_for(app, lambda at: run.job.was_drawn)
+    wait_for(app, lambda at: run.job.start_released)
     first_spec, first = vega_chart(app, "embedding")
     assert len(first["points"]) == len(run.run.display_index) and first["thumbnails"].empty
     (first_points,) = [layer for layer in first_spec["layer"] if layer["data"]["name"] == "points"]
