@@ -13,8 +13,8 @@ class RunClock:
     the page sees frames arrive, and the stream's own seconds of computing per epoch. Both
     are taken over the latest ``SPEED_WINDOW`` seconds, so they follow a change of pace.
     The first frame, the start frame, does not count in the page's speed: it comes after
-    the run's setup, not after an epoch, and may be held on screen. The worker pauses and resumes it while the page reads it: those
-    three hold one lock."""
+    the run's setup, not after an epoch, and may be held on screen. The worker pauses and
+    resumes it while the page reads it: those three hold one lock."""
 
     # Speed is measured over the latest this-many seconds.
     SPEED_WINDOW = 10.0

@@ -31,8 +31,9 @@ from .data import UPLOAD_NAME, shared_unless_upload
 KINDS = ("exact", "hnsw")
 K = 5  # neighbours per query, as the page's title says
 # The queries: the test points, or a stratified sample of this many where there are more,
-# so that a first visit to a machine measures MNIST sooner. From a few thousand queries on, a flat search's time grows in proportion to them and the ratios are
-# a full test set's; below that FAISS answered each query markedly slower on our machines
+# so that a first visit to a machine measures MNIST sooner. From a few thousand queries
+# on, a flat search's time grows in proportion to them and the ratios are a full test
+# set's; below that FAISS answered each query markedly slower on our machines
 # (benchmarks/RESULTS.md, "The kNN page on a sample of the queries").
 QUERIES = 5000
 # Each search of all queries is timed at least 3 and at most 7 times (no more once 3 s have

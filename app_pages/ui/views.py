@@ -37,8 +37,9 @@ def redraw_seconds(n_train: int, n_components: int, first_frame: bool = False) -
     ones take up to seconds per epoch, and redrawing thousands of points costs CPU that
     training needs (on 2 cores MNIST's epochs are far slower beside frequent redraws;
     benchmarks/RESULTS.md, "MNIST live on the Train page"). Metrics and curves change
-    slowly, so they are redrawn less often. While a run waits for its ``first_frame`` (its start waits to be drawn),
-    the picture is polled every ``FIRST_FRAME_POLL_SECONDS`` whatever the size.
+    slowly, so they are redrawn less often. While a run waits for its ``first_frame`` (its
+    start waits to be drawn), the picture is polled every ``FIRST_FRAME_POLL_SECONDS``
+    whatever the size.
     """
     picture = 0.1 if n_train <= 2000 else 0.2 if n_train <= LARGE_SET_SAMPLES else 1.0
     curves = max(1.0, 5 * picture)

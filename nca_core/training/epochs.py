@@ -378,28 +378,37 @@ class CandidateEpochs(MinibatchEpochs):
 
     def step(self, anchors: torch.Tensor) -> float:
         p = self.problem
-        n = len(p.X)
-        C = self.candidates[anchors]
-        k = C.shape[1]
+        n, C = len(p.X), self.candidates[anchors]
         sample = _uniform_sample(n, self.sample_size, self.generator).to(p.X.device)
         rows, where = torch.unique(torch.cat([anchors, C.clamp(min=0).reshape(-1), sample]), return_inverse=True)
         self.optimizer.zero_grad()
         Z = p.encoder(self._gathered(rows))
         b, s = len(anchors), len(sample)
-        Z_near = Z.detach()[where[b:-s]].view(b, k, -1)
-        excluded = torch.cat([C < 0, _sampled_candidates(torch.cat([anchors[:, None], C], 1), sample, n)], 1)
-        y_a = p.y[anchors][:, None]
-        same = torch.cat([p.y[C.clamp(min=0)] == y_a, p.y[sample][None] == y_a], 1)
+        at_anchor, at_near, at_sample = where[:b], where[b:-s], where[-s:]
+        fixed = Z.detach()
+        excluded, same = self._pairs(anchors, C, sample)
         terms, grad_a, grad_near, grad_s, grad_dof = candidate_terms_and_gradients(
-            Z.detach()[where[:b]], Z_near, Z.detach()[where[-s:]], excluded, same, n / s, p.kernel, p.objective
-        )
-        grad_Z = torch.zeros_like(Z)
-        for at, grad in ((where[:b], grad_a), (where[b:-s], grad_near.reshape(-1, Z.shape[1])), (where[-s:], grad_s)):
+            fixed[at_anchor], fixed[at_near].view(b, C.shape[1], -1), fixed[at_sample],
+            excluded, same, n / s, p.kernel, p.objective,
+        )  # fmt: skip
+        grad_Z = torch.zeros_like(fixed)
+        for at, grad in ((at_anchor, grad_a), (at_near, grad_near.flatten(0, 1)), (at_sample, grad_s)):
             grad_Z.index_add_(0, at, grad)
         scale = -1.0 / b  # the loss is -mean(terms)
-        backward(p.encoder, p.kernel, Z, grad_Z.mul_(scale), None if grad_dof is None else grad_dof * scale, p.weight_decay)
+        grad_dof = None if grad_dof is None else grad_dof * scale
+        backward(p.encoder, p.kernel, Z, grad_Z.mul_(scale), grad_dof, p.weight_decay)
         self.optimizer.step()
         return terms.mean().item()
+
+    def _pairs(self, anchors, C, sample) -> tuple[torch.Tensor, torch.Tensor]:
+        """Which (anchor, candidate or draw) pairs are no neighbour (a missing candidate; a
+        draw that is the anchor or one of its candidates, counted among those already), and
+        which are class mates."""
+        y, n = self.problem.y, len(self.problem.X)
+        drawn_already = _sampled_candidates(torch.cat([anchors[:, None], C], 1), sample, n)
+        y_a = y[anchors][:, None]
+        excluded = torch.cat([C < 0, drawn_already], 1)
+        return excluded, torch.cat([y[C.clamp(min=0)] == y_a, y[sample][None] == y_a], 1)
 
 
 def _sampled_candidates(candidates: torch.Tensor, sample: torch.Tensor, n: int) -> torch.Tensor:

@@ -277,10 +277,15 @@ def test_a_point_drawn_twice_is_masked_in_both_draws():
     assert mask.tolist() == [[True, False, True, False, False], [False, False, False, True, False]]
 
 
+@pytest.mark.parametrize("student_t", [False, True])
 @pytest.mark.parametrize("objective", ["f", "g"])
-def test_nearest_step_in_float32_matches_float64_far_from_the_origin_with_a_far_class(problem, objective):
+def test_nearest_step_in_float32_matches_float64_far_from_the_origin_with_a_far_class(
+    problem, objective, student_t
+):
     """The approximate step's objective and gradient in A, float32 against float64, with
-    one class 30 units away and every point 1e3 from the origin."""
+    one class 30 units away and every point 1e3 from the origin; Gaussian and Student-t."""
+    from nca_core.objective.kernels import GaussianKernel, StudentTKernel
+
     X, y, A = problem
     X = X.clone()
     X[y == 0] += 30.0
@@ -288,8 +293,11 @@ def test_nearest_step_in_float32_matches_float64_far_from_the_origin_with_a_far_
     results = {}
     for dtype in (torch.float32, torch.float64):
         epochs = CandidateEpochs(
-            Problem(LinearEncoder(A.to(dtype)), X.to(dtype), y, objective), "adam", 0.1, len(X),
-            torch.Generator().manual_seed(0), n_candidates=4, sample_size=16,
+            Problem(
+                LinearEncoder(A.to(dtype)), X.to(dtype), y, objective,
+                kernel=StudentTKernel(1.0) if student_t else GaussianKernel(),
+            ),
+            "adam", 0.1, len(X), torch.Generator().manual_seed(0), n_candidates=4, sample_size=16,
         )  # fmt: skip
         epochs.optimizer = _NoStep(epochs.problem.encoder)
         value = epochs.run(1)
