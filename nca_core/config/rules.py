@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "ENCODERS",
     "INITS",
@@ -101,9 +103,28 @@ NETWORK_HIDDEN_SIZES = (500, 500)
 
 @dataclass(frozen=True)
 class DataShape:
+    """What the rules read of the data. ``largest_feature_std`` is measured only where a
+    rule needs it (a network's inputs, ``input_scale_note``); None where it was not."""
+
     n_samples: int
     n_features: int
     n_classes: int
+    largest_feature_std: float | None = None
+
+    @classmethod
+    def of(cls, X: np.ndarray, n_classes: int, spread: bool = False, max_rows: int | None = None) -> DataShape:
+        """The shape of X; with ``spread``, its largest feature standard deviation too, over
+        at most ``max_rows`` evenly spaced rows (all rows if None)."""
+        if not spread:
+            return cls(len(X), X.shape[1], n_classes)
+        rows = X if max_rows is None else X[:: max(1, len(X) // max_rows)]
+        return cls(len(X), X.shape[1], n_classes, _largest_std(rows))
+
+
+def _largest_std(X: np.ndarray) -> float:
+    """The largest standard deviation among the columns of X, in float64, a few at a time."""
+    return max(float(np.std(X[:, start : start + 256], axis=0, dtype=np.float64).max())
+               for start in range(0, X.shape[1], 256))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -305,10 +326,10 @@ def candidates_note(n_candidates: int | None, objective: str, neighbors: str) ->
 NETWORK_MAX_FEATURE_STD = 10.0
 
 
-def input_scale_note(encoder: str, largest_std: float) -> Note | None:
+def input_scale_note(encoder: str, largest_std: float | None) -> Note | None:
     """A network's inputs should be near unit scale: a caveat when a feature's standard
-    deviation is over ``NETWORK_MAX_FEATURE_STD``."""
-    if encoder != "mlp" or not largest_std > NETWORK_MAX_FEATURE_STD:
+    deviation is over ``NETWORK_MAX_FEATURE_STD`` (nothing when it was not measured)."""
+    if encoder != "mlp" or largest_std is None or not largest_std > NETWORK_MAX_FEATURE_STD:
         return None
     return Note(
         "encoder",
@@ -363,7 +384,8 @@ def resolve(request: Mapping[str, Any], shape: DataShape) -> tuple[dict[str, Any
     candidates = candidates_note(s["n_candidates"], s["objective"], s["neighbors"])
     if candidates is not None:  # the app trains exactly instead
         s["neighbors"], s["n_candidates"] = "all", None
-    notes += [note for note in (lbfgs_note, candidates) if note is not None]
+    scale = input_scale_note(s["encoder"], shape.largest_feature_std)
+    notes += [note for note in (lbfgs_note, candidates, scale) if note is not None]
     return settings, notes + _shift(settings, shape)
 
 

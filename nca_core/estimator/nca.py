@@ -21,7 +21,6 @@ from ..config.rules import (
     OPTIONS,
     SCHEDULE_CHOICES,
     DataShape,
-    input_scale_note,
     resolve,
 )
 from ..objective.kernels import make_kernel
@@ -449,12 +448,11 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=[np.float64, np.float32])
             check_classification_targets(y)
             classes, y_index = np.unique(y, return_inverse=True)
-            settings = self._resolve(DataShape(len(X), X.shape[1], len(classes)))
+            settings = self._resolve(DataShape.of(X, len(classes), spread=self.encoder == "mlp"))
             rng = check_random_state(self.random_state)
             device = resolve_device(self.device)
             dtype = resolve_dtype(self.dtype, device)
             _check_augment(settings["augment"], X, dtype, device)
-            _warn_of_input_scale(settings["encoder"], X)
             with report.timing_start(settings):
                 components = self._initial_components(X, y_index, settings, rng)
             seed = int(rng.randint(np.iinfo(np.int32).max))
@@ -666,22 +664,6 @@ def _training_offset(start: _Start) -> np.ndarray:
     if s["encoder"] == "mlp" or s["augment"] is not None or s["shift"]:
         return np.zeros(start.X.shape[1])
     return start.X.mean(0, dtype=np.float64)
-
-
-def largest_feature_std(X: np.ndarray) -> float:
-    """The largest standard deviation among the columns of X (in float64, a few at a time),
-    which ``rules.input_scale_note`` reads."""
-    return max(float(np.std(X[:, start : start + 256], axis=0, dtype=np.float64).max())
-               for start in range(0, X.shape[1], 256))  # fmt: skip
-
-
-def _warn_of_input_scale(encoder: str, X: np.ndarray) -> None:
-    """Warn (``rules.input_scale_note``) when a network is handed inputs far from unit scale."""
-    if encoder != "mlp":
-        return
-    note = input_scale_note(encoder, largest_feature_std(X))
-    if note is not None:
-        warnings.warn(note.error, UserWarning, stacklevel=6)
 
 
 def _check_augment(augment, X: np.ndarray, dtype: torch.dtype, device) -> None:

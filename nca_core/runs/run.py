@@ -22,7 +22,6 @@ from ..config.rules import (
     DataShape,
     auto_init,
     default_learning_rate,
-    input_scale_note,
     minibatch_defaults,
     neighbor_source,
     network_preset,
@@ -31,7 +30,7 @@ from ..config.rules import (
 from ..config.settings import RunConfig
 from ..datasets import Dataset
 from ..estimator.model_io import save_model
-from ..estimator.nca import NCA, largest_feature_std
+from ..estimator.nca import NCA
 from ..training.loop import Snapshot
 from ..util.formatting import percent
 from ..util.sampling import stratified_subsample
@@ -116,14 +115,11 @@ def estimator_params(config: RunConfig, image_shape: tuple[int, int] | None = No
 
 def resolve_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[str]]:
     """``config`` made possible for ``data`` (``rules.resolve``), and what changed, in words."""
-    shape = DataShape(len(data.y_train), data.n_features, data.n_classes)
+    spread = config.encoder == "mlp" and not config.standardize  # a network's raw inputs
+    shape = DataShape.of(data.X_train, data.n_classes, spread, max_rows=SCALE_CHECK_ROWS)
     request = estimator_params(config, data.image_shape)
     settings, notes = resolve(request, shape)
     texts = [note.text for note in notes]
-    if config.encoder == "mlp" and not config.standardize:  # what the fit would warn of
-        rows = data.X_train[:: max(1, len(data.X_train) // SCALE_CHECK_ROWS)]
-        scale = input_scale_note(config.encoder, largest_feature_std(rows))
-        texts += [scale.text] if scale is not None else []
     changed = {
         name: settings[name]
         for name in ("n_components", "init", "batch_size", "shift")

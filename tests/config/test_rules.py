@@ -212,3 +212,20 @@ def test_only_a_network_is_warned_of_inputs_far_from_unit_scale():
     assert note.level == "warning" and "26.1" in note.error and "StandardScaler" in note.error
     assert input_scale_note("linear", 1e6) is None
     assert input_scale_note("mlp", float("nan")) is None  # no finite spread: nothing to say
+    assert input_scale_note("mlp", None) is None  # not measured
+
+
+def test_resolve_notes_a_network_on_inputs_far_from_unit_scale_where_the_spread_was_measured():
+    from nca_core.config.rules import input_scale_note
+
+    X = np.random.default_rng(0).normal(size=(4000, 300)) * np.r_[np.ones(299), 40.0]  # wide last column
+    measured = DataShape.of(X, 3, spread=True)
+    assert measured.largest_feature_std == pytest.approx(X[:, -1].std())  # found past the first 256 columns
+    sampled = DataShape.of(X, 3, spread=True, max_rows=500)
+    assert sampled.n_samples == 4000 and sampled.largest_feature_std == pytest.approx(40.0, rel=0.15)
+    assert DataShape.of(X, 3).largest_feature_std is None
+    wide = {**BASE, "encoder": "mlp", "n_components": 2}
+    note = input_scale_note("mlp", measured.largest_feature_std)
+    assert note in resolve(wide, measured)[1]
+    for unsaid in (resolve(wide, DataShape.of(X, 3)), resolve({**wide, "encoder": "linear"}, measured)):
+        assert not any(said.text == note.text for said in unsaid[1])
