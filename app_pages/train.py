@@ -10,16 +10,21 @@ LOADED = "train-loaded-dataset"  # session key: the dataset the page last loaded
 share.read_once(app_data.dataset_names())  # a link's settings, ?present=1 among them, come first
 presenting = presentation.active()  # large type, no sidebar, one big chart
 presentation.style(presenting)
-if not presenting:
-    st.title("Train NCA and watch it learn")
+if not presenting:  # the title shares its line with the toggle, which leaves the row below to the run
+    st.space("small")  # a heading in a row loses the top margin a title has alone
+    heading = st.container(horizontal=True, vertical_alignment="center", horizontal_alignment="distribute")
+    heading.title("Train NCA and watch it learn", width="content")
+    with heading:
+        presentation.toggle()
     st.caption(
         "Neighbourhood Components Analysis learns a map, linear or a neural network, under which "
         "each point's nearest neighbours share its class. Press **Train** and watch the embedding "
         "move as it learns."
     )
-# The dataset and the run buttons share one row, so the picture starts on the first screen.
+# The dataset and the run buttons share one row, so the picture starts on the first screen
+# (at 1024 pixels beside the sidebar they fill it; presenting, the toggle follows them).
 top = st.container(horizontal=True, vertical_alignment="bottom")
-with top, st.container(width=320):
+with top, st.container(width=320 if presenting else 280):  # large type needs the room
     name = app_data.pick_dataset()
 stage = st.container()  # the picture and the curves, drawn last
 about = st.container()  # the dataset and notes on its settings, once it has loaded, below the picture
@@ -39,7 +44,8 @@ paused = state.pending_pause() or (active is not None and active.job.pause_reque
 # and the previous dataset's description gives way to a line saying what loads.
 loading = st.session_state.get(LOADED) != name
 with top:
-    with controls.run_buttons(running, paused, step=not presenting, ready=not loading):
+    controls.run_buttons(running, paused, step=not presenting, ready=not loading)
+    if presenting:
         presentation.toggle()
 if loading:
     about.caption(f"Loading {app_data.dataset_title(name)}…")
@@ -81,8 +87,9 @@ if requested:
     active = state.start(name, Run(config, data), pace)
 
 
-def status_and_picture() -> None:
-    """Progress, errors and the embedding: redrawn often while training (views.redraw_seconds)."""
+def status_and_picture(waiting_for_start: bool = False) -> None:
+    """Progress, errors and the embedding: redrawn often while training (views.redraw_seconds).
+    ``waiting_for_start``: the page run that drew this had a run with no frame yet."""
     current = state.current()
     # the start frame went out on an earlier tick (an app rerun drops what is not yet sent)
     start_sent = current is not None and current.job.start_released
@@ -133,22 +140,22 @@ def curves() -> None:
 
 
 running = running and active is not None
-waiting_for_start = running and not active.snapshots and not active.job.waits_for_slot
+first_frame_due = running and not active.snapshots and not active.job.waits_for_slot
 if running:
     picture_every, curves_every = views.redraw_seconds(
-        len(data.y_train), active.run.config.n_components, first_frame=waiting_for_start
+        len(data.y_train), active.run.config.n_components, first_frame=first_frame_due
     )
 if presenting:  # the one big chart, full width
     with stage:
         if running:
-            st.fragment(status_and_picture, run_every=picture_every)()
+            st.fragment(status_and_picture, run_every=picture_every)(first_frame_due)
         else:
             status_and_picture()
 else:
     left, right = stage.columns([3, 2])
     if running:
         with left:
-            st.fragment(status_and_picture, run_every=picture_every)()
+            st.fragment(status_and_picture, run_every=picture_every)(first_frame_due)
         with right:
             st.fragment(curves, run_every=curves_every)()
     else:

@@ -72,11 +72,11 @@ def _stop() -> None:
         job.join(timeout=STOP_WAIT_SECONDS)
 
 
-def run_buttons(running: bool, paused: bool, *, step: bool = True, ready: bool = True):
-    """Train, Pause/Resume, Step (unless ``step`` is false) and Stop in one row sized to
-    their labels (see ``train_requested`` for Train; disabled until the data is ``ready``);
-    returns the row, for more controls."""
-    row = st.container(horizontal=True, vertical_alignment="center")
+def run_buttons(running: bool, paused: bool, *, step: bool = True, ready: bool = True) -> None:
+    """Train, Pause/Resume, Step (unless ``step`` is false) and Stop in one row as wide as
+    their labels, which wraps as a whole (see ``train_requested`` for Train; disabled until
+    the data is ``ready``)."""
+    row = st.container(horizontal=True, vertical_alignment="center", width="content")
     row.button(
         "Train",
         type="primary",
@@ -103,4 +103,3 @@ def run_buttons(running: bool, paused: bool, *, step: bool = True, ready: bool =
             key="step",
         )
     row.button("Stop", icon=":material/stop:", disabled=not running, on_click=_stop, key="stop")
-    return row
