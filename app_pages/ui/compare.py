@@ -37,6 +37,10 @@ from .data import UPLOAD_NAME, session_cached, shared_unless_upload
 from .jobs import JobState
 
 BRUSH = "compare-brush"  # session key: {"dataset", "panel", "rows"}, rows of the display subset
+# Session key: how often Clear selection was pressed. It is part of the panels' keys, so a
+# cleared panel is drawn afresh without its box: a box left in the browser was sent back
+# with the next redraw now and then, and brought the cleared selection back.
+CLEARS = "compare-clears"
 SELECTION_PARAMS = (live_charts.BOX, live_charts.PICK)  # a 2-D panel's Vega-Lite selections
 PANEL_HEIGHT = 380
 
@@ -292,6 +296,7 @@ def _take_selection(chart_key: str, panel: str, name: str, points: np.ndarray) -
 
 def _clear_brush() -> None:
     st.session_state.pop(BRUSH, None)
+    st.session_state[CLEARS] = st.session_state.get(CLEARS, 0) + 1
 
 
 def brush_summary(name: str, labels: np.ndarray, classes, three_d: bool) -> None:
@@ -368,7 +373,8 @@ def _picture(label: str, points: np.ndarray, labels, classes, ranges, dataset: s
                                         uirevision=key, legend_above=True)  # fmt: skip
         st.plotly_chart(fig, key=key)
         return
-    _brushing_chart(key, label, points[:, :2], labels, classes, ranges, dataset)
+    fresh_after_clears = f"{key}-{st.session_state.get(CLEARS, 0)}"  # see CLEARS
+    _brushing_chart(fresh_after_clears, label, points[:, :2], labels, classes, ranges, dataset)
 
 
 def _brushing_chart(key: str, label: str, points: np.ndarray, labels, classes, ranges, dataset: str) -> None:
