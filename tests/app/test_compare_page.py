@@ -157,9 +157,14 @@ def test_points_selected_in_one_panel_stand_out_in_every_panel_until_cleared(app
     summary = next(m.value for m in at.markdown if "selected in PCA" in m.value)
     assert summary.startswith("**100 of 700 points** selected in PCA: ")
     assert "ring" in summary and "%" in summary  # the class mix
+    drawn = [chart.proto.id for chart in at.get("vega_lite_chart")]
+    at.run()
+    assert [chart.proto.id for chart in at.get("vega_lite_chart")] == drawn  # a rerun keeps the charts
     button(at, "Clear selection").click().run()
     assert BRUSH not in at.session_state
     assert all(table["chosen"].all() for table in vega_rows(at))
+    # drawn afresh: a box left in the browser's chart cannot send the selection back
+    assert not set(drawn) & {chart.proto.id for chart in at.get("vega_lite_chart")}
 
 
 def test_a_selection_belongs_to_its_dataset(app):
