@@ -45,6 +45,7 @@ __all__ = [
     "locked_values",
     "minibatch_defaults",
     "network_preset",
+    "reads_input_scale",
     "resolve",
 ]
 
@@ -101,10 +102,16 @@ DEFAULT_CANDIDATES = 16
 NETWORK_HIDDEN_SIZES = (500, 500)
 
 
+# Rows, evenly spaced, on which the input scale is measured: a few thousand rows give the
+# spread of the whole set, where all of a million would cost seconds and gigabytes.
+SCALE_CHECK_ROWS = 2000
+
+
 @dataclass(frozen=True)
 class DataShape:
     """What the rules read of the data. ``largest_feature_std`` is measured only where a
-    rule needs it (a network's inputs, ``input_scale_note``); None where it was not."""
+    rule needs it (inputs a network trains on as given, ``input_scale_note``); None where
+    it was not."""
 
     n_samples: int
     n_features: int
@@ -112,12 +119,21 @@ class DataShape:
     largest_feature_std: float | None = None
 
     @classmethod
-    def of(cls, X: np.ndarray, n_classes: int, spread: bool = False, max_rows: int | None = None) -> DataShape:
-        """The shape of X; with ``spread``, its largest feature standard deviation too, over
-        at most ``max_rows`` evenly spaced rows (all rows if None)."""
-        if not spread:
+    def of(cls, X: np.ndarray, n_classes: int, encoder: str | None = None) -> DataShape:
+        """The shape of X, and its largest feature standard deviation where it matters.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        n_classes : int
+        encoder : str or None
+            The map that trains on X as given; None if it trains on something else (X
+            standardised first). The spread is measured where that map depends on it
+            (``reads_input_scale``), over at most ``SCALE_CHECK_ROWS`` evenly spaced rows.
+        """
+        if encoder is None or not reads_input_scale(encoder):
             return cls(len(X), X.shape[1], n_classes)
-        rows = X if max_rows is None else X[:: max(1, len(X) // max_rows)]
+        rows = X[:: max(1, -(-len(X) // SCALE_CHECK_ROWS))]
         return cls(len(X), X.shape[1], n_classes, _largest_std(rows))
 
 
@@ -326,10 +342,17 @@ def candidates_note(n_candidates: int | None, objective: str, neighbors: str) ->
 NETWORK_MAX_FEATURE_STD = 10.0
 
 
+def reads_input_scale(encoder: str) -> bool:
+    """Whether a map trained with ``encoder`` depends on its inputs' scale: a network does
+    (PyTorch's starting weights and its step suit inputs near unit scale); a linear or
+    diagonal map starts from the data (PCA, LDA, the identity) at any scale."""
+    return encoder == "mlp"
+
+
 def input_scale_note(encoder: str, largest_std: float | None) -> Note | None:
     """A network's inputs should be near unit scale: a caveat when a feature's standard
     deviation is over ``NETWORK_MAX_FEATURE_STD`` (nothing when it was not measured)."""
-    if encoder != "mlp" or largest_std is None or not largest_std > NETWORK_MAX_FEATURE_STD:
+    if not reads_input_scale(encoder) or largest_std is None or not largest_std > NETWORK_MAX_FEATURE_STD:
         return None
     return Note(
         "encoder",

@@ -448,7 +448,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=[np.float64, np.float32])
             check_classification_targets(y)
             classes, y_index = np.unique(y, return_inverse=True)
-            settings = self._resolve(DataShape.of(X, len(classes), spread=self.encoder == "mlp"))
+            settings = self._resolve(DataShape.of(X, len(classes), self.encoder))
             rng = check_random_state(self.random_state)
             device = resolve_device(self.device)
             dtype = resolve_dtype(self.dtype, device)

@@ -99,9 +99,6 @@ def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
     return config
 
 
-# Rows (evenly spaced) on which the page checks a network's input scale at each rerun.
-SCALE_CHECK_ROWS = 2000
-
 # Run settings that are not ``NCA`` parameters: preprocessing, and what the app draws and scores.
 RUN_ONLY = ("standardize", "display_size", "k")
 
@@ -115,8 +112,8 @@ def estimator_params(config: RunConfig, image_shape: tuple[int, int] | None = No
 
 def resolve_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[str]]:
     """``config`` made possible for ``data`` (``rules.resolve``), and what changed, in words."""
-    spread = config.encoder == "mlp" and not config.standardize  # a network's raw inputs
-    shape = DataShape.of(data.X_train, data.n_classes, spread, max_rows=SCALE_CHECK_ROWS)
+    raw_inputs_to = None if config.standardize else config.encoder  # the map that sees X as it is
+    shape = DataShape.of(data.X_train, data.n_classes, raw_inputs_to)
     request = estimator_params(config, data.image_shape)
     settings, notes = resolve(request, shape)
     texts = [note.text for note in notes]

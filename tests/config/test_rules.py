@@ -216,14 +216,17 @@ def test_only_a_network_is_warned_of_inputs_far_from_unit_scale():
 
 
 def test_resolve_notes_a_network_on_inputs_far_from_unit_scale_where_the_spread_was_measured():
-    from nca_core.config.rules import input_scale_note
+    from nca_core.config.rules import SCALE_CHECK_ROWS, input_scale_note
 
-    X = np.random.default_rng(0).normal(size=(4000, 300)) * np.r_[np.ones(299), 40.0]  # wide last column
-    measured = DataShape.of(X, 3, spread=True)
+    X = np.random.default_rng(0).normal(size=(1500, 300)) * np.r_[np.ones(299), 40.0]  # wide last column
+    measured = DataShape.of(X, 3, "mlp")
     assert measured.largest_feature_std == pytest.approx(X[:, -1].std())  # found past the first 256 columns
-    sampled = DataShape.of(X, 3, spread=True, max_rows=500)
-    assert sampled.n_samples == 4000 and sampled.largest_feature_std == pytest.approx(40.0, rel=0.15)
-    assert DataShape.of(X, 3).largest_feature_std is None
+    for not_measured in (DataShape.of(X, 3, "linear"), DataShape.of(X, 3, None)):
+        assert not_measured.largest_feature_std is None and not_measured.n_samples == 1500
+    rows = 2 * SCALE_CHECK_ROWS - 1  # evenly spaced rows, at most SCALE_CHECK_ROWS of them
+    tall = np.zeros((rows, 2))
+    tall[::2, 1] = 1.0  # every other row: all rows spread 0.5, every second row (the sample) 0
+    assert DataShape.of(tall, 2, "mlp").largest_feature_std == 0.0
     wide = {**BASE, "encoder": "mlp", "n_components": 2}
     note = input_scale_note("mlp", measured.largest_feature_std)
     assert note in resolve(wide, measured)[1]
