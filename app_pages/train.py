@@ -10,12 +10,8 @@ LOADED = "train-loaded-dataset"  # session key: the dataset the page last loaded
 share.read_once(app_data.dataset_names())  # a link's settings, ?present=1 among them, come first
 presenting = presentation.active()  # large type, no sidebar, one big chart
 presentation.style(presenting)
-if not presenting:  # the title shares its line with the toggle, which leaves the row below to the run
-    st.space("small")  # a heading in a row loses the top margin a title has alone
-    heading = st.container(horizontal=True, vertical_alignment="center", horizontal_alignment="distribute")
-    heading.title("Train NCA and watch it learn", width="content")
-    with heading:
-        presentation.toggle()
+if not presenting:
+    presentation.title_with_toggle("Train NCA and watch it learn")
     st.caption(
         "Neighbourhood Components Analysis learns a map, linear or a neural network, under which "
         "each point's nearest neighbours share its class. Press **Train** and watch the embedding "
@@ -87,9 +83,9 @@ if requested:
     active = state.start(name, Run(config, data), pace)
 
 
-def status_and_picture(waiting_for_start: bool = False) -> None:
+def status_and_picture(first_frame_due: bool = False) -> None:
     """Progress, errors and the embedding: redrawn often while training (views.redraw_seconds).
-    ``waiting_for_start``: the page run that drew this had a run with no frame yet."""
+    ``first_frame_due``: the page run that drew this had a run with no frame yet."""
     current = state.current()
     # the start frame went out on an earlier tick (an app rerun drops what is not yet sent)
     start_sent = current is not None and current.job.start_released
@@ -106,7 +102,7 @@ def status_and_picture(waiting_for_start: bool = False) -> None:
     else:
         picture(shown)
         shown.job.drawn()
-    if waiting_for_start and start_sent:
+    if first_frame_due and start_sent:
         st.rerun(scope="app")  # the start frame is shown: poll at the run's own pace from now on
     if current is not None and not current.job.alive and st.session_state.get("was_running"):
         st.session_state["was_running"] = False

@@ -54,6 +54,17 @@ def style(presenting: bool) -> None:
     st.html(_STYLE if presenting else page_style.COMPACT)
 
 
+def title_with_toggle(title: str) -> None:
+    """The page's title with the toggle at the end of its line, outside the mode (which has
+    no title: the toggle then follows the run buttons). The row below is left to the
+    dataset and the run buttons, which fill a 1024-pixel screen beside the sidebar."""
+    st.space("small")  # a title in a row loses the top margin it has alone
+    line = st.container(horizontal=True, vertical_alignment="center", horizontal_alignment="distribute")
+    line.title(title, width="content")
+    with line:
+        toggle()
+
+
 def toggle() -> bool:
     return st.toggle(
         "Presentation mode",

@@ -20,3 +20,25 @@ def test_train_page_renders_without_errors(page, app_url, screenshot):
     assert page.locator("[data-testid='stAlertContentError']").count() == 0
     assert "NCA Explorer" in page.title()
     screenshot(page, "train-page")
+
+
+def test_the_run_buttons_share_the_datasets_row_on_a_1024_pixel_screen(page, app_url, screenshot):
+    """Beside the sidebar at 1024 x 768 the dataset and Train, Pause, Step and Stop take one
+    row (Stop used to wrap below), and the presentation toggle sits on the title's line."""
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.goto(app_url)
+    title = page.get_by_role("heading", name="Train NCA and watch it learn")
+    title.wait_for()
+    page.get_by_role("button", name="Train", exact=True).wait_for()
+    main = page.locator("[data-testid='stMainBlockContainer']")  # not the header's Stop while the script runs
+    dataset = main.locator("[data-testid='stSelectbox']").first.bounding_box()
+    buttons = [main.get_by_role("button", name=name, exact=True).bounding_box() for name in ("Train", "Pause", "Step", "Stop")]
+    middle = dataset["y"] + dataset["height"]  # the select box's bottom edge, where the buttons align
+    for box in buttons:
+        assert abs(box["y"] + box["height"] - middle) < 12, (box, dataset)
+        assert box["x"] > dataset["x"] + dataset["width"]  # beside it, not below
+    assert buttons[-1]["x"] + buttons[-1]["width"] <= 1024
+    toggle = page.get_by_text("Presentation mode").bounding_box()
+    heading = title.bounding_box()
+    assert heading["y"] <= toggle["y"] + toggle["height"] / 2 <= heading["y"] + heading["height"]
+    screenshot(page, "train-page-1024")
