@@ -38,8 +38,8 @@ from .jobs import JobState
 
 BRUSH = "compare-brush"  # session key: {"dataset", "panel", "rows"}, rows of the display subset
 # Session key: how often Clear selection was pressed. It is part of the panels' keys, so a
-# cleared panel is drawn afresh without its box: a box left in the browser was sent back
-# with the next redraw now and then, and brought the cleared selection back.
+# cleared panel is drawn afresh without its box (and at its first zoom): a box left in the
+# browser was sent back with the next redraw now and then, and brought the selection back.
 CLEARS = "compare-clears"
 SELECTION_PARAMS = (live_charts.BOX, live_charts.PICK)  # a 2-D panel's Vega-Lite selections
 PANEL_HEIGHT = 380
@@ -321,7 +321,10 @@ def brush_summary(name: str, labels: np.ndarray, classes, three_d: bool) -> None
     line.markdown(
         f"**{len(rows):,} of {len(labels):,} points** selected in {st.session_state[BRUSH]['panel']}: {shown}"
     )
-    line.button("Clear selection", key="compare-clear", icon=":material/deselect:", on_click=_clear_brush)
+    line.button(
+        "Clear selection", key="compare-clear", icon=":material/deselect:", on_click=_clear_brush,
+        help="Every point in colour again; the panels' zoom goes back to the start too.",
+    )  # fmt: skip
 
 
 def panel(

@@ -50,6 +50,7 @@ COLUMNS_ORDER = (
     "space", "index", "query time (s)", "build time (s)", "index size", "test error",
     "speed-up", "size reduction",
 )  # fmt: skip
+_QUERIES_HELP = f"every test point, or a stratified {QUERIES:,} of a larger test set"
 # Widths in pixels that show every column whole on a 1024-pixel screen beside the sidebar.
 COLUMNS = {  # times, sizes and errors stay numbers (sorting), ``_FORMATS`` says how they read; ratios are words
     "space": st.column_config.Column(width=85),
@@ -57,15 +58,15 @@ COLUMNS = {  # times, sizes and errors stay numbers (sorting), ``_FORMATS`` says
     "index size": st.column_config.Column(
         width=80, help="What the index stores: float32 vectors, plus the graph for HNSW"
     ),
-    "test error": st.column_config.Column(
-        width=75, help=f"k-NN error on the queries: all test points, or a stratified {QUERIES:,} of more"
-    ),
+    "test error": st.column_config.Column(width=75, help=f"k-NN error on the queries ({_QUERIES_HELP})"),
     "speed-up": st.column_config.Column(
         "speed", width=100,
         help=f"Against raw exact search (— where both take under {TOO_QUICK_SECONDS * 1e3:.0f} ms: timer noise)",
     ),
     "size reduction": st.column_config.Column("size", width=100, help="Against raw exact search's index"),
-    "query time (s)": st.column_config.Column("query (s)", width=70, help=f"All queries (every test point, or a stratified {QUERIES:,} of more), median of the repeats"),
+    "query time (s)": st.column_config.Column(
+        "query (s)", width=70, help=f"All queries ({_QUERIES_HELP}), median of the repeats"
+    ),
     "build time (s)": st.column_config.Column("build (s)", width=65),
 }  # fmt: skip
 MISSING = "—"  # a row not measured yet
