@@ -72,7 +72,8 @@ def embedding_spec(
     height: int = 520,
     brushing: bool = False,
 ) -> dict:
-    """A 2-D scatter coloured by class on fixed axes at one scale; drag to pan, scroll to zoom.
+    """A 2-D scatter coloured by class on fixed axes at one scale; drag to pan, ctrl-scroll
+    (or cmd-scroll) to zoom: a plain scroll over the chart scrolls the page on past it.
 
     ``ranges`` should come from ``figures.steady_ranges`` so that the spec, and with it the
     chart, survives from one frame to the next. Both axes get the same units per pixel
@@ -105,7 +106,7 @@ def embedding_spec(
         # Canvas paints hundreds of points in one pass where SVG updates an element per point.
         "usermeta": {"embedOptions": {"renderer": "canvas"}},
         "config": {"aria": False},
-        "params": [per_pixel, {"name": "zoom", "select": "interval", "bind": "scales"}],
+        "params": [per_pixel, {"name": "zoom", "select": {"type": "interval", "zoom": _ZOOM_WHEEL}, "bind": "scales"}],
         "mark": {"type": "circle", "size": POINT_AREA, "opacity": 0.8, "clip": True},
         "encoding": {
             "x": axis(0, x0, x1, "width"),
@@ -130,13 +131,17 @@ def embedding_spec(
 
 
 def _legend_columns(classes: Sequence[str]) -> dict:
-    """As many legend entries a row as fit the plot's width (a Vega expression of it): a
-    fixed count ran past the right edge of a narrow panel and cut the last names off."""
+    """As many legend entries a row as fit the chart (a Vega expression of its container's
+    width, less room for the y axis): a fixed count ran past the right edge of a narrow
+    panel. Not the plot's own width, which moves with the y axis's labels: MNIST's legend
+    then wrapped differently from frame to frame and the chart jumped up and down."""
     entry = 30 + 7 * max((len(str(c)) for c in classes), default=1)  # symbol, label, gap (px)
-    return {"expr": f"max(1, floor(width / {entry}))"}
+    return {"expr": f"max(1, floor((containerSize()[0] - {_Y_AXIS_ROOM}) / {entry}))"}
 
 
+_Y_AXIS_ROOM = 70  # pixels: the widest y axis, its title and labels such as "-1000"
 _SHIFT = "event.shiftKey"
+_ZOOM_WHEEL = "wheel![event.ctrlKey || event.metaKey]"  # a plain wheel scrolls the page
 
 
 def _with_brushing(spec: dict) -> None:
@@ -153,7 +158,7 @@ def _with_brushing(spec: dict) -> None:
     zoom["select"] = {
         "type": "interval",
         "translate": f"[pointerdown[{_SHIFT}], window:pointerup] > window:pointermove!",
-        "zoom": "wheel![event.ctrlKey || event.metaKey]",
+        "zoom": _ZOOM_WHEEL,
     }
     spec["params"] += [
         {"name": BOX, "select": {"type": "interval", "encodings": ["x", "y"],
