@@ -134,12 +134,16 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
     # g and -KL are negative: a digit fewer keeps "-0.700" as wide as f's "0.9939", which a
     # third of a 1024-pixel screen shows whole
     decimals = 4 if config.objective == "f" else 3
-    delta = latest.objective - snaps[0].objective if len(snaps) > 1 else None
+    # The start frame's change, 0, has its badge too (greyed, no arrow): a badge that came
+    # with the second frame made the row taller and the picture below jump down.
+    delta = latest.objective - snaps[0].objective
     cols[1].metric(
         label,
         f"{latest.objective:.{decimals}f}",
-        None if delta is None else f"{delta:+.{decimals}f}",
+        f"{delta:+.{decimals}f}",
         help="The objective per point, and its change since the start.",
+        delta_color="normal" if delta else "off",
+        delta_arrow="auto" if delta else "off",
     )
     scored = next((s for s in reversed(snaps) if s.train_accuracy is not None), None)
     if scored is not None and scored.test_accuracy is not None:

@@ -340,3 +340,20 @@ def test_a_point_clicked_while_training_keeps_its_lines_on_later_frames(app):
     assert tables["anchor"][["z1", "z2"]].to_numpy().tolist() == [Z[4, :2].tolist()] != clicked_at
     assert tables["links"]["p"].iloc[0] == pytest.approx(selection_probabilities(Z, 4).max())
     button(app, "Stop").click().run()
+
+
+def test_the_objective_metric_has_its_badge_from_the_start_frame_on(app):
+    """At the start its change is 0, greyed and without an arrow: a badge that came only
+    with the second frame made the metrics taller and the picture below jump down."""
+    run = finished_run(app, 2)
+    last = run.snapshots[-1]
+    run.job.snapshots[-1] = run.snapshots[0]  # as far as a run gets by its start frame
+    app.run()
+    start = app.metric[1].proto
+    assert start.delta == "+0.0000"
+    assert start.direction == start.MetricDirection.NONE and start.color == start.MetricColor.GRAY
+    run.job.snapshots[-1] = last
+    app.run()
+    moved = app.metric[1].proto
+    assert moved.delta == f"{last.objective - run.snapshots[0].objective:+.4f}"
+    assert moved.direction == moved.MetricDirection.UP and moved.color == moved.MetricColor.GREEN
