@@ -44,7 +44,10 @@ def test_animation_caps_frames_and_fixes_axes(rng):
     assert len(fig.frames) == 100
     assert fig.frames[0].name == "0" and fig.frames[-1].name == "249"
     assert fig.layout.xaxis.range is not None
-    assert len(fig.layout.sliders[0].steps) == 100
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) == 100 and list(steps[0].args[0]) == ["0"] and list(steps[-1].args[0]) == ["249"]
+    shown = [step.label for step in steps if step.label]  # readable: not a smear of 100 numbers
+    assert shown[0] == "0" and 5 <= len(shown) <= figures.SLIDER_TICK_LABELS
     labels = [b.label for b in fig.layout.updatemenus[0].buttons]
     assert labels == ["▶ Play", "❚❚ Pause", "slow", "fast"]
     # points keep their identity: the same customdata per class in every frame
