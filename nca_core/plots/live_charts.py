@@ -103,6 +103,8 @@ def embedding_spec(
     spec = {
         "width": "container",
         "height": height,
+        # room past the plot's right edge for half its last x label, which was cut off
+        "padding": {"left": 5, "top": 5, "right": 16, "bottom": 5},
         # Canvas paints hundreds of points in one pass where SVG updates an element per point.
         "usermeta": {"embedOptions": {"renderer": "canvas"}},
         "config": {"aria": False},
