@@ -133,14 +133,8 @@ class DataShape:
         """
         if encoder is None or not reads_input_scale(encoder):
             return cls(len(X), X.shape[1], n_classes)
-        rows = X[:: max(1, -(-len(X) // SCALE_CHECK_ROWS))]
-        return cls(len(X), X.shape[1], n_classes, _largest_std(rows))
-
-
-def _largest_std(X: np.ndarray) -> float:
-    """The largest standard deviation among the columns of X, in float64, a few at a time."""
-    return max(float(np.std(X[:, start : start + 256], axis=0, dtype=np.float64).max())
-               for start in range(0, X.shape[1], 256))  # fmt: skip
+        rows = X[:: max(1, -(-len(X) // SCALE_CHECK_ROWS))]  # a copy in float64 of at most these rows
+        return cls(len(X), X.shape[1], n_classes, float(np.std(rows, axis=0, dtype=np.float64).max()))
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,10 @@ def embedding_spec(
         # Canvas paints hundreds of points in one pass where SVG updates an element per point.
         "usermeta": {"embedOptions": {"renderer": "canvas"}},
         "config": {"aria": False},
-        "params": [per_pixel, {"name": "zoom", "select": {"type": "interval", "zoom": _ZOOM_WHEEL}, "bind": "scales"}],
+        "params": [
+            per_pixel,
+            {"name": "zoom", "select": {"type": "interval", "zoom": _ZOOM_WHEEL}, "bind": "scales"},
+        ],
         "mark": {"type": "circle", "size": POINT_AREA, "opacity": 0.8, "clip": True},
         "encoding": {
             "x": axis(0, x0, x1, "width"),
