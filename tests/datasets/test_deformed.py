@@ -62,3 +62,15 @@ def test_copies_of_a_blank_image_stay_blank_and_a_dot_moves_a_few_pixels():
     rows, cols = np.mgrid[:28, :28]
     centres = [((dot * rows).sum() / dot.sum(), (dot * cols).sum() / dot.sum()) for dot in dots]
     assert all(np.hypot(r - 13.5, c - 13.5) < 6 for r, c in centres)
+
+
+def test_chunks_drawn_side_by_side_give_the_bytes_one_thread_gives(monkeypatch):
+    from nca_core.datasets import _deformed
+
+    images = np.random.default_rng(0).integers(0, 256, (7, 6, 6), dtype=np.uint8)
+    count = 2 * CHUNK + 123  # two whole chunks and a part
+    monkeypatch.setattr(_deformed, "_cores", lambda: 1)
+    one_thread, _ = deformed_copies(images, count, seed=5)
+    monkeypatch.setattr(_deformed, "_cores", lambda: 3)
+    three_threads, _ = deformed_copies(images, count, seed=5)
+    np.testing.assert_array_equal(three_threads, one_thread)
