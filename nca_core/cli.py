@@ -129,16 +129,14 @@ def train(args: argparse.Namespace) -> dict:
     from .runs.run import Run
     from .training import distributed
 
-    rank, world_size, local_rank = distributed.init_from_environment()
+    rank, world_size, device = distributed.init_from_environment(args.device or "auto")
     lead = rank == 0
     data = _load(args, lead)
-    config, notes = _config(
-        args, data, distributed.process_device(args.device or "auto", local_rank, world_size)
-    )
+    config, notes = _config(args, data, device)
     for note in notes if lead else ():
         print(f"note: {note}", file=sys.stderr)
     run = Run(config, data)
-    title = f"NCA {args.dataset}" + (f" x{world_size} processes" if world_size > 1 else "")
+    title = f"NCA {args.dataset}" + (f" x{world_size} processes on {device}" if world_size > 1 else "")
     start = time.perf_counter()
     history, embeddings = _train_with_progress(run, args, title, lead)
     if not lead:

@@ -92,29 +92,35 @@ def active_world_size() -> int:
     return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
 
 
-def init_from_environment() -> tuple[int, int, int]:
+def init_from_environment(requested_device: str = "auto") -> tuple[int, int, str]:
     """Join the group that ``torchrun`` describes in the environment, once.
 
-    Returns (rank, world_size, local_rank); (0, 1, 0) when not launched by torchrun.
-    The backend is NCCL when CUDA is available, else gloo.
+    Returns (rank, world_size, this process's device: ``process_device``); (0, 1,
+    ``requested_device``) when not launched by torchrun. The backend is NCCL for processes
+    on a GPU each, else gloo, which all-reduces CPU tensors.
     """
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     if world_size <= 1:
-        return 0, 1, 0
+        return 0, 1, requested_device
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    local_processes = int(os.environ.get("LOCAL_WORLD_SIZE", str(world_size)))
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    device = process_device(requested_device, local_rank, local_processes, gpus)
     if not dist.is_initialized():
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
-        if backend == "nccl":
-            torch.cuda.set_device(local_rank)
-        dist.init_process_group(backend)
-    return dist.get_rank(), dist.get_world_size(), local_rank
+        on_gpu = torch.device(device).type == "cuda"
+        if on_gpu:
+            torch.cuda.set_device(torch.device(device))
+        dist.init_process_group("nccl" if on_gpu else "gloo")
+    return dist.get_rank(), dist.get_world_size(), device
 
 
-def process_device(requested: str, local_rank: int, world_size: int) -> str:
-    """The device of this process: "auto" in a data-parallel run means its own GPU (or the CPU)."""
-    if world_size > 1 and requested == "auto":
-        return f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
-    return requested
+def process_device(requested: str, local_rank: int, local_processes: int, gpus: int) -> str:
+    """The device of one of ``local_processes`` data-parallel processes on a machine with
+    ``gpus`` GPUs: "auto" means its own GPU when every process there can have one (NCCL
+    refuses two on one GPU), else the CPU; any other request is kept."""
+    if requested != "auto":
+        return requested
+    return f"cuda:{local_rank}" if local_processes <= gpus else "cpu"
 
 
 def barrier() -> None:

@@ -111,22 +111,24 @@ def test_without_a_process_group_the_world_is_one_process(no_torchrun):
 def test_init_from_environment_outside_torchrun_joins_nothing(no_torchrun, monkeypatch, env):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert init_from_environment() == (0, 1, 0)
+    assert init_from_environment() == (0, 1, "auto")
+    assert init_from_environment("cpu") == (0, 1, "cpu")
     assert not dist.is_initialized() and active_world_size() == 1
 
 
 @pytest.mark.parametrize(
-    ("requested", "local_rank", "world_size", "expected"),
+    ("requested", "local_rank", "local_processes", "gpus", "expected"),
     [
-        ("auto", 1, 2, "cuda:1" if torch.cuda.is_available() else "cpu"),
-        ("auto", 0, 4, "cuda:0" if torch.cuda.is_available() else "cpu"),
-        ("auto", 0, 1, "auto"),  # one process: resolved later like any single run
-        ("cpu", 1, 2, "cpu"),
-        ("cuda:0", 1, 2, "cuda:0"),  # an explicit device is never overridden
+        ("auto", 1, 2, 2, "cuda:1"),  # a GPU for every process
+        ("auto", 3, 4, 8, "cuda:3"),
+        ("auto", 1, 2, 1, "cpu"),  # two processes, one GPU: NCCL would refuse, so gloo on the CPU
+        ("auto", 0, 4, 0, "cpu"),
+        ("cpu", 1, 2, 2, "cpu"),  # an explicit device is never overridden
+        ("cuda:0", 1, 2, 2, "cuda:0"),
     ],
 )
-def test_process_device(requested, local_rank, world_size, expected):
-    assert process_device(requested, local_rank, world_size) == expected
+def test_process_device(requested, local_rank, local_processes, gpus, expected):
+    assert process_device(requested, local_rank, local_processes, gpus) == expected
 
 
 # Two processes ----------------------------------------------------------------------------
@@ -183,7 +185,7 @@ if __name__ == "__main__":
     from nca_core.training.distributed import (DataParallelGroup, active_world_size, barrier,
                                       init_from_environment, shutdown)
 
-    rank, world_size, local_rank = init_from_environment()
+    rank, world_size, _ = init_from_environment("cpu")
     report = {"rank": rank, "world_size": world_size, "active": active_world_size(), "cases": {}}
     for name in CASES:
         value, grads, group = run(name, DataParallelGroup)
