@@ -364,10 +364,11 @@ class GaussianBlocks:
         for a, r in blocks:
             same[a] = E[a, r] @ self.R[r]
         far = _is_far(same[:, d]) | _is_far(every[:, d])
+        any_far = bool(far.any())  # one wait for the device per block, not two
         zero = torch.zeros_like(every[:, 0])
         log_same, log_total = torch.log(same[:, d]), torch.log(every[:, d])
         terms, scale_same, scale_all = _anchor_weights(log_same, log_total, zero, zero, self.objective)
-        if far.any():
+        if any_far:
             scale_same[far], scale_all[far] = 0.0, 0.0
         grad_anchor = 2.0 * (scale_same * same[:, :d] - scale_all * every[:, :d])
         if self.back is not None:
@@ -375,7 +376,7 @@ class GaussianBlocks:
             self.back.addmm_(E.T, scale_all * A, alpha=-1.0)  # the -beta part of W
             for a, r in blocks:
                 self.back[r].addmm_(E[a, r].T, scale_same[a] * A[a])
-        if far.any():
+        if any_far:
             self._redo(far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index)
         return terms, grad_anchor
 

@@ -39,7 +39,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from ..util.device import resolve_device
+from ..util.device import block_elements, resolve_device
 
 __all__ = [
     "BACKENDS",
@@ -189,7 +189,7 @@ def neighbour_lists(Z: torch.Tensor, k: int, seed: int = 0) -> torch.Tensor:
         return _TreeSearch(Z).candidates(Z, k, own.numpy())[1]
     if not faiss_available() or Z.device.type != "cpu":
         found = torch.empty(n, k, dtype=torch.long, device=Z.device)
-        for start, idx in nearest_indices(Z, Z, k, own, DEFAULT_BLOCK_ELEMENTS):
+        for start, idx in nearest_indices(Z, Z, k, own, block_elements(DEFAULT_BLOCK_ELEMENTS, Z.device)):
             found[start : start + len(idx)] = idx
         return found
     vectors = np.ascontiguousarray(Z.float().numpy())
@@ -264,8 +264,9 @@ class KNNIndex:
         False builds on torch's thread count (faster, the graph may differ run to run).
     ef_search : int
         HNSW candidate list while searching (at least the candidates asked for).
-    max_block_elements : int
-        Bound on the entries of any distance or candidate block held at once.
+    max_block_elements : int, optional
+        Bound on the entries of any distance or candidate block held at once; None: the
+        device's (``util.device.block_elements``).
 
     Attributes
     ----------
@@ -287,9 +288,10 @@ class KNNIndex:
         device: str | torch.device | None = "auto",
         deterministic: bool = True,
         ef_search: int = HNSW_EF_SEARCH,
-        max_block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+        max_block_elements: int | None = None,
     ):
         self.device = resolve_device(device)
+        max_block_elements = max_block_elements or block_elements(DEFAULT_BLOCK_ELEMENTS, self.device)
         self.classes_, self._labels = np.unique(np.asarray(y_ref), return_inverse=True)
         self._R = _as_tensor(Z_ref, self.device)
         if self._R.ndim != 2:

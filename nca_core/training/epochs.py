@@ -44,6 +44,7 @@ from ..objective.losses import (
     objective_terms,
 )
 from ..search import knn
+from ..util.device import block_elements
 from ..util.threads import numpy_blas_on_one_thread
 from .distributed import LOCAL, DataParallelGroup, active_world_size
 from .encoders import DiagonalEncoder, LinearEncoder
@@ -86,10 +87,14 @@ class Problem:
     objective: str = "f"
     kernel: nn.Module = field(default_factory=GaussianKernel)
     weight_decay: float = 0.0
-    block_elements: int = DEFAULT_BLOCK_ELEMENTS
+    block_elements: int | None = None  # None: the device's (``util.device.block_elements``)
     group: object = LOCAL
     augment: Callable | None = None
     workspace: Workspace = field(default_factory=Workspace, repr=False)
+
+    def __post_init__(self):
+        if self.block_elements is None:
+            self.block_elements = block_elements(DEFAULT_BLOCK_ELEMENTS, self.X.device)
 
     @classmethod
     def sorted_by_class(cls, encoder: nn.Module, X: torch.Tensor, y: torch.Tensor, **options) -> Problem:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["available_devices", "processor_name", "resolve_device", "resolve_dtype"]
+__all__ = ["GPU_BLOCK_ELEMENTS", "available_devices", "block_elements", "processor_name", "resolve_device", "resolve_dtype"]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+# Entries of a pairwise block on a GPU (1 GiB of float32). The CPU's block sizes fit its
+# caches; on a GPU every block costs kernel launches from Python, so the larger the block
+# the closer the work runs to the device's pace (benchmarks/RESULTS.md, "First GPU figures").
+GPU_BLOCK_ELEMENTS = 1 << 28
 
 
 def available_devices() -> list[str]:
@@ -40,6 +45,12 @@ def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype
     if resolved == torch.float64 and device.type == "mps":
         raise ValueError("Apple MPS has no float64: use dtype='float32' on device 'mps'")
     return resolved
+
+
+def block_elements(cpu_elements: int, device: torch.device) -> int:
+    """Entries per pairwise block on ``device``: ``cpu_elements`` on the CPU (and Apple MPS),
+    at least ``GPU_BLOCK_ELEMENTS`` on CUDA."""
+    return max(cpu_elements, GPU_BLOCK_ELEMENTS) if device.type == "cuda" else cpu_elements
 
 
 def processor_name() -> str:

@@ -305,3 +305,12 @@ def test_nearest_step_in_float32_matches_float64_far_from_the_origin_with_a_far_
     (v32, g32), (v64, g64) = results[torch.float32], results[torch.float64]
     assert v32 == pytest.approx(v64, rel=1e-3, abs=1e-4)
     torch.testing.assert_close(g32, g64, rtol=0, atol=2e-3 * float(g64.abs().max()))
+
+
+def test_a_problem_takes_its_devices_block_size_unless_given_one():
+    from nca_core.training.gradients import DEFAULT_BLOCK_ELEMENTS
+
+    X, y = torch.randn(30, 4), torch.arange(30) % 3
+    encoder = LinearEncoder(torch.eye(2, 4))
+    assert Problem.sorted_by_class(encoder, X, y).block_elements == DEFAULT_BLOCK_ELEMENTS  # on the CPU
+    assert Problem.sorted_by_class(encoder, X, y, block_elements=900).block_elements == 900

@@ -4,7 +4,13 @@ import sys
 import pytest
 import torch
 
-from nca_core.util.device import available_devices, resolve_device, resolve_dtype
+from nca_core.util.device import (
+    GPU_BLOCK_ELEMENTS,
+    available_devices,
+    block_elements,
+    resolve_device,
+    resolve_dtype,
+)
 
 
 def test_auto_picks_the_best_available_device():
@@ -17,6 +23,13 @@ def test_auto_picks_the_best_available_device():
 def test_missing_cuda_is_explained():
     with pytest.raises(ValueError, match="CUDA is not available here"):
         resolve_device("cuda")
+
+
+def test_blocks_are_sized_for_the_cpus_caches_and_larger_on_a_gpu():
+    assert block_elements(1 << 24, torch.device("cpu")) == 1 << 24
+    assert block_elements(1 << 24, torch.device("mps")) == 1 << 24
+    assert block_elements(1 << 24, torch.device("cuda")) == GPU_BLOCK_ELEMENTS > 1 << 24
+    assert block_elements(1 << 30, torch.device("cuda", 1)) == 1 << 30  # never smaller than asked
 
 
 def test_dtypes():
