@@ -112,9 +112,9 @@ def machine() -> str:
     from nca_core.util.device import processor_name
 
     cpu = processor_name()
-
+    gpu = f"; GPU {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""
     return (
-        f"{cpu}, {multiprocessing.cpu_count()} cores; Python {platform.python_version()}, "
+        f"{cpu}, {multiprocessing.cpu_count()} cores{gpu}; Python {platform.python_version()}, "
         f"torch {torch.__version__} ({torch.get_num_threads()} threads), scikit-learn {sklearn.__version__}"
     )
 

@@ -24,6 +24,10 @@ and b = 1024).
 
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/exact_epoch.py            # all 60k
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/exact_epoch.py --n 30000
+    NCA_DATA_DIR=../shared/data python benchmarks/exact_epoch.py --device cuda   # on a GPU
+
+On a GPU every timing waits for the device (``torch.cuda.synchronize``) before reading the
+clock, and float32 products stay float32 (PyTorch's default: no TF32).
 
 ``quick()`` (for ``make bench``) times one repeat on 20,000 MNIST images.
 """
@@ -41,22 +45,30 @@ from compare_sklearn import machine
 from nca_core import datasets
 from nca_core.training.encoders import LinearEncoder, _summed_in_blocks
 from nca_core.training.epochs import MinibatchEpochs, Problem
+from nca_core.util.device import resolve_device
 
 BATCH = 1024
 TARGET = 1.25
 
 
-def _mnist(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _mnist(n: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     data = datasets.load("mnist", download=False)
     X = torch.as_tensor(np.asarray(data.X_train[:n], dtype=np.float32))
     if float(X.max()) > 1.5:
         X /= 255.0
-    return X, torch.as_tensor(np.asarray(data.y_train[:n])).long()
+    return X.to(device), torch.as_tensor(np.asarray(data.y_train[:n])).long().to(device)
+
+
+def _clock(device: torch.device) -> float:
+    """perf_counter once the device has finished what was queued (GPUs run asynchronously)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
 
 
 def _start_map(X: torch.Tensor, d: int) -> torch.Tensor:
     """A random map scaled so that neighbour distances are of order one, as after PCA."""
-    A = torch.randn(d, X.shape[1], generator=torch.Generator().manual_seed(0))
+    A = torch.randn(d, X.shape[1], generator=torch.Generator().manual_seed(0)).to(X.device)
     scale = (X[:2000] @ A.T).std()
     return A / (scale * 2.0)
 
@@ -64,17 +76,17 @@ def _start_map(X: torch.Tensor, d: int) -> torch.Tensor:
 def _epoch(X, y, A) -> float:
     problem = Problem.sorted_by_class(LinearEncoder(A.clone()), X, y)
     epochs = MinibatchEpochs(problem, "adam", 0.003, BATCH, torch.Generator().manual_seed(0))
-    start = time.perf_counter()
+    start = _clock(X.device)
     epochs.run(1)
-    return time.perf_counter() - start
+    return _clock(X.device) - start
 
 
 def _pair_floor(X, A, fresh: bool = False) -> float:
     """Three products and one exp per block of BATCH anchors, over all pairs."""
     Z = X @ A.T
     n = len(Z)
-    buffer = torch.empty(BATCH * n)
-    start = time.perf_counter()
+    buffer = torch.empty(BATCH * n, device=X.device)
+    start = _clock(X.device)
     for lo in range(0, n, BATCH):
         Z_anchor = Z[lo : lo + BATCH]
         out = None if fresh else buffer[: len(Z_anchor) * n].view(len(Z_anchor), n)
@@ -82,21 +94,36 @@ def _pair_floor(X, A, fresh: bool = False) -> float:
         E.exp_()
         E @ Z
         E.T @ Z_anchor
-    return time.perf_counter() - start
+    return _clock(X.device) - start
 
 
 def _encoder(X, A) -> float:
     """Embedding all points and the gradient in A, once per minibatch step."""
-    G = torch.randn(len(X), A.shape[0])
-    start = time.perf_counter()
+    G = torch.randn(len(X), A.shape[0], device=X.device)
+    start = _clock(X.device)
     for _ in range(0, len(X), BATCH):
         X @ A.T
         _summed_in_blocks(G, X)
-    return time.perf_counter() - start
+    return _clock(X.device) - start
 
 
-def measure(n: int, d: int, repeats: int) -> dict[str, list[float]]:
-    X, y = _mnist(n)
+def profile(n: int, d: int, device: str, rows: int = 25) -> str:
+    """torch.profiler's table of one exact epoch (after one untimed epoch), by total time."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as profiled
+
+    X, y = _mnist(n, resolve_device(device))
+    A = _start_map(X, d)
+    _epoch(X, y, A)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if X.device.type == "cuda" else [])
+    with profiled(activities=activities) as trace:
+        _epoch(X, y, A)
+    by = "cuda_time_total" if X.device.type == "cuda" else "cpu_time_total"
+    return trace.key_averages().table(sort_by=by, row_limit=rows)
+
+
+def measure(n: int, d: int, repeats: int, device: str = "cpu") -> dict[str, list[float]]:
+    X, y = _mnist(n, resolve_device(device))
     A = _start_map(X, d)
     timings: dict[str, list[float]] = {"epoch": [], "pair floor": [], "encoder": [], "fresh floor": []}
     for _ in range(repeats):
@@ -143,9 +170,14 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=60000, help="training images (default all 60,000)")
     parser.add_argument("--d", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", default="cpu", help='"cpu" (default), "cuda" or "auto"')
+    parser.add_argument("--profile", action="store_true", help="print torch.profiler's table of one epoch instead")
     args = parser.parse_args()
-    timings = measure(args.n, args.d, args.repeats)
-    print(f"machine: {machine()}; torch threads: {torch.get_num_threads()}")
+    if args.profile:
+        print(profile(args.n, args.d, args.device))
+        return
+    timings = measure(args.n, args.d, args.repeats, args.device)
+    print(f"machine: {machine()}; torch threads: {torch.get_num_threads()}; device: {resolve_device(args.device)}")
     print(f"MNIST n = {args.n}, d = {args.d}, blocks of {BATCH} anchors\n")
     print("| measure | median s | each repeat (s) |")
     print("| --- | --- | --- |")

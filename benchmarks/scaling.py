@@ -12,6 +12,9 @@ the linear growth, and at the first N the approximate-against-exact ratios.
 
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/scaling.py                 # 60k, 250k, 1M
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/scaling.py --sizes 60000
+    NCA_DATA_DIR=../shared/data python benchmarks/scaling.py --device cuda   # on a GPU
+
+On a GPU the table adds the device's peak memory (``torch.cuda.max_memory_allocated``).
 
 ``quick()`` (for ``make bench``) fits one epoch of each on all of MNIST and reports the
 per-epoch speed-up and the 5-NN error difference after that epoch.
@@ -27,34 +30,40 @@ import sys
 import time
 
 import numpy as np
+import torch
 from compare_sklearn import machine
 
 from nca_core import NCA, datasets
 from nca_core.search import knn
+from nca_core.util.device import resolve_device
 
 SPEED_TARGET = 5.0
 ERROR_TARGET = 0.1  # points of 5-NN test error
 
 
-def fit_once(n_train: int, neighbors: str, max_iter: int | None = None) -> dict:
+def fit_once(n_train: int, neighbors: str, max_iter: int | None = None, device: str = "cpu") -> dict:
     """One fit on mnist-deformed of ``n_train`` images, measured in this process."""
     data = datasets.load("mnist-deformed", download=False, n_train=n_train, seed=0)
-    model = NCA(n_components=32, random_state=0, neighbors=neighbors, max_iter=max_iter)
+    model = NCA(n_components=32, random_state=0, neighbors=neighbors, max_iter=max_iter, device=device)
     start = time.perf_counter()
     times = [(snapshot.epoch, time.perf_counter()) for snapshot in model.fit_iter(data.X_train, data.y_train)]
     fit_seconds = time.perf_counter() - start
     (first_epoch, first), (last_epoch, last) = times[0], times[-1]
-    accuracy = knn.knn_accuracy(model.transform(data.X_train), data.y_train, model.transform(data.X_test), data.y_test, 5)
+    accuracy = knn.knn_accuracy(
+        model.transform(data.X_train), data.y_train, model.transform(data.X_test), data.y_test, 5, device=device
+    )
+    on_gpu = torch.device(device).type == "cuda"
     return {
         "n": n_train, "neighbors": neighbors, "epochs": last_epoch,
         "epoch_seconds": (last - first) / max(1, last_epoch - first_epoch), "fit_seconds": fit_seconds,
         "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, "error": 100 * (1 - accuracy),
+        "gpu_peak_gb": torch.cuda.max_memory_allocated() / 2**30 if on_gpu else None,
     }  # fmt: skip
 
 
-def _in_subprocess(n_train: int, neighbors: str, max_iter: int | None = None) -> dict:
+def _in_subprocess(n_train: int, neighbors: str, max_iter: int | None = None, device: str = "cpu") -> dict:
     """``fit_once`` in a fresh process, so each peak RSS is its own."""
-    args = [sys.executable, __file__, "--one", str(n_train), neighbors, str(max_iter or 0)]
+    args = [sys.executable, __file__, "--one", str(n_train), neighbors, str(max_iter or 0), device]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -84,23 +93,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[60000, 250000, 1000000])
     parser.add_argument("--exact-max", type=int, default=60000, help="largest N trained exactly as well")
-    parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--device", default="cpu", help='"cpu" (default), "cuda" or "auto"')
+    parser.add_argument("--one", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        n, neighbors, max_iter = args.one
-        print(json.dumps(fit_once(int(n), neighbors, int(max_iter) or None)))
+        n, neighbors, max_iter, device = args.one
+        print(json.dumps(fit_once(int(n), neighbors, int(max_iter) or None, device)))
         return
-    print(f"machine: {machine()}\n")
-    print("| N | neighbours | epochs | s / epoch | fit s | peak RSS GB | 5-NN test error |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    device = str(resolve_device(args.device))
+    gpu = device.startswith("cuda")
+    print(f"machine: {machine()}; device: {device}\n")
+    print(f"| N | neighbours | epochs | s / epoch | fit s | peak RSS GB |{' GPU peak GB |' * gpu} 5-NN test error |")
+    print(f"| --- | --- | --- | --- | --- | --- |{' --- |' * gpu} --- |")
     rows = []
     for n in args.sizes:
         for neighbors in ("all", "nearest") if n <= args.exact_max else ("nearest",):
-            row = _in_subprocess(n, neighbors)
+            row = _in_subprocess(n, neighbors, device=device)
             rows.append(row)
+            gpu_peak = f" {row['gpu_peak_gb']:.2f} |" if gpu else ""
             print(
-                f"| {n:,} | {neighbors} | {row['epochs']} | {row['epoch_seconds']:.1f} | {row['fit_seconds']:.0f} "
-                f"| {row['peak_gb']:.2f} | {row['error']:.2f}% |",
+                f"| {n:,} | {neighbors} | {row['epochs']} | {row['epoch_seconds']:.2f} | {row['fit_seconds']:.1f} "
+                f"| {row['peak_gb']:.2f} |{gpu_peak} {row['error']:.2f}% |",
                 flush=True,
             )
     approximate = [r for r in rows if r["neighbors"] == "nearest"]

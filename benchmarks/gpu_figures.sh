@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The GPU figures of benchmarks/RESULTS.md, on a machine with an NVIDIA GPU and a Python
+# that has a CUDA build of torch. Each step's log goes to $OUT (default /tmp/gpu-figures);
+# a summary of exit codes and seconds is printed last.
+#
+#   NCA_DATA_DIR=../shared/data bash benchmarks/gpu_figures.sh env tests exact scaling torchrun
+#
+# Steps: env (GPU, driver, versions), profile (torch.profiler's table of one exact epoch), tests (the library's tests, where every "auto" device
+# is the GPU), exact (benchmarks/exact_epoch.py on the GPU), scaling (benchmarks/scaling.py
+# on the GPU, 60k to 1M), torchrun (the CLI's data-parallel training, one process on the GPU),
+# torchrun2 (two processes on a machine with fewer GPUs than that).
+# Wheels for missing packages (faiss-cpu, plotly) may lie in .whl/; they go to /tmp/site.
+set -u
+OUT=${OUT:-/tmp/gpu-figures}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+if compgen -G ".whl/*.whl" >/dev/null; then
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+        && export PYTHONPATH="$PYTHONPATH:/tmp/site"
+fi
+summary=()
+
+step() {  # step NAME SECONDS COMMAND...: run it under a time limit, log to $OUT/NAME.log
+    local name=$1 limit=$2 start=$SECONDS
+    shift 2
+    echo "=== $name: $*"
+    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+    local rc=$?
+    tail -n 40 "$OUT/$name.log"
+    summary+=("$name: exit $rc after $((SECONDS - start)) s")
+}
+
+for name in "$@"; do
+    case $name in
+        env) step env 60 bash -c "nvidia-smi; $PY -c 'import torch, sklearn, numpy, faiss; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(), sklearn.__version__, numpy.__version__, faiss.__version__)'" ;;
+        tests) step tests 250 $PY -m pytest -q -p no:cacheprovider -n 8 -m "not e2e" tests/objective tests/training \
+            tests/search tests/estimator tests/util tests/datasets tests/config tests/runs tests/plots tests/test_cli.py ;;
+        exact) step exact 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 ;;
+        profile) step profile 60 $PY benchmarks/exact_epoch.py --device cuda --profile ;;
+        scaling) step scaling 500 $PY benchmarks/scaling.py --device cuda ;;
+        torchrun) step torchrun 90 $PY -m torch.distributed.run --standalone --nproc_per_node 1 -m nca_core train \
+            --dataset mnist --out "$OUT/torchrun" --no-download --max-iter 2 --n-components 32 --optimizer adam ;;
+        torchrun2) step torchrun2 90 $PY -m torch.distributed.run --standalone --nproc_per_node 2 -m nca_core train \
+            --dataset usps --out "$OUT/torchrun2" --no-download --max-iter 10 --n-components 10 --optimizer lbfgs ;;
+        *) echo "unknown step $name" >&2 ;;
+    esac
+done
+printf '%s\n' "${summary[@]}"
