@@ -27,7 +27,7 @@ from ..objective.kernels import make_kernel
 from ..search import knn
 from ..training.augmentation import RandomShift
 from ..training.encoders import DEFAULT_HIDDEN_SIZES, MLPEncoder, make_encoder
-from ..training.epochs import EpochStrategy, Problem, make_epochs
+from ..training.epochs import EpochStrategy, Problem, dense_suits, make_epochs
 from ..training.loop import Snapshot, train
 from ..training.pretraining import PRETRAIN_BATCH_SIZE, pretrain_autoencoder
 from ..util.device import resolve_device, resolve_dtype
@@ -185,7 +185,10 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         (the default for the MLP), and replaces ``shift``; None: the inputs as given, or
         shifted as ``shift`` says.
     device : str, default="auto"
-        "auto" uses CUDA, then Apple MPS, then the CPU; or any torch device string.
+        "auto" uses CUDA, then Apple MPS, then the CPU, except for small problems that
+        L-BFGS fits with the whole-matrix float64 engine (at most 400 points, a linear or
+        diagonal map, the Gaussian kernel, f or g), which stay on the CPU, where they run
+        faster; or any torch device string.
     dtype : {"float32", "float64"}, default="float32"
         Precision of training.
 
@@ -450,7 +453,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             classes, y_index = np.unique(y, return_inverse=True)
             settings = self._resolve(DataShape.of(X, len(classes), self.encoder))
             rng = check_random_state(self.random_state)
-            device = resolve_device(self.device)
+            device = self._device(settings, len(X))
             dtype = resolve_dtype(self.dtype, device)
             _check_augment(settings["augment"], X, dtype, device)
             with report.timing_start(settings):
@@ -475,6 +478,16 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self._start_fit(classes, settings, encoder, kernel, device)
         self.pretrain_curve_ = pretrain_curve
         return _Start(X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype)
+
+    def _device(self, settings: dict, n_samples: int) -> torch.device:
+        """``device`` resolved; "auto" keeps on the CPU the small L-BFGS problems that the
+        whole-matrix float64 engine takes (``epochs.dense_suits``): there a GPU spends more
+        on launches than the sums cost, and its float32 engine ends at another optimum
+        than scikit-learn's (benchmarks/RESULTS.md, "First GPU figures")."""
+        small = settings["optimizer"] == "lbfgs" and dense_suits(
+            settings["encoder"], settings["kernel"], settings["objective"], n_samples
+        )
+        return torch.device("cpu") if self.device == "auto" and small else resolve_device(self.device)
 
     def _follow(self, stream: Iterator[Snapshot], report, scale: float):
         """Keep the fitted attributes current with each snapshot; report and call back.

@@ -29,6 +29,8 @@ DEFAULT_HIDDEN_SIZES = NETWORK_HIDDEN_SIZES
 class LinearEncoder(nn.Module):
     """Z = X A^T with A of shape (n_components, n_features)."""
 
+    name = "linear"
+
     def __init__(self, init: torch.Tensor):
         super().__init__()
         self.weight = nn.Parameter(init.clone(memory_format=torch.contiguous_format))
@@ -87,6 +89,8 @@ def _summed_in_blocks(G: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
 class DiagonalEncoder(nn.Module):
     """Z = X diag(w): an axis-aligned rescaling of each feature (the paper's diagonal A)."""
 
+    name = "diagonal"
+
     def __init__(self, init: torch.Tensor):
         super().__init__()
         self.scale = nn.Parameter(init.clone(memory_format=torch.contiguous_format))
@@ -108,6 +112,8 @@ class MLPEncoder(nn.Module):
     Nonlinear NCA (Salakhutdinov & Hinton, 2007; Min et al., 2010 used D-500-500-2000-d).
     Layers start from PyTorch's default initialisation, drawn from ``generator``.
     """
+
+    name = "mlp"
 
     def __init__(
         self,

@@ -47,7 +47,6 @@ from ..search import knn
 from ..util.device import block_elements
 from ..util.threads import numpy_blas_on_one_thread
 from .distributed import LOCAL, DataParallelGroup, active_world_size
-from .encoders import DiagonalEncoder, LinearEncoder
 from .gradients import (
     DEFAULT_BLOCK_ELEMENTS,
     Workspace,
@@ -164,17 +163,26 @@ class EpochStrategy(Protocol):
         """Release what the strategy holds (a worker thread); called once training ends."""
 
 
-def dense_applies(problem: Problem) -> bool:
-    """Whether the whole-matrix float64 engine (``objective.dense``) evaluates this problem:
-    a linear or diagonal map on the CPU, the Gaussian kernel, objective f or g, one process,
-    at most ``dense.DENSE_MAX_SAMPLES`` points."""
+def dense_suits(encoder: str, kernel: str, objective: str, n_samples: int) -> bool:
+    """Whether the whole-matrix float64 engine (``objective.dense``) takes a problem of these
+    settings: a linear or diagonal map, the Gaussian kernel, objective f or g, at most
+    ``dense.DENSE_MAX_SAMPLES`` points (on the CPU, in one process)."""
     return (
-        isinstance(problem.encoder, LinearEncoder | DiagonalEncoder)
-        and problem.X.device.type == "cpu"
-        and type(problem.kernel) is GaussianKernel
-        and problem.objective in PER_ANCHOR_OBJECTIVES
+        encoder in ("linear", "diagonal")
+        and kernel == "gaussian"
+        and objective in PER_ANCHOR_OBJECTIVES
+        and n_samples <= dense.DENSE_MAX_SAMPLES
+    )
+
+
+def dense_applies(problem: Problem) -> bool:
+    """Whether the whole-matrix engine evaluates this problem (``dense_suits``)."""
+    return (
+        problem.X.device.type == "cpu"
         and problem.group.world_size == 1
-        and len(problem.X) <= dense.DENSE_MAX_SAMPLES
+        and dense_suits(
+            getattr(problem.encoder, "name", ""), problem.kernel.name, problem.objective, len(problem.X)
+        )
     )
 
 

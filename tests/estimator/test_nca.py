@@ -265,6 +265,23 @@ def test_cuda_requested_where_there_is_none_is_refused(wine):
         NCA(device="cuda").fit(X, y)
 
 
+def test_auto_keeps_the_small_problems_of_the_whole_matrix_engine_on_the_cpu(monkeypatch):
+    """What "auto" picks where a GPU is found (pretended here): the CPU for an L-BFGS problem
+    the float64 whole-matrix engine takes (iris fitted 8x faster there than on an H100), the
+    GPU for everything else; a device asked for by name is kept."""
+    from nca_core.estimator import nca as estimator
+
+    gpu = torch.device("cuda")
+    monkeypatch.setattr(estimator, "resolve_device", lambda d: gpu if d == "auto" else torch.device(d))
+    small = {"optimizer": "lbfgs", "encoder": "linear", "kernel": "gaussian", "objective": "g"}
+    assert NCA()._device(small, 400) == torch.device("cpu")
+    assert NCA()._device({**small, "encoder": "diagonal"}, 150) == torch.device("cpu")
+    assert NCA()._device(small, 401) == gpu
+    for change in ({"optimizer": "adam"}, {"encoder": "mlp"}, {"kernel": "student-t"}, {"objective": "mcml"}):
+        assert NCA()._device({**small, **change}, 150) == gpu
+    assert NCA(device="cuda")._device(small, 150) == gpu
+
+
 def test_blockwise_training_equals_one_block(digits):
     """Memory-bounded blocks change nothing but the memory used."""
     from nca_core.training.encoders import LinearEncoder
