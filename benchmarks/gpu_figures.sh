@@ -5,7 +5,9 @@
 #
 #   NCA_DATA_DIR=../shared/data bash benchmarks/gpu_figures.sh env tests exact scaling torchrun
 #
-# Steps: env (GPU, driver, versions), profile (torch.profiler's table of one exact epoch), tests (the library's tests, where every "auto" device
+# Steps: env (GPU, driver, versions), profile (torch.profiler's table of one exact epoch),
+# small (iris, wine, digits fitted on the CPU and the GPU), nearest (one approximate epoch
+# at 250k and its candidate search, profiled), tests (the library's tests, where every "auto" device
 # is the GPU), exact (benchmarks/exact_epoch.py on the GPU), scaling (benchmarks/scaling.py
 # on the GPU, 60k to 1M), torchrun (the CLI's data-parallel training, one process on the GPU),
 # torchrun2 (two processes on a machine with fewer GPUs than that).
@@ -38,6 +40,8 @@ for name in "$@"; do
             tests/search tests/estimator tests/util tests/datasets tests/config tests/runs tests/plots tests/test_cli.py ;;
         exact) step exact 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 ;;
         profile) step profile 60 $PY benchmarks/exact_epoch.py --device cuda --profile ;;
+        small) step small 120 $PY benchmarks/small_fits.py --devices cpu cuda ;;
+        nearest) step nearest 150 $PY benchmarks/nearest_epoch.py --n 250000 --device cuda --profile ;;
         scaling) step scaling 500 $PY benchmarks/scaling.py --device cuda ;;
         torchrun) step torchrun 90 $PY -m torch.distributed.run --standalone --nproc_per_node 1 -m nca_core train \
             --dataset mnist --out "$OUT/torchrun" --no-download --max-iter 2 --n-components 32 --optimizer adam ;;

@@ -1,0 +1,61 @@
+"""One approximate ("nearest") epoch and its candidate search, timed apart.
+
+On ``mnist-deformed`` of ``--n`` images (d = 32, batches of 1024 anchors, Adam), builds the
+strategy ``NCA`` uses for neighbours "nearest" (``training.epochs.CandidateEpochs``) and
+prints the seconds of a first epoch, of one candidate search (``knn.neighbour_lists`` on
+the current embedding) and of a second epoch, which searches again; ``--profile`` adds
+torch.profiler's tables of a third. The clock waits for the device before each reading.
+
+    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/nearest_epoch.py --n 250000
+    NCA_DATA_DIR=../shared/data python benchmarks/nearest_epoch.py --n 250000 --device cuda --profile
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import torch
+from compare_sklearn import machine
+from exact_epoch import _clock, _start_map
+
+from nca_core import datasets
+from nca_core.training.encoders import LinearEncoder
+from nca_core.training.epochs import Problem, make_epochs
+from nca_core.util.device import resolve_device
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=250000)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    device = resolve_device(args.device)
+    data = datasets.load("mnist-deformed", download=False, n_train=args.n, seed=0)
+    X = torch.as_tensor(np.asarray(data.X_train, dtype=np.float32)).to(device)
+    y = torch.as_tensor(np.asarray(data.y_train)).long().to(device)
+    problem = Problem.sorted_by_class(LinearEncoder(_start_map(X, 32)), X, y)
+    epochs = make_epochs(
+        problem, "adam", 0.003, batch_size=1024, neighbors="nearest", generator=torch.Generator().manual_seed(0)
+    )
+    print(f"machine: {machine()}; device: {device}; n = {args.n:,}\n")
+    for name, work in (("first epoch", lambda: epochs.run(1)), ("candidate search", lambda: epochs.prepare(2)),
+                       ("second epoch (searches again)", lambda: epochs.run(2))):  # fmt: skip
+        start = _clock(device)
+        work()
+        print(f"{name}: {_clock(device) - start:.2f} s", flush=True)
+    if args.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+        with profile(activities=activities) as trace:
+            epochs.run(3)
+            _clock(device)
+        print(trace.key_averages().table(sort_by="cpu_time_total", row_limit=22))
+        if device.type == "cuda":
+            print(trace.key_averages().table(sort_by="cuda_time_total", row_limit=12))
+
+
+if __name__ == "__main__":
+    main()
