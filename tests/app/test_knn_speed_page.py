@@ -243,3 +243,27 @@ def test_a_large_test_set_is_searched_through_a_stratified_sample_of_its_points(
     assert ((errors - errors.round()).abs() < 1e-9).all() and len(errors) == 4
     monkeypatch.setattr(speed, "QUERIES", 10_000)
     assert any(c.value.startswith(f"{n_test:,} queries against") for c in open_speed(app).caption)
+
+
+class _Slot:
+    """Stands in for the page's ``st.empty``: keeps the table it is given."""
+
+    def dataframe(self, styler, **_):
+        self.table = styler.data
+
+
+def test_before_any_search_the_table_shows_the_flat_indexes_sizes_and_keeps_its_order_as_rows_arrive():
+    from nca_core.runs.comparison import SearchCost
+
+    sizes = {"raw 784-D": 60000 * 784 * 4, "NCA 32-D": 60000 * 32 * 4}
+    slot = _Slot()
+    speed.show_table(slot, [], sizes)
+    assert list(slot.table["index"]) == ["exact", "HNSW graph", "exact", "HNSW graph"]
+    assert list(slot.table["index size"].fillna(0)) == [188_160_000, 0, 7_680_000, 0]
+    assert list(slot.table["size reduction"].fillna("")) == ["reference", "", "24.5x smaller", ""]
+    assert slot.table["query time (s)"].isna().all()
+    raw = SearchCost("raw 784-D", 784, 0.03, 3.0, sizes["raw 784-D"])
+    nca = SearchCost("NCA 32-D", 32, 0.02, 0.5, sizes["NCA 32-D"])
+    speed.show_table(slot, [raw, nca], sizes)  # the exact pair first, the graphs still to come
+    assert list(slot.table["query time (s)"].fillna(0)) == [3.0, 0, 0.5, 0]
+    assert list(slot.table["speed-up"].fillna("")) == ["reference", "", "6.0x faster", ""]
