@@ -79,6 +79,23 @@ def test_changing_dataset_resets_the_run(app):
     assert not app.exception
 
 
+def test_a_dataset_that_cannot_load_says_why_and_nothing_says_it_loads_or_asks_for_train(app, monkeypatch):
+    from app_pages.ui import data as app_data
+    from nca_core.datasets import DatasetError
+
+    def missing(name):
+        raise DatasetError(f"{name}/train-images-idx3-ubyte.gz is missing.")
+
+    monkeypatch.setattr(app_data, "_load_registered", missing)
+    app.selectbox(key="dataset").set_value("fashion-mnist").run()
+    assert not app.exception, app.exception
+    assert [e.value for e in app.error] == [
+        "**fashion-mnist** could not be loaded. fashion-mnist/train-images-idx3-ubyte.gz is missing."
+    ]
+    assert not [i.value for i in app.info if "Loading" in i.value or "Press **Train**" in i.value]
+    assert button(app, "Train").disabled
+
+
 def test_a_diverging_run_shows_the_message_and_keeps_the_last_good_frame(app):
     app.sidebar.selectbox(key="rings-optimizer").set_value("sgd").run()
     app.sidebar.radio(key="rings-objective-linear-2").set_value("g")

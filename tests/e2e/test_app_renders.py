@@ -42,3 +42,26 @@ def test_the_run_buttons_share_the_datasets_row_on_a_1024_pixel_screen(page, app
     heading = title.bounding_box()
     assert heading["y"] <= toggle["y"] + toggle["height"] / 2 <= heading["y"] + heading["height"]
     screenshot(page, "train-page-1024")
+
+
+def test_while_a_dataset_loads_the_page_says_so_instead_of_asking_for_train(page, app_url, screenshot):
+    """Picking a dataset this session has not shown disables Train while it loads; the
+    picture's place says it is loading, not "Press Train" (it did, over a disabled button)."""
+    page.goto(app_url)
+    page.get_by_role("heading", name="Train NCA and watch it learn").wait_for()
+    page.get_by_text("Press Train to start").wait_for()
+    page.locator("[data-testid='stMain'] [data-testid='stSelectbox']").first.click()
+    page.keyboard.type("Fashion")
+    page.keyboard.press("Enter")
+    loading = page.get_by_text("Loading Fashion-MNIST")
+    saw_loading = False
+    for _ in range(400):  # 20 s at most: the files decode in a second or two
+        if loading.count():
+            saw_loading = True
+            assert page.get_by_text("Press Train to start").count() == 0
+            screenshot(page, "train-loading")
+        elif saw_loading:
+            break
+        page.wait_for_timeout(50)
+    assert saw_loading
+    page.get_by_role("button", name="Train", exact=True).and_(page.locator(":enabled")).wait_for()
