@@ -92,9 +92,10 @@ if requested:
     active = state.start(name, Run(config, data), pace)
 
 
-def status_and_picture(first_frame_due: bool = False) -> None:
+def status_and_picture(page: dict, first_frame_due: bool = False) -> None:
     """Progress, errors and the embedding: redrawn often while training (views.redraw_seconds).
-    ``first_frame_due``: the page run that drew this had a run with no frame yet."""
+    ``page``: what this page run decided (``picture``'s); ``first_frame_due``: the page run
+    that drew this had a run with no frame yet."""
     current = state.current()
     # the start frame went out on an earlier tick (an app rerun drops what is not yet sent)
     start_sent = current is not None and current.job.start_released
@@ -109,7 +110,7 @@ def status_and_picture(first_frame_due: bool = False) -> None:
             "Press **Train** to start. The picture appears with the first epoch.", icon=":material/touch_app:"
         )
     else:
-        picture(shown)
+        picture(shown, **page)
         shown.job.drawn()
     if first_frame_due and start_sent:
         st.rerun(scope="app")  # the start frame is shown: poll at the run's own pace from now on
@@ -119,9 +120,10 @@ def status_and_picture(first_frame_due: bool = False) -> None:
     st.session_state["was_running"] = current is not None and current.job.alive
 
 
-def picture(shown) -> None:
+def picture(shown, data, demo, running: bool, presenting: bool) -> None:
     """Metrics, the embedding and what to notice in it; when presenting, the embedding
-    fills most of the width with the accuracy and the notice beside it."""
+    fills most of the width with the accuracy and the notice beside it. Its arguments are
+    this page run's: a fragment rerun is called with the ones it was drawn with."""
     three_d = shown.snapshots[-1].embedding.shape[1] == 3
     notice = notices.live(three_d) if running else notices.final(shown, three_d)
     if not presenting:
@@ -146,6 +148,7 @@ def curves() -> None:
 
 running = running and active is not None
 first_frame_due = running and not active.snapshots and not active.job.waits_for_slot
+page = {"data": data, "demo": demo, "running": running, "presenting": presenting}
 if running:
     picture_every, curves_every = views.redraw_seconds(
         len(data.y_train), active.run.config.n_components, first_frame=first_frame_due
@@ -153,19 +156,19 @@ if running:
 if presenting:  # the one big chart, full width
     with stage:
         if running:
-            st.fragment(status_and_picture, run_every=picture_every)(first_frame_due)
+            st.fragment(status_and_picture, run_every=picture_every)(page, first_frame_due)
         else:
-            status_and_picture()
+            status_and_picture(page)
 else:
     left, right = stage.columns([3, 2])
     if running:
         with left:
-            st.fragment(status_and_picture, run_every=picture_every)(first_frame_due)
+            st.fragment(status_and_picture, run_every=picture_every)(page, first_frame_due)
         with right:
             st.fragment(curves, run_every=curves_every)()
     else:
         with left:
-            status_and_picture()
+            status_and_picture(page)
         with right:
             curves()
         done = state.current()
