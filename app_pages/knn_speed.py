@@ -5,6 +5,7 @@ import streamlit as st
 from app_pages.ui import compare, page_style, speed
 from app_pages.ui import data as app_data
 from nca_core.plots import figures
+from nca_core.runs.comparison import INDEX_LABELS
 
 page_style.compact()
 st.title("What the projection saves in kNN")
@@ -41,29 +42,21 @@ again = when.button(
     key="speed-again",
     help="Figures are measured once on this machine and kept with their date; this times every search anew.",
 )
-# Raw and NCA exact search first, which the headline compares, then the graphs, whose
-# build takes longest; the table keeps its order and shows sizes before any search.
+# The table shows sizes before any search; raw and NCA exact search come first, as the
+# headline compares them, then the graphs, whose build takes longest.
 sizes, kept = speed.flat_sizes(data, d), []
 speed.show_table(table, [], sizes)
-
-
-def measured(cost) -> None:
-    kept.append(cost)
-    speed.show_table(table, [k.cost for k in kept], sizes)
-
-
-with st.spinner("Searching the raw inputs (exact)…"):
-    measured(speed.raw_cost(name, data, "exact", again=again))
 transform, source = speed.nca_model(name, data, d, compare.recommended_standardize(data))
-nca_searches = speed.nca_costs(name, data, d, transform, again=again)  # exact, then HNSW
-with st.spinner("Searching the NCA projection (exact)…"):
-    measured(next(nca_searches))
-with summary:
-    speed.show_summary([k.cost for k in kept])
-with st.spinner("Searching the raw inputs (HNSW graph)…"):
-    measured(speed.raw_cost(name, data, "hnsw", again=again))
-with st.spinner("Searching the NCA projection (HNSW graph)…"):
-    measured(next(nca_searches))
+for kind in speed.KINDS:
+    with st.spinner(f"Searching the raw inputs ({INDEX_LABELS[kind]})…"):
+        kept.append(speed.raw_cost(name, data, kind, again=again))
+    speed.show_table(table, [k.cost for k in kept], sizes)
+    with st.spinner(f"Searching the NCA projection ({INDEX_LABELS[kind]})…"):
+        kept.append(speed.nca_cost(name, data, d, transform, kind, again=again))
+    speed.show_table(table, [k.cost for k in kept], sizes)
+    if kind == "exact":
+        with summary:
+            speed.show_summary([k.cost for k in kept])
 costs = [k.cost for k in kept]
 when.caption(speed.measured_note(kept))
 st.plotly_chart(figures.search_cost_chart(costs, noise_seconds=speed.TOO_QUICK_SECONDS), key="speed-chart")

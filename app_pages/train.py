@@ -46,12 +46,12 @@ with top:
 # While it loads, the picture's place says so: "Press Train" there would contradict a
 # disabled Train. Only then is this the stage's first element, which the picture's is otherwise.
 loading_line = stage.empty() if loading else None
-if loading_line is not None:
+if loading:
     loading_line.info(
         f"Loading {app_data.dataset_title(name)}… Train is ready once it has loaded.",
         icon=":material/hourglass_top:",
     )
-    about.empty()  # the previous dataset's description goes
+    about.empty()  # in the place of the previous dataset's description (the expander)
 
 from app_pages.ui import notices, views  # noqa: E402  (see the buttons: these load torch)
 from app_pages.ui.controls import demo_for, run_settings  # noqa: E402
@@ -59,7 +59,7 @@ from nca_core.runs.run import Run, resolve_config  # noqa: E402
 
 data = app_data.load_dataset(name)
 if data is None:
-    if loading_line is not None:
+    if loading:
         loading_line.empty()  # the error below says why: it is not loading any more
     state.drop_request()  # nothing to train: a Train click waiting for this data is dropped
     st.stop()

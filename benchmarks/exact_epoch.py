@@ -118,7 +118,7 @@ def profile(n: int, d: int, device: str, rows: int = 25) -> str:
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if X.device.type == "cuda" else [])
     with profiled(activities=activities) as trace:
         _epoch(X, y, A)
-    by = "cuda_time_total" if X.device.type == "cuda" else "cpu_time_total"
+    by = "device_time_total" if X.device.type == "cuda" else "cpu_time_total"
     return trace.key_averages().table(sort_by=by, row_limit=rows)
 
 

@@ -7,8 +7,8 @@
 #
 # Steps: env (GPU, driver, versions), profile (torch.profiler's table of one exact epoch),
 # small (iris, wine, digits fitted on the CPU and the GPU), nearest (one approximate epoch
-# at 250k and its candidate search, profiled), tests (the library's tests, where every "auto" device
-# is the GPU), exact (benchmarks/exact_epoch.py on the GPU), scaling (benchmarks/scaling.py
+# at 250k and its candidate search, profiled), tests (the library's tests, where "auto" is the
+# GPU but for small L-BFGS fits), exact (benchmarks/exact_epoch.py on the GPU), scaling (benchmarks/scaling.py
 # on the GPU, 60k to 1M), torchrun (the CLI's data-parallel training, one process on the GPU),
 # torchrun2 (two processes on a machine with fewer GPUs than that).
 # Wheels for missing packages (faiss-cpu, plotly) may lie in .whl/; they go to /tmp/site.

@@ -54,7 +54,7 @@ def main() -> None:
             _clock(device)
         print(trace.key_averages().table(sort_by="cpu_time_total", row_limit=22))
         if device.type == "cuda":
-            print(trace.key_averages().table(sort_by="cuda_time_total", row_limit=12))
+            print(trace.key_averages().table(sort_by="device_time_total", row_limit=12))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ cache directory for registered datasets so a later visit, here or on Compare, lo
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -134,19 +134,17 @@ def nca_model(name: str, data: Dataset, d: int, standardize: bool) -> tuple[Call
     return fitted.transform, source
 
 
-def nca_costs(
-    name: str, data: Dataset, d: int, transform: Callable, again: bool = False
-) -> Iterator[StoredCost]:
-    """Cost of searching the NCA projection with each index kind, as each is measured; a
-    map's costs are kept under what it does to the data, so another map is measured anew."""
+def nca_cost(
+    name: str, data: Dataset, d: int, transform: Callable, index: str, again: bool = False
+) -> StoredCost:
+    """Cost of searching the NCA projection with ``index``; a map's costs are kept under
+    what it does to the data, so another map is measured anew."""
     queries = query_points(data)
     Z_train, Z_test, y_test = transform(data.X_train), transform(data.X_test[queries]), data.y_test[queries]
     space = space_names(data, d)[1]
-    digest = vectors_digest(Z_train, data.y_train, Z_test, y_test)
-    for index in KINDS:
-        what = {"dataset": name, "space": space, "index": index, "data": digest}
-        measure = partial(_search_cost, space, Z_train, data.y_train, Z_test, y_test, index)
-        yield _kept(name, what, measure, again)
+    what = {"dataset": name, "space": space, "index": index, "data": vectors_digest(Z_train, data.y_train, Z_test, y_test)}
+    measure = partial(_search_cost, space, Z_train, data.y_train, Z_test, y_test, index)
+    return _kept(name, what, measure, again)
 
 
 def measured_note(kept: list[StoredCost]) -> str:
@@ -185,13 +183,12 @@ def show_table(slot, costs: list[SearchCost], sizes: dict[str, int]) -> None:
     order of ``sizes``, see ``flat_sizes``), ratios to raw exact search, which is measured
     first. A row not measured yet shows what needs no search, a flat index's size."""
     spaces = list(sizes)
-    measured = {(c.name, c.index): c for c in costs}
     ordered = sorted(costs, key=lambda c: (spaces.index(c.name), KINDS.index(c.index)))
     rows = dict(zip(((c.name, c.index) for c in ordered), cost_table(ordered))) if costs else {}
     table = []
     for space in spaces:
         for kind in KINDS:
-            if (space, kind) in measured:
+            if (space, kind) in rows:
                 table.append(_in_words(rows[space, kind], rows[spaces[0], "exact"]))
             elif kind == "exact":
                 reduction = smaller(sizes[spaces[0]] / sizes[space]) if space != spaces[0] else "reference"

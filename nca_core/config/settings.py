@@ -247,7 +247,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Penalises large maps; a large map means very few effective neighbours.",
         "Optimiser", "number", low=0.0, high=10.0, url_key="l2",
     ),
-    Setting("device", "auto", "Device", "Where training runs: auto picks CUDA, then MPS, then the CPU.", "Run", "device"),
+    Setting("device", "auto", "Device", "Where training runs: auto picks CUDA, then MPS, then the CPU, and keeps small L-BFGS fits on the CPU, where they are faster.", "Run", "device"),
     Setting("random_state", 0, "Seed", "Same seed, same run.", "Run", "number", low=0, high=2**31 - 1, url_key="seed"),
     Setting(
         "display_size", 2000, "Points drawn",

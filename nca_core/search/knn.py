@@ -291,7 +291,8 @@ class KNNIndex:
         max_block_elements: int | None = None,
     ):
         self.device = resolve_device(device)
-        max_block_elements = max_block_elements or block_elements(DEFAULT_BLOCK_ELEMENTS, self.device)
+        if max_block_elements is None:
+            max_block_elements = block_elements(DEFAULT_BLOCK_ELEMENTS, self.device)
         self.classes_, self._labels = np.unique(np.asarray(y_ref), return_inverse=True)
         self._R = _as_tensor(Z_ref, self.device)
         if self._R.ndim != 2:

@@ -116,11 +116,19 @@ def init_from_environment(requested_device: str = "auto") -> tuple[int, int, str
 
 def process_device(requested: str, local_rank: int, local_processes: int, gpus: int) -> str:
     """The device of one of ``local_processes`` data-parallel processes on a machine with
-    ``gpus`` GPUs: "auto" means its own GPU when every process there can have one (NCCL
-    refuses two on one GPU), else the CPU; any other request is kept."""
-    if requested != "auto":
-        return requested
-    return f"cuda:{local_rank}" if local_processes <= gpus else "cpu"
+    ``gpus`` GPUs. "auto" means its own GPU when every process there can have one (NCCL
+    refuses two on one GPU), else the CPU; "cuda" means its own GPU, and is refused where
+    there are too few; a numbered device or "cpu" is kept."""
+    if requested == "auto":
+        return f"cuda:{local_rank}" if local_processes <= gpus else "cpu"
+    if requested == "cuda":
+        if local_processes > gpus:
+            raise ValueError(
+                f"device 'cuda' gives each of the {local_processes} processes on this machine a GPU of "
+                f"its own, but it has {gpus}: start at most {gpus} per machine, or use device 'auto' or 'cpu'"
+            )
+        return f"cuda:{local_rank}"
+    return requested
 
 
 def barrier() -> None:

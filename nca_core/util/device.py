@@ -8,10 +8,13 @@ __all__ = ["GPU_BLOCK_ELEMENTS", "available_devices", "block_elements", "process
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
-# Entries of a pairwise block on a GPU (1 GiB of float32). The CPU's block sizes fit its
-# caches; on a GPU every block costs kernel launches from Python, so the larger the block
-# the closer the work runs to the device's pace (benchmarks/RESULTS.md, "First GPU figures").
+# Entries of a pairwise block on a GPU (1 GiB of float32, 2 GiB of float64), and at most
+# this share of the GPU's memory per entry byte: a block's work holds about three such
+# matrices. The CPU's block sizes fit its caches; on a GPU every block costs kernel
+# launches from Python, so the larger the block the closer the work runs to the device's
+# pace (benchmarks/RESULTS.md, "First GPU figures").
 GPU_BLOCK_ELEMENTS = 1 << 28
+GPU_MEMORY_PER_BLOCK_ENTRY = 64  # bytes of GPU memory for each entry of a block
 
 
 def available_devices() -> list[str]:
@@ -48,9 +51,13 @@ def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype
 
 
 def block_elements(cpu_elements: int, device: torch.device) -> int:
-    """Entries per pairwise block on ``device``: ``cpu_elements`` on the CPU (and Apple MPS),
-    at least ``GPU_BLOCK_ELEMENTS`` on CUDA."""
-    return max(cpu_elements, GPU_BLOCK_ELEMENTS) if device.type == "cuda" else cpu_elements
+    """Entries per pairwise block on ``device``: ``cpu_elements`` on the CPU (and Apple MPS);
+    on CUDA up to ``GPU_BLOCK_ELEMENTS``, fewer on a GPU of less than 16 GiB (one entry per
+    ``GPU_MEMORY_PER_BLOCK_ENTRY`` bytes of its memory), never fewer than the CPU's."""
+    if device.type != "cuda":
+        return cpu_elements
+    memory = torch.cuda.get_device_properties(device).total_memory
+    return max(cpu_elements, min(GPU_BLOCK_ELEMENTS, memory // GPU_MEMORY_PER_BLOCK_ENTRY))
 
 
 def processor_name() -> str:

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 from sklearn.base import clone
+from sklearn.datasets import load_iris
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
@@ -280,6 +281,8 @@ def test_auto_keeps_the_small_problems_of_the_whole_matrix_engine_on_the_cpu(mon
     for change in ({"optimizer": "adam"}, {"encoder": "mlp"}, {"kernel": "student-t"}, {"objective": "mcml"}):
         assert NCA()._device({**small, **change}, 150) == gpu
     assert NCA(device="cuda")._device(small, 150) == gpu
+    X, y = load_iris(return_X_y=True)
+    assert NCA(2).fit(X, y).device_ == "cpu"  # the fit itself follows the rule
 
 
 def test_blockwise_training_equals_one_block(digits):

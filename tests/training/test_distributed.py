@@ -123,12 +123,18 @@ def test_init_from_environment_outside_torchrun_joins_nothing(no_torchrun, monke
         ("auto", 3, 4, 8, "cuda:3"),
         ("auto", 1, 2, 1, "cpu"),  # two processes, one GPU: NCCL would refuse, so gloo on the CPU
         ("auto", 0, 4, 0, "cpu"),
-        ("cpu", 1, 2, 2, "cpu"),  # an explicit device is never overridden
+        ("cuda", 1, 2, 2, "cuda:1"),  # "cuda": a GPU of its own, as "auto" gives
+        ("cpu", 1, 2, 2, "cpu"),  # a numbered device or the CPU is never overridden
         ("cuda:0", 1, 2, 2, "cuda:0"),
     ],
 )
 def test_process_device(requested, local_rank, local_processes, gpus, expected):
     assert process_device(requested, local_rank, local_processes, gpus) == expected
+
+
+def test_cuda_for_more_processes_than_gpus_is_refused_with_the_counts():
+    with pytest.raises(ValueError, match="each of the 2 processes on this machine a GPU of its own, but it has 1"):
+        process_device("cuda", 1, 2, 1)
 
 
 # Two processes ----------------------------------------------------------------------------

@@ -25,11 +25,16 @@ def test_missing_cuda_is_explained():
         resolve_device("cuda")
 
 
-def test_blocks_are_sized_for_the_cpus_caches_and_larger_on_a_gpu():
+def test_blocks_are_sized_for_the_cpus_caches_and_larger_on_a_gpu_as_its_memory_allows(monkeypatch):
+    from types import SimpleNamespace
+
     assert block_elements(1 << 24, torch.device("cpu")) == 1 << 24
     assert block_elements(1 << 24, torch.device("mps")) == 1 << 24
-    assert block_elements(1 << 24, torch.device("cuda")) == GPU_BLOCK_ELEMENTS > 1 << 24
-    assert block_elements(1 << 30, torch.device("cuda", 1)) == 1 << 30  # never smaller than asked
+    memory = {"cuda:0": 80 << 30, "cuda:1": 8 << 30}  # an H100, a small GPU (pretended)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d: SimpleNamespace(total_memory=memory[str(d)]))
+    assert block_elements(1 << 24, torch.device("cuda", 0)) == GPU_BLOCK_ELEMENTS > 1 << 24
+    assert block_elements(1 << 24, torch.device("cuda", 1)) == (8 << 30) // 64 == 1 << 27
+    assert block_elements(1 << 30, torch.device("cuda", 0)) == 1 << 30  # never smaller than asked
 
 
 def test_dtypes():
