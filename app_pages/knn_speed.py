@@ -29,7 +29,9 @@ if len(data.y_test) == 0:
     st.warning("This dataset has no test rows, so there is nothing to search.")
     st.stop()
 choices = [d for d in (2, 4, 8, 16, 32, 64) if d <= data.n_features]
-d = st.select_slider("NCA dimension d", choices, value=32 if 32 in choices else choices[-1], key="speed-d")
+d = st.select_slider(  # one per dataset: rings' only choice, 2, must not carry over to MNIST
+    "NCA dimension d", choices, value=32 if 32 in choices else choices[-1], key=f"speed-d-{name}"
+)
 st.caption(
     f"{speed.queries_in_words(data)} against {len(data.y_train):,} references, float32; graphs are built "
     "on all cores; ratios are against raw exact search."
@@ -48,10 +50,10 @@ sizes, kept = speed.flat_sizes(data, d), []
 speed.show_table(table, [], sizes)
 transform, source = speed.nca_model(name, data, d, compare.recommended_standardize(data))
 for kind in speed.KINDS:
-    with st.spinner(f"Searching the raw inputs ({INDEX_LABELS[kind]})…"):
+    with when, st.spinner(f"Searching the raw inputs ({INDEX_LABELS[kind]})…"):  # beside the table
         kept.append(speed.raw_cost(name, data, kind, again=again))
     speed.show_table(table, [k.cost for k in kept], sizes)
-    with st.spinner(f"Searching the NCA projection ({INDEX_LABELS[kind]})…"):
+    with when, st.spinner(f"Searching the NCA projection ({INDEX_LABELS[kind]})…"):
         kept.append(speed.nca_cost(name, data, d, transform, kind, again=again))
     speed.show_table(table, [k.cost for k in kept], sizes)
     if kind == "exact":

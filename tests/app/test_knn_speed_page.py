@@ -44,6 +44,15 @@ def test_table_has_raw_and_nca_each_exact_and_hnsw_with_ratios(app):
     assert len(at.get("plotly_chart")) == 1
 
 
+def test_each_dataset_opens_at_its_own_default_d_whatever_another_set_left(app):
+    at = open_speed(app, dataset="rings")  # 3 features: d = 2 is its only choice
+    assert at.select_slider[0].value == 2
+    at.selectbox(key="dataset").set_value("digits").run()
+    assert not at.exception, at.exception
+    assert at.select_slider[0].value == 32
+    assert list(at.dataframe[0].value["space"])[2] == "NCA 32-D"
+
+
 def test_ratios_read_as_words_and_times_below_the_noise_get_none():
     from app_pages.ui import speed
 
@@ -61,7 +70,7 @@ def test_nca_is_trained_on_all_of_a_small_set_once_and_saved(app, tmp_path, monk
     saved = list((tmp_path / "models").glob("quick-digits-*.npz"))
     assert len(saved) == 1
     before = at.dataframe[0].value
-    at.select_slider(key="speed-d").set_value(32).run()  # a rerun measures nothing again
+    at.select_slider(key="speed-d-digits").set_value(32).run()  # a rerun measures nothing again
     assert at.dataframe[0].value.equals(before)
     again = AppTest.from_file(APP, default_timeout=60)  # another session loads the saved model
     again.run()
@@ -169,7 +178,7 @@ def test_figures_are_measured_once_per_machine_and_kept_until_measured_again(app
 
 def test_small_index_sizes_are_shown_in_kilobytes(app):
     at = open_speed(app)
-    at.select_slider(key="speed-d").set_value(4).run()
+    at.select_slider(key="speed-d-digits").set_value(4).run()
     assert not at.exception, at.exception
     styler = at.dataframe[0].proto.arrow_data.styler
     assert styler.display_values, "the table carries no display format"
