@@ -22,8 +22,9 @@ if not presenting:
 top = st.container(horizontal=True, vertical_alignment="bottom")
 with top, st.container(width=320 if presenting else 280):  # large type needs the room
     name = app_data.pick_dataset()
-stage = st.container()  # the picture and the curves, drawn last
-about = st.container()  # the dataset and notes on its settings, once it has loaded, below the picture
+# The picture and the curves (drawn last), then the dataset and notes on its settings: each
+# in a slot, so that while a dataset loads one line can take the place of all of it.
+stage_slot, about_slot = st.empty(), st.empty()
 active = state.current()
 if active is not None and active.dataset != name:
     state.reset()
@@ -36,22 +37,20 @@ if active is not None and active.job.alive and controls.train_requested():
 requested = controls.train_requested() and not (active is not None and active.job.alive)
 running = requested or (active is not None and active.job.alive)
 paused = state.pending_pause() or (active is not None and active.job.pause_requested)
-# A dataset this session has not shown yet may take seconds to load: Train waits for it,
-# and the previous dataset's description gives way to a line saying what loads.
+# A dataset this session has not shown yet may take seconds to load: Train waits for it.
 loading = st.session_state.get(LOADED) != name
 with top:
     controls.run_buttons(running, paused, step=not presenting, ready=not loading)
     if presenting:
         presentation.toggle()
-# While it loads, the picture's place says so: "Press Train" there would contradict a
-# disabled Train. Only then is this the stage's first element, which the picture's is otherwise.
-loading_line = stage.empty() if loading else None
+# While it loads, the picture's place says so ("Press Train" there would contradict a
+# disabled Train) and the previous dataset's picture, results and description go.
 if loading:
-    loading_line.info(
+    stage_slot.info(
         f"Loading {app_data.dataset_title(name)}… Train is ready once it has loaded.",
         icon=":material/hourglass_top:",
     )
-    about.empty()  # in the place of the previous dataset's description (the expander)
+    about_slot.empty()
 
 from app_pages.ui import notices, views  # noqa: E402  (see the buttons: these load torch)
 from app_pages.ui.controls import demo_for, run_settings  # noqa: E402
@@ -59,13 +58,13 @@ from nca_core.runs.run import Run, resolve_config  # noqa: E402
 
 data = app_data.load_dataset(name)
 if data is None:
-    if loading:
-        loading_line.empty()  # the error below says why: it is not loading any more
+    stage_slot.empty()  # the error below says why: it is not loading any more
     state.drop_request()  # nothing to train: a Train click waiting for this data is dropped
     st.stop()
 if loading:
     st.session_state[LOADED] = name
     st.rerun()  # the buttons again, Train enabled
+stage, about = stage_slot.container(), about_slot.container()
 demo = demo_for(name, data)  # a start that leaves the classes mixed, where the usual one does not
 chosen = run_settings(
     data, key=name, overrides=share.take(*share.RUN_FIELDS), start=demo.init if demo else None
@@ -106,9 +105,12 @@ def status_and_picture(page: dict, first_frame_due: bool = False) -> None:
             st.error(current.job.error, icon=":material/error:")
     shown = state.shown()
     if shown is None or not shown.snapshots:
-        st.info(
-            "Press **Train** to start. The picture appears with the first epoch.", icon=":material/touch_app:"
-        )
+        if current is not None and current.job.alive:
+            st.info("Starting the run: the picture appears with its first frame.", icon=":material/hourglass_top:")
+        else:
+            st.info(
+                "Press **Train** to start. The picture appears with the first epoch.", icon=":material/touch_app:"
+            )
     else:
         picture(shown, **page)
         shown.job.drawn()

@@ -44,9 +44,12 @@ def test_the_run_buttons_share_the_datasets_row_on_a_1024_pixel_screen(page, app
     screenshot(page, "train-page-1024")
 
 
-def test_while_a_dataset_loads_the_page_says_so_instead_of_asking_for_train(page, app_url, screenshot):
+def test_while_a_dataset_loads_or_a_run_starts_the_page_says_so_instead_of_asking_for_train(
+    page, app_url, screenshot
+):
     """Picking a dataset this session has not shown disables Train while it loads; the
-    picture's place says it is loading, not "Press Train" (it did, over a disabled button)."""
+    picture's place says it is loading, not "Press Train" (it did, over a disabled button),
+    and after Train, that the run is starting (it said "Press Train" for a second or two)."""
     page.goto(app_url)
     page.get_by_role("heading", name="Train NCA and watch it learn").wait_for()
     page.get_by_text("Press Train to start").wait_for()
@@ -64,4 +67,11 @@ def test_while_a_dataset_loads_the_page_says_so_instead_of_asking_for_train(page
             break
         page.wait_for_timeout(50)
     assert saw_loading
-    page.get_by_role("button", name="Train", exact=True).and_(page.locator(":enabled")).wait_for()
+    train = page.get_by_role("button", name="Train", exact=True)
+    train.and_(page.locator(":enabled")).wait_for()
+    train.click()  # while the run prepares, the picture's place says it starts, not "Press Train"
+    page.get_by_text("Starting the run").wait_for()
+    for _ in range(40):
+        assert page.get_by_text("Press Train to start").count() == 0
+        page.wait_for_timeout(50)
+    page.get_by_role("button", name="Stop", exact=True).click()
