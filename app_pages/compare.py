@@ -44,6 +44,7 @@ d = min(d, data.n_features)
 scored = compare.scored_data(data)  # a stratified subset of a large set, said below
 display_index = stratified_subsample(scored.y_train, min(2000, len(scored.y_train)), seed=0)
 labels = scored.y_train[display_index]
+pictures = compare.display_pictures(name, data, display_index)  # hover pictures of image data
 same_scale = toggles.toggle(
     "One scale for every panel", value=False, key="compare-same-scale",
     help="Each panel always draws a unit across as long as a unit up. The methods' scales differ "
@@ -61,7 +62,7 @@ def show(cell, label: str, fitted: compare.Fitted, score) -> compare.MethodResul
     if same_scale:
         return score()
     points = compare.display_points(fitted, scored, display_index)
-    return compare.panel(cell, label, points, labels, data.classes, k, score, dataset=name)
+    return compare.panel(cell, label, points, labels, data.classes, k, score, dataset=name, pictures=pictures)
 
 
 # Each panel is drawn as soon as its projection is fitted (PCA takes moments), so the page
@@ -85,7 +86,8 @@ if same_scale:
     ranges = compare.shared_ranges(results)
     for cell, result in zip(grid, results):
         compare.panel(
-            cell, result.name, result.embedding, labels, data.classes, k, result, ranges, dataset=name
+            cell, result.name, result.embedding, labels, data.classes, k, result, ranges, dataset=name,
+            pictures=pictures,
         )
 raw = compare.raw_inputs(name, scored, k)
 st.caption(" ".join(sources))

@@ -27,12 +27,13 @@ from nca_core.runs.comparison import (
     fit_baseline,
     model_cache_dir,
     quick_nca,
+    subset_rows,
     training_subset,
 )
 from nca_core.runs.run import recommended_config
 from nca_core.util.threads import one_blas_thread
 
-from . import state
+from . import state, thumbnails
 from .data import UPLOAD_NAME, session_cached, shared_unless_upload
 from .jobs import JobState
 
@@ -60,6 +61,15 @@ def scored_data(data: Dataset) -> Dataset:
     return training_subset(data)
 
 
+
+
+def display_pictures(name: str, data: Dataset, display_index: np.ndarray) -> pd.DataFrame | None:
+    """The drawn points' pictures for image data (None for tabular data), keyed by their
+    place among the drawn points, which is what the panels' rows call "point";
+    ``display_index`` indexes the scored data (``scored_data``)."""
+    rows = subset_rows(data)[display_index]
+    pictures = thumbnails.for_points(name, data, rows)
+    return None if pictures is None else pictures.assign(point=np.arange(len(rows)))
 
 
 def _fit(method: str, data: Dataset, d: int, standardize: bool) -> Fitted:
@@ -338,6 +348,7 @@ def panel(
     ranges=None,
     *,
     dataset: str = "",
+    pictures: pd.DataFrame | None = None,
 ) -> MethodResult:
     """One method in ``cell`` (an ``st.empty``, replacing what it held): its picture of
     ``points`` (the display subset) at once, one scale on both axes, the brushed points
@@ -350,7 +361,7 @@ def panel(
         if dims == 1:
             st.info("LDA found a single direction (two classes): nothing to draw in 2-D.")
         else:
-            _picture(label, points, labels, classes, ranges, dataset, dims)
+            _picture(label, points, labels, classes, ranges, dataset, dims, pictures)
         if callable(result):
             with st.spinner(f"Scoring {k}-NN…"):
                 result = result()
@@ -369,7 +380,7 @@ def _scores(result: MethodResult, k: int) -> None:
         st.warning(result.note, icon=":material/info:")
 
 
-def _picture(label: str, points: np.ndarray, labels, classes, ranges, dataset: str, dims: int) -> None:
+def _picture(label: str, points: np.ndarray, labels, classes, ranges, dataset: str, dims: int, pictures) -> None:
     key = f"compare-{label}"
     if dims == 3:  # Vega-Lite has no 3-D; a 3-D panel takes no selection
         fig = figures.embedding_scatter(points[:, :3], labels, classes, height=PANEL_HEIGHT, ranges=ranges,
@@ -377,14 +388,19 @@ def _picture(label: str, points: np.ndarray, labels, classes, ranges, dataset: s
         st.plotly_chart(fig, key=key)
         return
     fresh_after_clears = f"{key}-{st.session_state.get(CLEARS, 0)}"  # see CLEARS
-    _brushing_chart(fresh_after_clears, label, points[:, :2], labels, classes, ranges, dataset)
+    _brushing_chart(fresh_after_clears, label, points[:, :2], labels, classes, ranges, dataset, pictures)
 
 
-def _brushing_chart(key: str, label: str, points: np.ndarray, labels, classes, ranges, dataset: str) -> None:
+def _brushing_chart(
+    key: str, label: str, points: np.ndarray, labels, classes, ranges, dataset: str, pictures
+) -> None:
     """A 2-D panel as a Vega-Lite chart (its chunk loads far faster than Plotly's): a box or
-    a click in it becomes the brush, whose rows stand out in every panel."""
+    a click in it becomes the brush, whose rows stand out in every panel; ``pictures``
+    (``display_pictures``) show on hover."""
     ranges = ranges if ranges is not None else figures.padded_ranges([points])
-    spec = live_charts.embedding_spec(classes, ranges, height=PANEL_HEIGHT, brushing=True)
+    spec = live_charts.embedding_spec(classes, ranges, height=PANEL_HEIGHT, brushing=True, thumbnails=pictures)
     rows = live_charts.brushing_rows(points, labels, classes, brushed_rows(dataset))
     on_select = partial(_take_selection, key, label, dataset, points)
-    st.vega_lite_chart(rows, spec, key=key, on_select=on_select, selection_mode=SELECTION_PARAMS)
+    st.vega_lite_chart(
+        None, live_charts.embedding_data(spec, rows), key=key, on_select=on_select, selection_mode=SELECTION_PARAMS
+    )

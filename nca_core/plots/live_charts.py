@@ -55,6 +55,10 @@ OBJECTIVE_LABELS = {"f": "mean p_i (f / n)", "g": "mean log p_i (g / n)", "mcml"
 # The named tables of the Train page's picture (``picture_spec``): its points, their hover
 # pictures, and its other layers.
 POINTS, THUMBNAILS = "points", "thumbnails"
+# A point's picture: joined by "point" from the THUMBNAILS table, first in its tooltip
+# (vega-tooltip shows a field named "image" holding a URL as a picture).
+_PICTURE_LOOKUP = {"lookup": "point", "from": {"data": {"name": THUMBNAILS}, "key": "point", "fields": ["image"]}}
+_PICTURE_TOOLTIP = {"field": "image", "type": "nominal"}
 LINKS, ANCHOR, REGIONS = "links", "anchor", "regions"
 POINT_AREA = 36  # square pixels of a drawn point
 REGION_OPACITY = 0.22
@@ -71,6 +75,7 @@ def embedding_spec(
     axis_label: str = "z",
     height: int = 520,
     brushing: bool = False,
+    thumbnails: pd.DataFrame | None = None,
 ) -> dict:
     """A 2-D scatter coloured by class on fixed axes at one scale; drag to pan, ctrl-scroll
     (or cmd-scroll) to zoom: a plain scroll over the chart scrolls the page on past it.
@@ -82,7 +87,8 @@ def embedding_spec(
     around the ranges' centres until each range fits.
 
     ``brushing`` makes a drag select instead (see ``_with_brushing``): the rows then need
-    "point" and "chosen" columns (``brushing_rows``).
+    "point" and "chosen" columns (``brushing_rows``). ``thumbnails`` (``thumbnail_rows``,
+    keyed by the rows' "point"): each point's picture in its tooltip.
     """
     if len(ranges) < 2:
         raise ValueError("embedding_spec needs ranges for two axes")
@@ -132,7 +138,16 @@ def embedding_spec(
     }
     if brushing:
         _with_brushing(spec)
+    if thumbnails is not None:
+        _with_pictures(spec, thumbnails)
     return spec
+
+
+def _with_pictures(spec: dict, thumbnails: pd.DataFrame) -> None:
+    """Each point's picture first in its tooltip, from ``thumbnails`` (``_PICTURE_LOOKUP``)."""
+    spec["datasets"] = {THUMBNAILS: thumbnails}
+    spec["transform"] = [_PICTURE_LOOKUP]
+    spec["encoding"]["tooltip"] = [_PICTURE_TOOLTIP, *spec["encoding"].get("tooltip", [])]
 
 
 def _legend_columns(classes: Sequence[str]) -> dict:
@@ -235,9 +250,8 @@ def _points_layer(single: dict, zoom: dict, area: int, inputs: Sequence[str], pi
         "encoding": {**single["encoding"], "tooltip": tooltip},
     }
     if pictures:
-        lookup = {"data": {"name": THUMBNAILS}, "key": "point", "fields": ["image"]}
-        layer["transform"] = [{"lookup": "point", "from": lookup}]
-        layer["encoding"]["tooltip"] = [{"field": "image", "type": "nominal"}, *tooltip]
+        layer["transform"] = [_PICTURE_LOOKUP]
+        layer["encoding"]["tooltip"] = [_PICTURE_TOOLTIP, *tooltip]
     return layer
 
 
@@ -268,6 +282,13 @@ def _links_layer(x: dict, y: dict) -> dict:
 def _ring_layer(x: dict, y: dict, area: int) -> dict:
     mark = {"type": "point", "filled": False, "color": "black", "size": 6 * area, "strokeWidth": 2.5}
     return {"data": {"name": ANCHOR}, "mark": mark, "encoding": {"x": x, "y": y}}
+
+
+def embedding_data(spec: dict, rows: pd.DataFrame) -> dict:
+    """``embedding_spec``'s spec with its points as the named table ``POINTS``, beside any
+    other table (its pictures): in Chromium a panel given its points as the chart's data and
+    its pictures as a named table drew no points."""
+    return {**spec, "data": {"name": POINTS}, "datasets": {**spec.get("datasets", {}), POINTS: rows}}
 
 
 def picture_data(

@@ -267,12 +267,19 @@ def _fingerprint(config, subset: Dataset) -> str:
     return digest.hexdigest()[:16]
 
 
+def subset_rows(data: Dataset, max_train: int = QUICK_TRAIN_POINTS) -> np.ndarray:
+    """The training rows ``training_subset`` keeps: a stratified sample (seed 0) of at most
+    ``max_train``, or every row."""
+    n = len(data.y_train)
+    return np.arange(n) if n <= max_train else stratified_subsample(data.y_train, max_train, seed=0)
+
+
 def training_subset(data: Dataset, max_train: int = QUICK_TRAIN_POINTS) -> Dataset:
-    """``data`` with at most ``max_train`` training points, a stratified sample (seed 0);
-    the test set is kept whole. ``data`` itself when it is no larger."""
+    """``data`` with at most ``max_train`` training points (``subset_rows``); the test set
+    is kept whole. ``data`` itself when it is no larger."""
     if len(data.y_train) <= max_train:
         return data
-    keep = stratified_subsample(data.y_train, max_train, seed=0)
+    keep = subset_rows(data, max_train)
     return dataclasses.replace(data, X_train=data.X_train[keep], y_train=data.y_train[keep])
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from apptest_helpers import button, drawn_before_heavy_imports, wait_for
+from apptest_helpers import button, drawn_before_heavy_imports, vega_chart, wait_for
 from streamlit.testing.v1 import AppTest
 
 from app_pages.ui.compare import BRUSH, _selected_rows
@@ -93,8 +93,10 @@ def vega_specs(at):
 def vega_rows(at) -> list[pd.DataFrame]:
     """Each 2-D panel's table of points, as the browser receives it."""
     return [
-        pa.ipc.open_stream(chart.proto.data.data).read_all().to_pandas()
+        pa.ipc.open_stream(table.data.data).read_all().to_pandas()
         for chart in at.get("vega_lite_chart")
+        for table in chart.proto.datasets
+        if table.name == "points"
     ]
 
 
@@ -203,6 +205,30 @@ def test_a_large_set_is_compared_on_a_stated_stratified_subset(app):
         for c in at.caption
     )
     assert [len(table) for table in vega_rows(at)] == [2000, 2000, 2000]
+
+
+def test_image_data_shows_each_drawn_points_own_picture_on_hover(app):
+    """On a set larger than the scored subset, panel point i is the subset's display point
+    i, a row of the whole set: its picture must be that row's image."""
+    from nca_core.plots.thumbnails import png_data_urls
+    from nca_core.runs.comparison import subset_rows, training_subset
+    from nca_core.util.sampling import stratified_subsample
+
+    rng = np.random.default_rng(0)
+    y = np.arange(6500) % 3
+    X = (rng.random((6500, 16)) + y[:, None] * 0.5).astype(np.float32)
+    data = Dataset("uploaded", X[:6000], y[:6000], X[6000:], y[6000:], ("a", "b", "c"), image_shape=(4, 4))
+    app.session_state["uploaded_dataset"] = data
+    app.session_state["dataset_choice"] = "uploaded"
+    at = open_compare(app)
+    assert not at.exception, at.exception
+    spec, tables = vega_chart(at, "compare-PCA-0")
+    pictures = tables["thumbnails"]
+    assert pictures["point"].tolist() == list(range(2000))
+    assert spec["transform"][0]["lookup"] == "point"
+    shown = stratified_subsample(training_subset(data).y_train, 2000, seed=0)
+    rows = subset_rows(data)[shown]  # grey levels are scaled over the whole batch of pictures
+    assert pictures["image"].tolist() == png_data_urls(data.X_train[rows], (4, 4))
 
 
 def shown_table(at) -> pd.DataFrame:

@@ -120,3 +120,26 @@ def test_upload_bad_then_good_csv(page, app_url, screenshot, tmp_path):
     page.get_by_text("About this dataset: 105 training and 45 test points, 4 features, 3 classes").wait_for()
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "upload-used-on-train")
+
+
+def test_on_image_data_the_panels_draw_their_points_and_a_hovered_point_shows_its_picture(
+    page, app_url, screenshot
+):
+    """Digits are 8 x 8 images: each panel's points come with their pictures (as a table of
+    its own, which once left the panels empty) and hovering one shows its digit."""
+    page.goto(f"{app_url}/compare?dataset=digits")
+    charts = page.locator(CHARTS)
+    charts.nth(2).wait_for(timeout=120_000)
+    page.wait_for_timeout(1500)
+    panel = charts.nth(0)
+    digit_colours = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in class_colors(10)]
+    assert _class_coloured(_pixels(panel), digit_colours).sum() > 500  # points are drawn
+    box = panel.locator("canvas").bounding_box()
+    tooltip = page.locator("#vg-tooltip-element img")
+    for dx in range(-120, 120, 4):  # across the middle, until the pointer is on a point
+        page.mouse.move(box["x"] + box["width"] / 2 + dx, box["y"] + box["height"] * 0.6)
+        page.wait_for_timeout(40)
+        if tooltip.count():
+            break
+    assert tooltip.count() == 1
+    screenshot(page, "compare-hover-picture")

@@ -121,6 +121,22 @@ def test_thumbnails_go_in_the_tooltip_through_a_named_table_looked_up_by_point(r
     valid_layered(drawn)
 
 
+def test_a_brushing_panel_shows_each_points_picture_first_on_hover():
+    pictures = live_charts.thumbnail_rows(np.arange(3), [f"data:image/png;base64,{i}" for i in range(3)])
+    spec = live_charts.embedding_spec(CLASSES, [[-3, 3], [-3, 3]], brushing=True, thumbnails=pictures)
+    assert spec["datasets"] == {"thumbnails": pictures}
+    assert spec["transform"] == [
+        {"lookup": "point", "from": {"data": {"name": "thumbnails"}, "key": "point", "fields": ["image"]}}
+    ]
+    assert [t["field"] for t in spec["encoding"]["tooltip"]] == ["image", "class", "point"]
+    plain = live_charts.embedding_spec(CLASSES, [[-3, 3], [-3, 3]], brushing=True)
+    assert "datasets" not in plain and "transform" not in plain
+    rows = live_charts.brushing_rows(np.zeros((3, 2)), np.array([0, 1, 2]), CLASSES, None)
+    drawn = live_charts.embedding_data(spec, rows)  # the points too as a named table
+    assert drawn["data"] == {"name": "points"} and set(drawn["datasets"]) == {"points", "thumbnails"}
+    assert drawn["datasets"]["points"] is rows and "data" not in spec
+
+
 def test_without_thumbnails_the_points_carry_no_picture(rng):
     spec = live_charts.picture_spec(CLASSES, [[-3, 3], [-3, 3]])
     (layer,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "points"]

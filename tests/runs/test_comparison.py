@@ -20,6 +20,7 @@ from nca_core.runs.comparison import (
     knn_search_cost,
     model_cache_dir,
     quick_nca,
+    subset_rows,
     training_subset,
 )
 from nca_core.runs.run import recommended_config
@@ -282,6 +283,9 @@ def test_training_subset_is_stratified_and_keeps_the_test_set(datasets):
     share = np.bincount(subset.y_train, minlength=10) / 300
     assert np.abs(share - np.bincount(data.y_train) / len(data.y_train)).max() < 0.01
     assert training_subset(data, len(data.y_train)) is data
+    rows = subset_rows(data, 300)  # which rows of the whole set the subset holds, in its order
+    np.testing.assert_array_equal(subset.X_train, data.X_train[rows])
+    np.testing.assert_array_equal(subset_rows(data, len(data.y_train)), np.arange(len(data.y_train)))
 
 
 def test_quick_nca_keeps_its_fit_time_with_the_cached_model(datasets, tmp_path):
