@@ -166,7 +166,8 @@ class EpochStrategy(Protocol):
 def dense_suits(encoder: str, kernel: str, objective: str, n_samples: int) -> bool:
     """Whether the whole-matrix float64 engine (``objective.dense``) takes a problem of these
     settings: a linear or diagonal map, the Gaussian kernel, objective f or g, at most
-    ``dense.DENSE_MAX_SAMPLES`` points (on the CPU, in one process)."""
+    ``dense.DENSE_MAX_SAMPLES`` points. ``dense_applies`` adds where: on the CPU, in one
+    process."""
     return (
         encoder in ("linear", "diagonal")
         and kernel == "gaussian"

@@ -8,11 +8,11 @@ __all__ = ["GPU_BLOCK_ELEMENTS", "available_devices", "block_elements", "process
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
-# Entries of a pairwise block on a GPU (1 GiB of float32, 2 GiB of float64), and at most
-# this share of the GPU's memory per entry byte: a block's work holds about three such
-# matrices. The CPU's block sizes fit its caches; on a GPU every block costs kernel
-# launches from Python, so the larger the block the closer the work runs to the device's
-# pace (benchmarks/RESULTS.md, "First GPU figures").
+# Entries of a pairwise block on a GPU: at most GPU_BLOCK_ELEMENTS (1 GiB of float32), and
+# one per GPU_MEMORY_PER_BLOCK_ENTRY bytes of the GPU's memory, since a block's work holds
+# about three matrices of its size. The CPU's block sizes fit its caches; on a GPU every
+# block costs kernel launches from Python, so the larger the block the closer the work
+# runs to the device's pace (benchmarks/RESULTS.md, "First GPU figures").
 GPU_BLOCK_ELEMENTS = 1 << 28
 GPU_MEMORY_PER_BLOCK_ENTRY = 64  # bytes of GPU memory for each entry of a block
 
