@@ -133,7 +133,7 @@ def picture(shown, data, demo, running: bool, presenting: bool) -> None:
         views.embedding(shown, data, select=not running)
         st.caption(notice)
         return
-    chart, side = st.columns([3, 1], vertical_alignment="center")
+    chart, side = st.columns([3, 1])
     with side:
         views.accuracy_metric(shown)
         st.caption(notice)

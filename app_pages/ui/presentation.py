@@ -32,10 +32,21 @@ VEGA_CONFIG = {
     "legend": {"labelFontSize": 18, "symbolSize": 160},
 }
 PLOTLY_FONT = {"size": 18}
-# Fits a 1024 x 768 projector below the controls, beside the accuracy and the notice.
+# The 2-D picture fills the window's height below the controls: Streamlit does not tell
+# the page the window's size, so CSS sizes the picture's container (``PICTURE_KEY``) and the
+# chart stretches to it, between these pixels (the legend and the axes included).
+PICTURE_KEY = "present-picture"
+PICTURE_HEIGHTS = (400, 1000)
+ABOVE_PICTURE = 230  # pixels of controls and progress above it, and a margin below
+PLOT_HEIGHTS = (PICTURE_HEIGHTS[0] - 160, PICTURE_HEIGHTS[1])  # the plot's, less legend and axes
+# A 3-D chart (Plotly) keeps a height that fits a 1024 x 768 projector below the controls.
 CHART_HEIGHT = 440
 POINT_AREA = 70  # Vega-Lite mark size (square pixels); the page's own is 36
 PLOTLY_MARKER = 9  # Plotly marker diameter; the page's own is 6
+_PICTURE_STYLE = (
+    f'<style>[data-testid="stLayoutWrapper"]:has(> .st-key-{PICTURE_KEY}) '
+    f"{{ height: clamp({PICTURE_HEIGHTS[0]}px, calc(100vh - {ABOVE_PICTURE}px), {PICTURE_HEIGHTS[1]}px); }}</style>"
+)
 
 
 def active() -> bool:
@@ -51,7 +62,7 @@ def style(presenting: bool) -> None:
     the charts of that run take their type size from the page's (Plotly's theme turns rem
     into pixels once), so turning the mode off left them projector-sized.
     """
-    st.html(_STYLE if presenting else page_style.COMPACT)
+    st.html(_STYLE + _PICTURE_STYLE if presenting else page_style.COMPACT)
 
 
 def title_with_toggle(title: str) -> None:
@@ -75,6 +86,12 @@ def toggle() -> bool:
 
 
 def big_spec(spec: dict) -> dict:
-    """A Vega-Lite spec with projector-sized text (its height, ``CHART_HEIGHT``, and the
-    points' size, ``POINT_AREA``, are given to ``live_charts.picture_spec``)."""
-    return {**spec, "config": {**spec.get("config", {}), **VEGA_CONFIG}}
+    """A Vega-Lite spec with projector-sized text, as tall as the container it is drawn in
+    (``picture_container``; the points' size, ``POINT_AREA``, is given to
+    ``live_charts.picture_spec``)."""
+    return {**spec, "height": "container", "config": {**spec.get("config", {}), **VEGA_CONFIG}}
+
+
+def picture_container():
+    """The container the 2-D picture fills, as tall as the window leaves below the controls."""
+    return st.container(key=PICTURE_KEY)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 import streamlit as st
 
@@ -261,7 +263,7 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     run = active.run
     ranges = figures.settled_ranges([s.embedding[:, :2] for s in active.snapshots])
     area = presentation.POINT_AREA if big else live_charts.POINT_AREA
-    height = presentation.CHART_HEIGHT if big else figures.picture_height(ranges)
+    height = figures.picture_height(ranges)  # presenting, the window's (presentation.big_spec)
     pictures = thumbnails.for_points(
         active.dataset, data, run.display_index, with_pictures=not _first_draw(active, ended=regions)
     )
@@ -279,16 +281,18 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
             "anchor": live_charts.anchor_rows(Z, row),
         }
     if regions and st.session_state.get(REGIONS_KEY):
-        tables["regions"] = _regions(active, snap, ranges, height)
+        tables["regions"] = _regions(active, snap, ranges, presentation.PLOT_HEIGHTS if big else (height,))
     rows = live_charts.picture_rows(Z, labels, data.classes, run.display_index, values)
     spec = live_charts.picture_data(spec, rows, **tables)
-    st.vega_lite_chart(
-        None,
-        presentation.big_spec(spec) if big else spec,
-        key=PICTURE_KEY,
-        on_select=lambda: _remember_click(active),
-        selection_mode=[live_charts.PICK],
-    )
+    with presentation.picture_container() if big else nullcontext():
+        st.vega_lite_chart(
+            None,
+            presentation.big_spec(spec) if big else spec,
+            height="stretch" if big else "content",
+            key=PICTURE_KEY,
+            on_select=lambda: _remember_click(active),
+            selection_mode=[live_charts.PICK],
+        )
     if regions:
         st.toggle(
             "Shade k-NN decision regions",
@@ -298,13 +302,13 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
         )
 
 
-def _regions(active: ActiveRun, snap, ranges, height: int):
-    """The regions layer's table for ``snap``, computed once per frame, axes and height
-    (clicks rerun the page), or None with a warning when no point is finite."""
-    key = (active.job.ticket, id(snap), repr(ranges), height)
+def _regions(active: ActiveRun, snap, ranges, heights: tuple[int, ...]):
+    """The regions layer's table for ``snap``, computed once per frame, axes and heights the
+    plot may take (clicks rerun the page), or None with a warning when no point is finite."""
+    key = (active.job.ticket, id(snap), repr(ranges), heights)
     kept = st.session_state.get("regions-picture")
     if kept is None or kept[0] != key:
-        box = region_box(ranges, height)
+        box = region_box(ranges, heights)
         picture = decision_regions(
             snap.embedding,
             active.run.display_labels,

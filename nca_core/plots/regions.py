@@ -25,14 +25,14 @@ DRAWN_WIDTHS = (300, 1600)
 
 
 def region_box(
-    ranges: Sequence[Sequence[float]], height: int, widths: Sequence[int] = DRAWN_WIDTHS
+    ranges: Sequence[Sequence[float]], heights: Sequence[int], widths: Sequence[int] = DRAWN_WIDTHS
 ) -> list[list[float]]:
-    """The area a chart of ``ranges`` at one scale on both axes, ``height`` pixels tall and
-    any of ``widths`` wide, can show: the ranges widened about their centres so that
-    regions drawn over it reach every edge of the plot."""
+    """The area a chart of ``ranges`` at one scale on both axes, any of ``heights`` pixels
+    tall and any of ``widths`` wide, can show: the ranges widened about their centres so
+    that regions drawn over it reach every edge of the plot."""
     (x0, x1), (y0, y1) = ranges[0], ranges[1]
-    x_span = max(x1 - x0, (y1 - y0) * max(widths) / height)
-    y_span = max(y1 - y0, (x1 - x0) * height / min(widths))
+    x_span = max(x1 - x0, (y1 - y0) * max(widths) / min(heights))
+    y_span = max(y1 - y0, (x1 - x0) * max(heights) / min(widths))
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     return [[cx - x_span / 2, cx + x_span / 2], [cy - y_span / 2, cy + y_span / 2]]
 

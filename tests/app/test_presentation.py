@@ -62,7 +62,7 @@ def test_a_run_in_presentation_draws_one_big_chart_with_large_labels(app):
     app.run()
     charts = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")]
     assert len(charts) == 1 and not app.get("plotly_chart")  # the embedding alone, no curves
-    assert charts[0]["height"] == presentation.CHART_HEIGHT
+    assert charts[0]["height"] == "container"  # the window's height (tests/e2e: the CSS)
     assert charts[0]["config"]["axis"]["labelFontSize"] == presentation.VEGA_CONFIG["axis"]["labelFontSize"]
     (points,) = [layer for layer in charts[0]["layer"] if layer["mark"]["type"] == "circle"]
     assert points["mark"]["size"] == presentation.POINT_AREA
@@ -74,9 +74,9 @@ def test_a_run_in_presentation_draws_one_big_chart_with_large_labels(app):
 def test_the_live_spec_gets_projector_sized_text():
     spec = {"height": 440, "config": {"aria": False}, "layer": []}
     big = presentation.big_spec(spec)
-    assert big["height"] == 440 and big["config"]["aria"] is False
+    assert big["height"] == "container" and big["config"]["aria"] is False
     assert big["config"]["axis"]["labelFontSize"] >= 16 and big["config"]["legend"]["labelFontSize"] >= 16
-    assert "axis" not in spec["config"]  # the original is left alone
+    assert "axis" not in spec["config"] and spec["height"] == 440  # the original is left alone
 
 
 def test_presentation_does_not_round_an_almost_perfect_score_up_to_100(app):

@@ -74,4 +74,5 @@ def test_while_a_dataset_loads_or_a_run_starts_the_page_says_so_instead_of_askin
     for _ in range(40):
         assert page.get_by_text("Press Train to start").count() == 0
         page.wait_for_timeout(50)
-    page.get_by_role("button", name="Stop", exact=True).click()
+    # scoped to the page: Streamlit's header shows a Stop of its own while a rerun is slow
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop", exact=True).click()

@@ -51,3 +51,27 @@ def test_turning_presentation_off_leaves_no_projector_sized_chart(page, app_url)
     sizes = page.evaluate(f"{plots}.map(p => p._fullLayout.font.size)")
     # 12 px is Streamlit's chart type on a 16 px page; presenting, the page is 20 px (15 px)
     assert sizes and set(sizes) == {12}, sizes
+
+
+def test_the_presented_picture_fills_the_height_the_window_leaves(browser, app_url):
+    """The 2-D picture is as tall as the window leaves below the controls, on a 1024 x 768
+    projector and on a 1440 x 900 screen alike (it was 440 pixels tall on both, leaving a
+    third of the larger screen empty), and it follows a window that changes size."""
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{app_url}/?dataset=wine&present=1&epochs=5&pace=0")
+        page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True).click()
+        page.get_by_text(" · finished").wait_for()
+        chart = page.get_by_test_id("stVegaLiteChart")
+        heights = []
+        for width, height in ((1024, 768), (1440, 900), (1024, 768)):
+            page.set_viewport_size({"width": width, "height": height})
+            page.wait_for_timeout(500)
+            box = chart.bounding_box()
+            assert height - 80 <= box["y"] + box["height"] <= height, f"{box} in a window {height} tall"
+            heights.append(box["height"])
+        assert heights[1] >= heights[0] + 100 and heights[2] == heights[0], heights
+    finally:
+        context.close()

@@ -13,29 +13,30 @@ from nca_core.plots.regions import decision_regions, region_box
 
 @pytest.mark.parametrize("ranges", [[[-10.0, 10.0], [-10.0, 10.0]], [[0.0, 40.0], [-1.0, 1.0]], [[-1.0, 1.0], [0.0, 30.0]]])
 @pytest.mark.parametrize("width", [300, 640, 1600])
-def test_region_box_covers_what_a_one_scale_chart_shows_at_any_width(ranges, width):
-    height = 400
+@pytest.mark.parametrize("height", [360, 400, 900])
+def test_region_box_covers_what_a_one_scale_chart_shows_at_any_width_and_height(ranges, width, height):
     (x0, x1), (y0, y1) = ranges
     per_pixel = max((x1 - x0) / width, (y1 - y0) / height)  # as embedding_spec's domains
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-    (bx0, bx1), (by0, by1) = region_box(ranges, height)
+    (bx0, bx1), (by0, by1) = region_box(ranges, (360, 900))
     assert bx0 <= cx - per_pixel * width / 2 + 1e-9 and bx1 >= cx + per_pixel * width / 2 - 1e-9
     assert by0 <= cy - per_pixel * height / 2 + 1e-9 and by1 >= cy + per_pixel * height / 2 - 1e-9
 
 
 @pytest.mark.parametrize("ranges", [[[-10.0, 10.0], [-10.0, 10.0]], [[0.0, 40.0], [-1.0, 1.0]]])
-def test_region_box_is_no_larger_than_the_widest_and_narrowest_charts_show(ranges):
+@pytest.mark.parametrize("heights", [(400,), (360, 900)])
+def test_region_box_is_no_larger_than_the_widest_and_narrowest_charts_show(ranges, heights):
     """Pixels outside every chart's view are wasted: the box is exactly the union."""
-    height = 400
     (x0, x1), (y0, y1) = ranges
 
-    def shown(width):
+    def shown(width, height):
         per_pixel = max((x1 - x0) / width, (y1 - y0) / height)
         return per_pixel * width, per_pixel * height
 
-    (bx0, bx1), (by0, by1) = region_box(ranges, height)
-    assert bx1 - bx0 == pytest.approx(max(shown(w)[0] for w in (300, 1600)))
-    assert by1 - by0 == pytest.approx(max(shown(w)[1] for w in (300, 1600)))
+    sizes = [(w, h) for w in (300, 1600) for h in heights]
+    (bx0, bx1), (by0, by1) = region_box(ranges, heights)
+    assert bx1 - bx0 == pytest.approx(max(shown(w, h)[0] for w, h in sizes))
+    assert by1 - by0 == pytest.approx(max(shown(w, h)[1] for w, h in sizes))
 
 
 def test_points_that_are_not_finite_do_not_vote_and_none_finite_gives_no_regions():
