@@ -15,19 +15,21 @@ st.caption(
     "NCA the ones under which nearest neighbours share a class. Same data, same points, same colours."
 )
 
-name = app_data.pick_dataset()
+# The dataset and the two settings share a row, so the first panel starts on the first screen.
+controls = st.container(horizontal=True, vertical_alignment="bottom")
+with controls, st.container(width=280):
+    name = app_data.pick_dataset()
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
 from app_pages.ui import compare  # noqa: E402  (loads torch and scikit-learn: after the page's top)
 
 from_link = share.take("n_components", "k", "standardize")
-cols = st.columns(2)  # two controls a row, then the toggles: readable at 1024 pixels
-d = cols[0].radio(
+d = controls.radio(
     "Dimensions", [2, 3], index=int(from_link.get("n_components") == 3), horizontal=True, key="compare-d",
-    help="2-D or 3-D pictures.",
+    help="2-D or 3-D pictures.", width="content",
 )  # fmt: skip
-k = cols[1].select_slider("k for kNN", [1, 3, 5, 7, 9], value=from_link.get("k", 5), key="compare-k")
+k = controls.select_slider("k for kNN", [1, 3, 5, 7, 9], value=from_link.get("k", 5), key="compare-k")
 toggles = st.container(horizontal=True)
 standardize = toggles.toggle(
     "Standardise inputs", value=from_link.get("standardize", compare.recommended_standardize(data)),
@@ -65,23 +67,26 @@ def show(cell, label: str, fitted: compare.Fitted, score) -> compare.MethodResul
     return compare.panel(cell, label, points, labels, data.classes, k, score, dataset=name, pictures=pictures)
 
 
-# Each panel is drawn as soon as its projection is fitted (PCA takes moments), so the page
-# has pictures while the rest is scored, fitted, trained or loaded.
+# NCA's panel comes first (on a 1024-pixel screen the second row is below the fold), then
+# PCA and LDA; each is drawn as soon as its projection is fitted (PCA takes moments), so
+# the page has pictures while NCA is fitted, trained or loaded.
 grid = compare.panel_grid(3 + deep)
-results = []
-for method in ("pca", "lda"):
+nca_cells, baseline_cells = grid[: 1 + deep], grid[1 + deep :]
+baselines = []
+for cell, method in zip(baseline_cells, ("pca", "lda")):
     fitted = compare.baseline_fit(method, name, scored, d, standardize)
     score = partial(compare.baseline, method, name, scored, d, k, standardize, display_index)
-    results.append(show(grid[len(results)], method.upper(), fitted, score))
-sources = []
-for deep_one in (False, True)[: 1 + deep]:
-    cell, label = grid[len(results)], "deep NCA" if deep_one else "NCA"
+    baselines.append(show(cell, method.upper(), fitted, score))
+ncas, sources = [], []
+for cell, deep_one in zip(nca_cells, (False, True)):
+    label = "deep NCA" if deep_one else "NCA"
     with cell.container():  # the progress bar of a fresh fit shows in the panel's place
         fitted, source = compare.nca_run(name, data, d, standardize, deep=deep_one)
-    results.append(show(cell, label, fitted, partial(compare.score, label, fitted, scored, k, display_index)))
+    ncas.append(show(cell, label, fitted, partial(compare.score, label, fitted, scored, k, display_index)))
     sources.append(f"{'Deep NCA' if deep_one else 'NCA here'} is {source}.")
     if (note := compare.train_page_note(name, d, standardize, deep=deep_one)) is not None:
         sources.append(note)
+results = ncas + baselines  # in the panels' order
 if same_scale:
     ranges = compare.shared_ranges(results)
     for cell, result in zip(grid, results):

@@ -26,9 +26,9 @@ def open_compare(app):
 def test_compare_renders_three_methods_and_the_raw_row(app):
     at = open_compare(app)
     assert at.title[0].value == "NCA against PCA and LDA"
-    assert [h.value for h in at.subheader] == ["PCA", "LDA", "NCA"]
+    assert [h.value for h in at.subheader] == ["NCA", "PCA", "LDA"]  # NCA first, on the first screen
     table = at.dataframe[0].value
-    assert list(table["method"]) == ["PCA", "LDA", "NCA", "raw inputs"]
+    assert list(table["method"]) == ["NCA", "PCA", "LDA", "raw inputs"]  # as the panels
     rows = table.set_index("method")
     # the paper's point: on the rings NCA beats both linear baselines by far
     assert rows.loc["NCA", "5-NN test"] > rows.loc["PCA", "5-NN test"] + 0.3
@@ -80,7 +80,7 @@ def test_deep_nca_joins_the_comparison_on_request(app):
     at = open_compare(app)
     at.toggle(key="compare-deep").set_value(True).run(timeout=120)
     assert not at.exception, at.exception
-    assert [h.value for h in at.subheader] == ["PCA", "LDA", "NCA", "deep NCA"]
+    assert [h.value for h in at.subheader] == ["NCA", "deep NCA", "PCA", "LDA"]
     rows = at.dataframe[0].value.set_index("method")
     assert rows.loc["deep NCA", "5-NN test"] > rows.loc["PCA", "5-NN test"] + 0.3
     assert any("Deep NCA is a fit of an MLP with the Student-t kernel" in c.value for c in at.caption)
@@ -249,7 +249,7 @@ def test_the_table_shows_accuracies_one_way_and_no_stray_none(app, tmp_path, mon
     for column in ("5-NN train (leave-one-out)", "5-NN test"):
         assert all(re.fullmatch(r"\d{1,3}\.\d%", v) for v in shown[column]), list(shown[column])
     panel_lines = [m.value for m in at.markdown if "leave-one-out:" in m.value]
-    nca_line = panel_lines[2]
+    nca_line = panel_lines[0]
     assert f"**{shown.loc['NCA', '5-NN test']}**" in nca_line  # the panel and table agree
     assert shown.loc["NCA", "fit time (s)"] == "—"
     assert at.dataframe[0].proto.placeholder == "—"  # what the browser draws for a missing number

@@ -15,6 +15,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "sample-iris.csv"
 
 
 CHARTS = "[data-testid='stVegaLiteChart']"
+NCA_PANEL = 0  # the panels: NCA, PCA, LDA (NCA first, on the first screen at 1024 pixels)
 # The rings' five class colours as RGB, from the palette every chart shares
 CLASS_COLOURS = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in class_colors(5)]
 
@@ -62,7 +63,9 @@ def test_compare_page_shows_three_vega_panels_at_one_scale_and_the_table(page, a
     page.locator(CHARTS).nth(2).locator("canvas").wait_for()  # Vega draws after the elements arrive
     assert page.locator(CHARTS).count() == 3 and page.locator(".js-plotly-plot").count() == 0
     _settled(page)
-    nca = page.locator(CHARTS).nth(2)
+    nca = page.locator(CHARTS).nth(NCA_PANEL)
+    box = nca.bounding_box()  # most of NCA's picture on the first screen
+    assert (768 - box["y"]) / box["height"] >= 0.7, box
     nca.scroll_into_view_if_needed()
     pixels = _pixels(nca)
     plot = pixels[len(pixels) // 4 :]  # below the legend
@@ -80,8 +83,8 @@ def test_a_box_over_one_panel_highlights_the_same_points_in_every_panel(page, ap
     _settled(page)
     before = _coloured_counts(page)
     assert len(before) == 3 and min(before) > 500
-    charts.nth(2).scroll_into_view_if_needed()
-    area = charts.nth(2).locator("canvas").bounding_box()  # NCA's chart, legend on top
+    charts.nth(NCA_PANEL).scroll_into_view_if_needed()
+    area = charts.nth(NCA_PANEL).locator("canvas").bounding_box()  # legend on top
     page.mouse.move(area["x"] + area["width"] * 0.5, area["y"] + area["height"] * 0.3)
     page.mouse.down()  # a plain drag draws a box
     page.mouse.move(area["x"] + area["width"] * 0.9, area["y"] + area["height"] * 0.7, steps=8)
