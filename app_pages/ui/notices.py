@@ -71,7 +71,8 @@ def replay(snapshots: Sequence[Snapshot]) -> str | None:
             "already separated the classes as well as this map can, and the points mostly spread out."
         )
     by = next(s for s in scored if s.accuracy >= start + 0.9 * (end - start))
-    rise = f"accuracy rose from {percent(start)} to {percent(by.accuracy)} by epoch {by.epoch} of {last}"
+    # "of 2 trained": a stopped run has fewer epochs than it was set to
+    rise = f"accuracy rose from {percent(start)} to {percent(by.accuracy)} by epoch {by.epoch} of {last} trained"
     if by.epoch > last / 2:
         return (
             f"**What to notice:** the learning goes on through the run: {rise} and ended at {percent(end)}."

@@ -19,10 +19,10 @@ def test_the_replay_says_when_the_run_did_its_learning():
     early = [snap(0, 0.60), snap(1, 0.80), snap(2, 0.93), *(snap(e, 0.95) for e in range(3, 11))]
     text = notices.replay(early)
     assert "most of the learning comes early" in text
-    assert "accuracy rose from 60% to 93% by epoch 2 of 10 and ended at 95%" in text
+    assert "accuracy rose from 60% to 93% by epoch 2 of 10 trained and ended at 95%" in text
     late = [snap(e, 0.5 + 0.04 * e) for e in range(11)]
     text = notices.replay(late)
-    assert "goes on through the run" in text and "by epoch 10 of 10" in text and "after that" not in text
+    assert "goes on through the run" in text and "by epoch 10 of 10 trained" in text and "after that" not in text
     assert "hardly changed (98% to 98%)" in notices.replay([snap(0, 0.98), snap(5, 0.98)])
     assert notices.replay([snap(0, None)]) is None
 
@@ -61,7 +61,7 @@ def test_the_demo_line_names_the_axes_of_an_identity_start_and_the_way_back():
 
 def test_the_replay_does_not_round_an_almost_perfect_score_up_to_100():
     text = notices.replay([snap(0, 0.40), snap(1, 0.997), snap(2, 0.997)])
-    assert "accuracy rose from 40% to 99.7% by epoch 1 of 2 and ended at 99.7%" in text
+    assert "accuracy rose from 40% to 99.7% by epoch 1 of 2 trained and ended at 99.7%" in text
     assert "100%" not in text
 
 
