@@ -94,8 +94,12 @@ if same_scale:
             cell, result.name, result.embedding, labels, data.classes, k, result, ranges, dataset=name,
             pictures=pictures,
         )
-raw = compare.raw_inputs(name, scored, k)
+raw = compare.raw_inputs(name, scored, k, standardize)
 st.caption(" ".join(sources))
 
 compare.results_table([*results, raw], k)
-st.caption("The last row is kNN on the raw inputs: the reference every projection tries to keep up with.")
+st.caption(
+    "The last row is kNN on the inputs themselves"
+    + (", standardised as for every method" if standardize else "")
+    + ": the reference every projection tries to keep up with."
+)

@@ -25,6 +25,7 @@ from nca_core.runs.comparison import (
     class_mix,
     evaluate,
     fit_baseline,
+    inputs_as_given,
     model_cache_dir,
     quick_nca,
     subset_rows,
@@ -121,17 +122,22 @@ def display_points(fitted: Fitted, data: Dataset, display_index) -> np.ndarray:
     return np.asarray(fitted.transform(data.X_train[display_index]), dtype=np.float32)
 
 
+def _raw_scores(data: Dataset, k: int, standardize: bool) -> MethodResult:
+    return evaluate("raw inputs", inputs_as_given(data, standardize), data, k, None, 0.0)
+
+
 @st.cache_resource(max_entries=16, show_spinner="Scoring k-NN on the raw inputs…")
-def _shared_raw(name: str, k: int, _data: Dataset) -> MethodResult:
-    return evaluate("raw inputs", lambda X: X, _data, k, None, 0.0)
+def _shared_raw(name: str, k: int, standardize: bool, _data: Dataset) -> MethodResult:
+    return _raw_scores(_data, k, standardize)
 
 
-def raw_inputs(name: str, data: Dataset, k: int) -> MethodResult:
-    """k-NN on the raw inputs of ``data`` (the scored subset): shared for registered sets."""
+def raw_inputs(name: str, data: Dataset, k: int, standardize: bool) -> MethodResult:
+    """k-NN on the inputs of ``data`` (the scored subset) that every method starts from,
+    standardised when they are: shared for registered sets."""
     return shared_unless_upload(
-        name, ("compare-raw", k),
-        lambda: _shared_raw(name, k, data),
-        lambda: evaluate("raw inputs", lambda X: X, data, k, None, 0.0),
+        name, ("compare-raw", k, standardize),
+        lambda: _shared_raw(name, k, standardize, data),
+        lambda: _raw_scores(data, k, standardize),
     )  # fmt: skip
 
 

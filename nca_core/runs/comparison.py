@@ -40,6 +40,7 @@ __all__ = [
     "evaluate",
     "faster",
     "fit_baseline",
+    "inputs_as_given",
     "knn_search_cost",
     "model_cache_dir",
     "quick_nca",
@@ -74,16 +75,20 @@ class MethodResult:
     dimensions: int = 0
 
 
+def inputs_as_given(data: Dataset, standardize: bool) -> Callable[[np.ndarray], np.ndarray]:
+    """The inputs every method of a comparison starts from: as they are, or standardised
+    by the training set's mean and spread."""
+    if not standardize:
+        return lambda X: X
+    return StandardScaler().fit(data.X_train).transform
+
+
 def fit_baseline(
     method: str, data: Dataset, n_components: int, standardize: bool
 ) -> tuple[Callable, float, str]:
     """Fit PCA or LDA on the training set; returns (transform, seconds, note)."""
     start = time.perf_counter()
-    scaler = StandardScaler().fit(data.X_train) if standardize else None
-
-    def prepare(X):
-        return X if scaler is None else scaler.transform(X)
-
+    prepare = inputs_as_given(data, standardize)
     projection = fit_projection(method, prepare(data.X_train), data.y_train, n_components)
     seconds = time.perf_counter() - start
     return (lambda X: projection.transform(prepare(X))), seconds, projection.note
