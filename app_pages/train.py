@@ -127,7 +127,8 @@ def picture(shown, data, demo, running: bool, presenting: bool) -> None:
     fills most of the width with the accuracy and the notice beside it. Its arguments are
     this page run's: a fragment rerun is called with the ones it was drawn with."""
     three_d = shown.snapshots[-1].embedding.shape[1] == 3
-    notice = notices.live(three_d) if running else notices.final(shown, three_d)
+    # presenting, the notice shares a narrow column in large type: its click hint is brief
+    notice = notices.live(three_d, presenting) if running else notices.final(shown, three_d, presenting)
     if not presenting:
         views.metrics(shown, demo)
         views.embedding(shown, data, select=not running)

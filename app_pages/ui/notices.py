@@ -22,16 +22,21 @@ PICK_HINT = (
     "Click a point to draw a line to each point it picks as its neighbour, as wide as the "
     "chance p_ij of picking it (among the points drawn)."
 )
+# Presenting, the notice shares a narrow column in large type: the lecturer says the rest.
+BRIEF_PICK_HINT = "Click a point: lines to the points it picks."
 
 
-def live(three_d: bool) -> str:
-    """Beside the embedding while it trains; a 2-D picture also says what a click does."""
+def live(three_d: bool, brief: bool = False) -> str:
+    """Beside the embedding while it trains; a 2-D picture also says what a click does
+    (``brief``: in a few words)."""
     text = (
         "**What to notice:** points of one colour pull together while the classes move apart; "
         "the picture also grows, because a larger map makes each point rely on fewer, closer "
         "neighbours."
     )
-    return text if three_d else f"{text} {PICK_HINT} The lines follow it as the map learns."
+    if three_d:
+        return text
+    return f"{text} {BRIEF_PICK_HINT}" if brief else f"{text} {PICK_HINT} The lines follow it as the map learns."
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -39,9 +44,10 @@ def _listed(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def final(active: ActiveRun, three_d: bool) -> str:
-    """Beside the embedding after training: what the k-NN accuracy counts, and the click;
-    "most points sit among their own colour" only when the accuracy says so."""
+def final(active: ActiveRun, three_d: bool, brief: bool = False) -> str:
+    """Beside the embedding after training: what the k-NN accuracy counts, and the click
+    (``brief``: in a few words); "most points sit among their own colour" only when the
+    accuracy says so."""
     k = active.run.config.k
     scored = [s.accuracy for s in active.snapshots if s.accuracy is not None]
     wrong = "a point inside another colour is one it gets wrong."
@@ -56,7 +62,7 @@ def final(active: ActiveRun, three_d: bool) -> str:
         text = (
             f"**What to notice:** the colours still overlap ({k}-NN accuracy {percent(scored[-1])}): {wrong}"
         )
-    return text + (" Drag to turn the view." if three_d else f" {PICK_HINT}")
+    return text + (" Drag to turn the view." if three_d else f" {BRIEF_PICK_HINT if brief else PICK_HINT}")
 
 
 def replay(snapshots: Sequence[Snapshot]) -> str | None:

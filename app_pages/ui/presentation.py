@@ -37,7 +37,7 @@ PLOTLY_FONT = {"size": 18}
 # chart stretches to it, between these pixels (the legend and the axes included).
 PICTURE_KEY = "present-picture"
 PICTURE_HEIGHTS = (400, 1000)
-ABOVE_PICTURE = 230  # pixels of controls and progress above it, and a margin below
+ABOVE_PICTURE = 270  # pixels of controls and progress above it, the regions toggle below
 PLOT_HEIGHTS = (PICTURE_HEIGHTS[0] - 160, PICTURE_HEIGHTS[1])  # the plot's, less legend and axes
 # A 3-D chart (Plotly) keeps a height that fits a 1024 x 768 projector below the controls.
 CHART_HEIGHT = 440

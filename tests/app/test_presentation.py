@@ -6,7 +6,7 @@ from pathlib import Path
 from apptest_helpers import wait_for
 from streamlit.testing.v1 import AppTest
 
-from app_pages.ui import presentation
+from app_pages.ui import notices, presentation
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -69,6 +69,8 @@ def test_a_run_in_presentation_draws_one_big_chart_with_large_labels(app):
     first, last = (s.test_accuracy for s in (run.snapshots[0], run.snapshots[-1]))
     assert [m.label for m in app.metric] == [f"Test 5-NN accuracy (start {first:.0%})"] and not app.tabs
     assert app.metric[0].value == f"{last:.0%}" and app.metric[0].delta.endswith(" points")
+    notice = next(c.value for c in app.caption if c.value.startswith("**What to notice:**"))
+    assert notices.BRIEF_PICK_HINT in notice and notices.PICK_HINT not in notice  # a narrow column
 
 
 def test_the_live_spec_gets_projector_sized_text():
