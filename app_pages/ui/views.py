@@ -105,7 +105,9 @@ def status_text(active: ActiveRun) -> str:
     if job.state == JobState.RUNNING:
         left = job.seconds_left
         text += " · estimating the time left" if left is None else f" · about {_fmt_seconds(left)} left"
-    if job.epochs_per_second:
+    if progress_of(latest) < getattr(getattr(job, "pace", None), "slow_epochs", 0.0):
+        text += " · slow-motion start"  # its pace is the page's (MNIST read "17.1 s per epoch")
+    elif job.epochs_per_second:
         text += f" · {_fmt_speed(job.epochs_per_second)}"
     device = getattr(active.run.model, "device_", config.device)
     return text + f" · device {device}"

@@ -63,6 +63,28 @@ def test_a_slow_run_gives_seconds_per_epoch_not_zero_epochs_per_second():
     assert "2.5 epochs/s" in status_text(SimpleNamespace(job=job, run=run))
 
 
+def test_the_slow_motion_start_says_so_instead_of_a_speed_the_page_sets():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from app_pages.ui.pacing import Pace, frames_per_epoch
+    from app_pages.ui.views import status_text
+    from nca_core.training.loop import Snapshot
+
+    pace = Pace(0.0, slow_start=True, large=True, frames_per_epoch=frames_per_epoch(60000, 1024, True))
+    job = SimpleNamespace(
+        state="running", alive=True, stop_requested=False, pause_requested=False, elapsed=9.1,
+        seconds_left=67.0, epochs_per_second=1 / 17.1, pace=pace,
+    )  # fmt: skip
+    run = SimpleNamespace(config=SimpleNamespace(max_iter=40, device="cpu"), model=None)
+    for fraction, slow in ((0.36, True), (0.5, False)):  # MNIST's slow start: 24 of 59 frames
+        job.latest = Snapshot(1, 0.4, 9.0, None, np.zeros((2, 2), np.float32), fraction=fraction)
+        text = status_text(SimpleNamespace(job=job, run=run))
+        assert ("slow-motion start" in text) == slow and ("per epoch" in text) != slow, text
+        assert "about 1 min 07 s left" in text
+
+
 def test_until_the_start_frame_exists_every_run_polls_fast():
     assert redraw_seconds(60000, 2, first_frame=True) == (FIRST_FRAME_POLL_SECONDS, 5.0)
     assert redraw_seconds(700, 3, first_frame=True)[0] == FIRST_FRAME_POLL_SECONDS < THREE_D_REDRAW_SECONDS
