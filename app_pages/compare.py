@@ -100,6 +100,6 @@ st.caption(" ".join(sources))
 compare.results_table([*results, raw], k)
 st.caption(
     "The last row is kNN on the inputs themselves"
-    + (", standardised as for every method" if standardize else "")
+    + (", standardised" if standardize else "")
     + ": the reference every projection tries to keep up with."
 )

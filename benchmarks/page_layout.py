@@ -60,6 +60,8 @@ def compare_panels(browser, url: str, dataset: str, size, shots: Path) -> list[t
         page.screenshot(path=str(shots / f"compare-{dataset}-{size[0]}.png"))
         titles = [t.strip() for t in page.locator("[data-testid='stMain'] h3").all_inner_texts()]
         charts = page.locator(CHART)
+        if charts.count() != len(titles):  # titles and charts are paired by their order
+            raise SystemExit(f"{dataset}: a panel has no 2-D chart (LDA of two classes draws none)")
         return [_row(f"Compare: {title}", size, charts.nth(i).bounding_box()) for i, title in enumerate(titles)]
     finally:
         page.close()

@@ -25,7 +25,7 @@ from nca_core.runs.comparison import (
     class_mix,
     evaluate,
     fit_baseline,
-    inputs_as_given,
+    input_transform,
     model_cache_dir,
     quick_nca,
     subset_rows,
@@ -123,7 +123,7 @@ def display_points(fitted: Fitted, data: Dataset, display_index) -> np.ndarray:
 
 
 def _raw_scores(data: Dataset, k: int, standardize: bool) -> MethodResult:
-    return evaluate("raw inputs", inputs_as_given(data, standardize), data, k, None, 0.0)
+    return evaluate("raw inputs", input_transform(data, standardize), data, k, None, 0.0)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Scoring k-NN on the raw inputs…")

@@ -335,9 +335,9 @@ class TrainingJob:
 
     @property
     def epochs_per_second(self) -> float | None:
-        """Epochs per second of the run as the page sees it (the frame cap and a slow-motion
-        start included, pauses and the held start frame not); None before any progress."""
-        return self.clock.epochs_per_second()
+        """Epochs per second of the run as the page sees it (the frame cap included; pauses,
+        the held start frame and a slow-motion start not); None before any progress."""
+        return self.clock.epochs_per_second(since=getattr(self.pace, "slow_epochs", 0.0))
 
     @property
     def seconds_left(self) -> float | None:

@@ -36,7 +36,11 @@ def live(three_d: bool, brief: bool = False) -> str:
     )
     if three_d:
         return text
-    return f"{text} {BRIEF_PICK_HINT}" if brief else f"{text} {PICK_HINT} The lines follow it as the map learns."
+    return f"{text} {_pick_hint(brief)}" + ("" if brief else " The lines follow it as the map learns.")
+
+
+def _pick_hint(brief: bool) -> str:
+    return BRIEF_PICK_HINT if brief else PICK_HINT
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -62,7 +66,7 @@ def final(active: ActiveRun, three_d: bool, brief: bool = False) -> str:
         text = (
             f"**What to notice:** the colours still overlap ({k}-NN accuracy {percent(scored[-1])}): {wrong}"
         )
-    return text + (" Drag to turn the view." if three_d else f" {BRIEF_PICK_HINT if brief else PICK_HINT}")
+    return text + (" Drag to turn the view." if three_d else f" {_pick_hint(brief)}")
 
 
 def replay(snapshots: Sequence[Snapshot]) -> str | None:

@@ -89,9 +89,12 @@ class Pace:
             compute_per_epoch, self.steady_seconds_per_epoch
         )
 
+    def in_slow_start(self, snap: Snapshot) -> bool:
+        return progress(snap) < self.slow_epochs
+
     def __call__(self, snap: Snapshot) -> float | None:
         """Least seconds ``snap`` stays on screen, or None to leave it out."""
-        if progress(snap) < self.slow_epochs:
+        if self.in_slow_start(snap):
             return max(self._cap, SLOW_FRAME_SECONDS)
         if snap.fraction < 1.0 and not self.large:
             return None  # past the slow start a small set shows whole epochs only

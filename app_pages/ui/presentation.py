@@ -37,15 +37,19 @@ PLOTLY_FONT = {"size": 18}
 # chart stretches to it, between these pixels (the legend and the axes included).
 PICTURE_KEY = "present-picture"
 PICTURE_HEIGHTS = (400, 1000)
-ABOVE_PICTURE = 270  # pixels of controls and progress above it, the regions toggle below
-PLOT_HEIGHTS = (PICTURE_HEIGHTS[0] - 160, PICTURE_HEIGHTS[1])  # the plot's, less legend and axes
+# Pixels of the window the picture leaves: about 190 above it (the buttons and the
+# progress) and 80 below it (the regions toggle after a run).
+OUTSIDE_PICTURE = 270
+# The plot's own sizes (the legend and axes left out) in windows from 1024 x 768 to about
+# 1920 x 1200, over which decision regions must reach every edge.
+PLOT_HEIGHTS, PLOT_WIDTHS = (300, 800), (600, 1600)
 # A 3-D chart (Plotly) keeps a height that fits a 1024 x 768 projector below the controls.
 CHART_HEIGHT = 440
 POINT_AREA = 70  # Vega-Lite mark size (square pixels); the page's own is 36
 PLOTLY_MARKER = 9  # Plotly marker diameter; the page's own is 6
 _PICTURE_STYLE = (
     f'<style>[data-testid="stLayoutWrapper"]:has(> .st-key-{PICTURE_KEY}) '
-    f"{{ height: clamp({PICTURE_HEIGHTS[0]}px, calc(100vh - {ABOVE_PICTURE}px), {PICTURE_HEIGHTS[1]}px); }}</style>"
+    f"{{ height: clamp({PICTURE_HEIGHTS[0]}px, calc(100vh - {OUTSIDE_PICTURE}px), {PICTURE_HEIGHTS[1]}px); }}</style>"
 )
 
 

@@ -65,10 +65,11 @@ class RunClock:
         epochs in (kept or not)."""
         self._computed.append((done, busy_seconds))
 
-    def epochs_per_second(self) -> float | None:
-        """Epochs per second between frames kept in the latest SPEED_WINDOW seconds; None
-        until there are two."""
-        arrivals = self.arrivals[1:]
+    def epochs_per_second(self, since: float = 0.0) -> float | None:
+        """Epochs per second between frames kept in the latest SPEED_WINDOW seconds, from
+        ``since`` epochs on (a slow-motion start's pace is the page's); None until there
+        are two."""
+        arrivals = [(e, t) for e, t in self.arrivals[1:] if e >= since]
         if not arrivals:
             return None
         end_epoch, end_at = arrivals[-1]

@@ -13,7 +13,7 @@ from nca_core.datasets import Dataset
 from nca_core.objective.losses import selection_probabilities
 from nca_core.plots import figures, live_charts
 from nca_core.plots.gif import replay_gif
-from nca_core.plots.regions import decision_regions, region_box
+from nca_core.plots.regions import DRAWN_WIDTHS, decision_regions, region_box
 from nca_core.runs.demo import SEPARATED, DemoStart
 from nca_core.runs.run import EVAL_POINTS, blow_up_note
 from nca_core.util.formatting import percent
@@ -105,12 +105,18 @@ def status_text(active: ActiveRun) -> str:
     if job.state == JobState.RUNNING:
         left = job.seconds_left
         text += " · estimating the time left" if left is None else f" · about {_fmt_seconds(left)} left"
-    if progress_of(latest) < getattr(getattr(job, "pace", None), "slow_epochs", 0.0):
-        text += " · slow-motion start"  # its pace is the page's (MNIST read "17.1 s per epoch")
+    if _in_slow_start(job, latest):
+        text += " · slow-motion start"  # its pace is the page's, not the training's
     elif job.epochs_per_second:
         text += f" · {_fmt_speed(job.epochs_per_second)}"
     device = getattr(active.run.model, "device_", config.device)
     return text + f" · device {device}"
+
+
+def _in_slow_start(job, latest) -> bool:
+    """Whether a training job is showing ``latest`` in its slow-motion start (``pacing.Pace``)."""
+    in_slow_start = getattr(getattr(job, "pace", None), "in_slow_start", None)
+    return job.state == JobState.RUNNING and in_slow_start is not None and in_slow_start(latest)
 
 
 def progress(active: ActiveRun) -> None:
@@ -283,7 +289,8 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
             "anchor": live_charts.anchor_rows(Z, row),
         }
     if regions and st.session_state.get(REGIONS_KEY):
-        tables["regions"] = _regions(active, snap, ranges, presentation.PLOT_HEIGHTS if big else (height,))
+        sizes = (presentation.PLOT_HEIGHTS, presentation.PLOT_WIDTHS) if big else ((height,), DRAWN_WIDTHS)
+        tables["regions"] = _regions(active, snap, ranges, *sizes)
     rows = live_charts.picture_rows(Z, labels, data.classes, run.display_index, values)
     spec = live_charts.picture_data(spec, rows, **tables)
     with presentation.picture_container() if big else nullcontext():
@@ -304,13 +311,13 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
         )
 
 
-def _regions(active: ActiveRun, snap, ranges, heights: tuple[int, ...]):
-    """The regions layer's table for ``snap``, computed once per frame, axes and heights the
+def _regions(active: ActiveRun, snap, ranges, heights: tuple[int, ...], widths: tuple[int, ...]):
+    """The regions layer's table for ``snap``, computed once per frame, axes and sizes the
     plot may take (clicks rerun the page), or None with a warning when no point is finite."""
-    key = (active.job.ticket, id(snap), repr(ranges), heights)
+    key = (active.job.ticket, id(snap), repr(ranges), heights, widths)
     kept = st.session_state.get("regions-picture")
     if kept is None or kept[0] != key:
-        box = region_box(ranges, heights)
+        box = region_box(ranges, heights, widths)
         picture = decision_regions(
             snap.embedding,
             active.run.display_labels,

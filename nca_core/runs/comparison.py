@@ -40,7 +40,7 @@ __all__ = [
     "evaluate",
     "faster",
     "fit_baseline",
-    "inputs_as_given",
+    "input_transform",
     "knn_search_cost",
     "model_cache_dir",
     "quick_nca",
@@ -75,9 +75,9 @@ class MethodResult:
     dimensions: int = 0
 
 
-def inputs_as_given(data: Dataset, standardize: bool) -> Callable[[np.ndarray], np.ndarray]:
-    """The inputs every method of a comparison starts from: as they are, or standardised
-    by the training set's mean and spread."""
+def input_transform(data: Dataset, standardize: bool) -> Callable[[np.ndarray], np.ndarray]:
+    """What PCA, LDA and k-NN on the raw inputs do to an input matrix first: nothing, or
+    standardise it by ``data``'s training mean and spread (NCA standardises in its fit)."""
     if not standardize:
         return lambda X: X
     return StandardScaler().fit(data.X_train).transform
@@ -88,7 +88,7 @@ def fit_baseline(
 ) -> tuple[Callable, float, str]:
     """Fit PCA or LDA on the training set; returns (transform, seconds, note)."""
     start = time.perf_counter()
-    prepare = inputs_as_given(data, standardize)
+    prepare = input_transform(data, standardize)
     projection = fit_projection(method, prepare(data.X_train), data.y_train, n_components)
     seconds = time.perf_counter() - start
     return (lambda X: projection.transform(prepare(X))), seconds, projection.note

@@ -75,3 +75,10 @@ def test_the_final_line_claims_separated_colours_only_when_the_accuracy_says_so(
     mixed = notices.final(active(0.418), False)
     assert "most points" not in mixed and "42%" in mixed and "still overlap" in mixed
     assert "Click a point to draw a line to each point it picks" in mixed and "p_ij" in mixed
+
+
+def test_a_brief_notice_keeps_the_click_hint_to_a_few_words_and_3_d_has_none():
+    full, brief = notices.live(False), notices.live(False, brief=True)
+    assert notices.PICK_HINT in full and notices.BRIEF_PICK_HINT not in full
+    assert notices.BRIEF_PICK_HINT in brief and notices.PICK_HINT not in brief and len(brief) < 0.75 * len(full)
+    assert notices.live(True, brief=True) == notices.live(True)  # nothing to click in 3-D

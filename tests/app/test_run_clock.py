@@ -67,3 +67,19 @@ def test_speeds_need_two_frames_after_the_start_frame_which_does_not_count(monke
     for done, busy in ((0.0, 3.0), (1.0, 4.0), (3.0, 5.0)):
         clock.frame_computed(done, busy)
     assert clock.compute_seconds_per_epoch() == 0.5  # the set-up's 3 s left out
+
+
+def test_the_speed_can_leave_a_slow_motion_start_out(monkeypatch):
+    """MNIST's slow start shows 24 frames of 1/59 epoch 0.3 s apart (17.7 s an epoch), then
+    trains at about 1.4 s an epoch: from there on, its speed is that of the frames after it."""
+    now = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    clock = RunClock()
+    clock.frame_kept(0.0)  # the start frame
+    for frame in range(1, 60):
+        now[0] += 0.3 if frame <= 24 else 1.4 / 59
+        clock.frame_kept(frame / 59)
+    slow_end = 24 / 59
+    assert clock.epochs_per_second() < 1 / 5  # the window still holds the slow frames
+    assert abs(1 / clock.epochs_per_second(since=slow_end) - 1.4) < 1e-6
+    assert clock.epochs_per_second(since=1.0) is None  # no two frames past it yet

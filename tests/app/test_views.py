@@ -64,25 +64,36 @@ def test_a_slow_run_gives_seconds_per_epoch_not_zero_epochs_per_second():
 
 
 def test_the_slow_motion_start_says_so_instead_of_a_speed_the_page_sets():
+    """While a run shows its first frames slowly, the status says so instead of a speed
+    (MNIST read "17.1 s per epoch" there); past them, and once the run has ended, it gives
+    the speed of the frames after the slow start (``RunClock.epochs_per_second``)."""
     from types import SimpleNamespace
 
     import numpy as np
 
+    from app_pages.ui.jobs import JobState
     from app_pages.ui.pacing import Pace, frames_per_epoch
     from app_pages.ui.views import status_text
     from nca_core.training.loop import Snapshot
 
     pace = Pace(0.0, slow_start=True, large=True, frames_per_epoch=frames_per_epoch(60000, 1024, True))
     job = SimpleNamespace(
-        state="running", alive=True, stop_requested=False, pause_requested=False, elapsed=9.1,
-        seconds_left=67.0, epochs_per_second=1 / 17.1, pace=pace,
+        state=JobState.RUNNING, alive=True, stop_requested=False, pause_requested=False, elapsed=9.1,
+        seconds_left=67.0, pace=pace,
     )  # fmt: skip
     run = SimpleNamespace(config=SimpleNamespace(max_iter=40, device="cpu"), model=None)
-    for fraction, slow in ((0.36, True), (0.5, False)):  # MNIST's slow start: 24 of 59 frames
+
+    def status(fraction, state=JobState.RUNNING, epochs_per_second=None):
         job.latest = Snapshot(1, 0.4, 9.0, None, np.zeros((2, 2), np.float32), fraction=fraction)
-        text = status_text(SimpleNamespace(job=job, run=run))
-        assert ("slow-motion start" in text) == slow and ("per epoch" in text) != slow, text
-        assert "about 1 min 07 s left" in text
+        job.state, job.epochs_per_second = state, epochs_per_second
+        return status_text(SimpleNamespace(job=job, run=run))
+
+    slow = status(0.36)  # MNIST's slow start: 24 of 59 frames
+    assert "slow-motion start" in slow and "per epoch" not in slow and "about 1 min 07 s left" in slow
+    after = status(0.5, epochs_per_second=1 / 1.4)
+    assert "slow-motion start" not in after and "1.4 s per epoch" in after
+    stopped = status(0.36, JobState.STOPPED)  # no frames past the slow start: no speed
+    assert "stopped" in stopped and "slow-motion start" not in stopped and "per epoch" not in stopped
 
 
 def test_until_the_start_frame_exists_every_run_polls_fast():
