@@ -53,8 +53,6 @@ same_scale = toggles.toggle(
     "(PCA keeps the inputs' units, LDA whitens the spread within classes, NCA learns its scale, "
     "which sets how many neighbours count): on one scale, compare sizes too.",
 )  # fmt: skip
-if (note := compare.subset_note(data, scored)) is not None:
-    st.caption(note)
 compare.brush_summary(name, labels, data.classes, three_d=d == 3)
 
 
@@ -95,6 +93,10 @@ if same_scale:
             pictures=pictures,
         )
 raw = compare.raw_inputs(name, scored, k, standardize)
+# What was fitted on what, below the panels: above them it kept NCA's picture off a
+# 1024 x 768 screen.
+if (note := compare.subset_note(data, scored)) is not None:
+    sources.insert(0, note)
 st.caption(" ".join(sources))
 
 compare.results_table([*results, raw], k)

@@ -1,7 +1,8 @@
 """Page margins for charts on the first screen.
 
-Streamlit's wide layout pads the page by 6rem above and 5rem at the sides: at 1024 x 768
-beside the sidebar that left the Train page's picture and Compare's panels below the fold.
+Streamlit's wide layout pads the page by 6rem above and 5rem at the sides, and a heading
+by 1.5rem: at 1024 x 768 beside the sidebar that left the Train page's picture and
+Compare's panels below the fold.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ COMPACT = """
 <style>
   [data-testid="stMainBlockContainer"] { padding: 2.5rem 1.5rem 4rem; }
   [data-testid="stMainBlockContainer"] h1 { font-size: 2rem; padding-bottom: 0.25rem; }
+  [data-testid="stMainBlockContainer"] h3 { padding: 0 0 0.25rem; }
 </style>
 """
 
