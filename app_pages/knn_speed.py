@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from app_pages.ui import compare, page_style, speed
 from app_pages.ui import data as app_data
-from nca_core.plots import figures
-from nca_core.runs.comparison import INDEX_LABELS
+from app_pages.ui import page_style, speed_table
+from nca_core.search.costs import INDEX_LABELS
 
 page_style.compact()
 st.title("What the projection saves in kNN")
@@ -33,7 +32,7 @@ d = st.select_slider(  # one per dataset: rings' only choice, 2, must not carry 
     "NCA dimension d", choices, value=32 if 32 in choices else choices[-1], key=f"speed-d-{name}"
 )
 st.caption(
-    f"{speed.queries_in_words(data)} against {len(data.y_train):,} references, float32; graphs are built "
+    f"{speed_table.queries_in_words(data)} against {len(data.y_train):,} references, float32; graphs are built "
     "on all cores; ratios are against raw exact search."
 )
 
@@ -46,21 +45,27 @@ again = when.button(
 )
 # The table shows sizes before any search; raw and NCA exact search come first, as the
 # headline compares them, then the graphs, whose build takes longest.
-sizes, kept = speed.flat_sizes(data, d), []
-speed.show_table(table, [], sizes)
+sizes, kept = speed_table.flat_sizes(data, d), []
+speed_table.show_table(table, [], sizes)
+
+# The search engine and the NCA model load only now: the table above needs neither, and
+# torch takes seconds to load on a fresh server.
+from app_pages.ui import compare, speed  # noqa: E402
+from nca_core.plots import figures  # noqa: E402
+
 transform, source = speed.nca_model(name, data, d, compare.recommended_standardize(data))
-for kind in speed.KINDS:
+for kind in speed_table.KINDS:
     with when, st.spinner(f"Searching the raw inputs ({INDEX_LABELS[kind]})…"):  # beside the table
         kept.append(speed.raw_cost(name, data, kind, again=again))
-    speed.show_table(table, [k.cost for k in kept], sizes)
+    speed_table.show_table(table, [k.cost for k in kept], sizes)
     with when, st.spinner(f"Searching the NCA projection ({INDEX_LABELS[kind]})…"):
         kept.append(speed.nca_cost(name, data, d, transform, kind, again=again))
-    speed.show_table(table, [k.cost for k in kept], sizes)
+    speed_table.show_table(table, [k.cost for k in kept], sizes)
     if kind == "exact":
         with summary:
             speed.show_summary([k.cost for k in kept])
 costs = [k.cost for k in kept]
 when.caption(speed.measured_note(kept))
-st.plotly_chart(figures.search_cost_chart(costs, noise_seconds=speed.TOO_QUICK_SECONDS), key="speed-chart")
+st.plotly_chart(figures.search_cost_chart(costs, noise_seconds=speed_table.TOO_QUICK_SECONDS), key="speed-chart")
 note = compare.train_page_note(name, d, compare.recommended_standardize(data))
 st.caption(f"NCA here is {source}." + (f" {note}" if note else ""))

@@ -2,7 +2,7 @@
 
 The kNN page times a stratified sample of the test points (``app_pages.ui.speed.QUERIES``)
 rather than all of them. This prints, for MNIST and several sample sizes, the page's own
-measurement (``comparison.knn_search_cost``, exact index, the page's repeats) on the raw
+measurement (``search.timing.knn_search_cost``, exact index, the page's repeats) on the raw
 784-D pixels and on a 32-D projection (PCA of 10,000 training images: a flat search's cost
 does not depend on which map made the vectors), the microseconds per query, and the ratio
 of the two, so one can see from how many queries the ratio is a full test set's.
@@ -19,7 +19,7 @@ from compare_sklearn import machine
 from sklearn.decomposition import PCA
 
 from nca_core import datasets
-from nca_core.runs.comparison import knn_search_cost
+from nca_core.search.timing import knn_search_cost
 from nca_core.util.sampling import stratified_subsample
 
 PAGE_OPTIONS = {"repeats": 7, "min_repeats": 3, "budget_seconds": 3.0, "deterministic": False}  # app_pages.ui.speed

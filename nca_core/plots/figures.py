@@ -21,7 +21,7 @@ except ImportError as exc:  # the library alone is installed without plotly
 from ..training.loop import Snapshot
 
 if TYPE_CHECKING:
-    from ..runs.comparison import SearchCost
+    from ..search.costs import SearchCost
 
 __all__ = [
     "PALETTE",
@@ -526,14 +526,14 @@ def search_cost_chart(
 ) -> go.Figure:
     """Query time, index size and test error of each k-NN index, with ratios to the first.
 
-    ``costs`` are ``comparison.knn_search_cost`` results, the first being the reference
+    ``costs`` are ``search.timing.knn_search_cost`` results, the first being the reference
     (raw inputs searched exactly). Spaces (raw, NCA) run along each panel's x axis; each
     index kind (exact, HNSW) is one coloured bar series with a legend entry. Hovering a time
     or size bar says in words how it compares with the reference ("8.0x faster", "1.3x
     larger"; "too quick" where both times are under ``noise_seconds``); error bars are
     labelled with the error itself.
     """
-    from ..runs.comparison import INDEX_LABELS, faster, smaller
+    from ..search.costs import INDEX_LABELS, faster, smaller
 
     ref = costs[0]
 

@@ -24,31 +24,23 @@ from ..datasets import Dataset
 from ..estimator.baselines import fit_projection
 from ..estimator.model_io import ModelFileError, load_model
 from ..estimator.nca import NCA
-from ..search.knn import KNNIndex, faiss_available, knn_accuracy, leave_one_out_accuracy
+from ..search.knn import knn_accuracy, leave_one_out_accuracy
 from ..util.files import cache_dir, write_atomic
 from ..util.sampling import stratified_subsample
 from .run import Run, recommended_config
 
 __all__ = [
-    "INDEX_LABELS",
     "QUICK_TRAIN_POINTS",
     "MethodResult",
     "QuickModel",
-    "SearchCost",
     "class_mix",
-    "cost_table",
     "evaluate",
-    "faster",
     "fit_baseline",
     "input_transform",
-    "knn_search_cost",
     "model_cache_dir",
     "quick_nca",
-    "smaller",
     "training_subset",
 ]
-
-INDEX_LABELS = {"exact": "exact", "hnsw": "HNSW graph"}
 
 
 @dataclass(frozen=True)
@@ -122,119 +114,6 @@ def class_mix(y: np.ndarray, rows: np.ndarray, classes: Sequence[str]) -> list[t
     counts = np.bincount(np.asarray(y)[np.asarray(rows, dtype=np.int64)], minlength=len(classes))
     order = np.argsort(-counts, kind="stable")
     return [(str(classes[c]), int(counts[c])) for c in order if counts[c]]
-
-
-@dataclass(frozen=True)
-class SearchCost:
-    """What one k-NN index costs and gives on the test set.
-
-    Attributes
-    ----------
-    name : str, the space searched, e.g. "raw 784-D" or "NCA 32-D"
-    dimensions : int
-    error : float, k-NN test error
-    query_seconds : float, time to answer every test query (median of the repeats)
-    stored_bytes : int, what the index holds: float32 vectors, plus the graph for HNSW
-    index : str, "exact" or "hnsw"
-    build_seconds : float, time to build the index
-    repeats : int, how many timed searches the median is of
-    """
-
-    name: str
-    dimensions: int
-    error: float
-    query_seconds: float
-    stored_bytes: int
-    index: str = "exact"
-    build_seconds: float = 0.0
-    repeats: int = 1
-
-
-def knn_search_cost(
-    name: str,
-    Z_train: np.ndarray,
-    y_train: np.ndarray,
-    Z_test: np.ndarray,
-    y_test: np.ndarray,
-    k: int = 5,
-    repeats: int = 3,
-    *,
-    index: str = "exact",
-    budget_seconds: float | None = None,
-    min_repeats: int = 1,
-    **options,
-) -> SearchCost:
-    """Build a float32 k-NN index of ``Z_train`` on the CPU and time all test queries.
-
-    Parameters
-    ----------
-    index : {"exact", "hnsw", "auto"}
-        See ``knn.KNNIndex``; "auto" is the choice for an index kept for many queries.
-    repeats : int
-        Timed searches of every test point; the median is reported.
-    budget_seconds : float, optional
-        Stop repeating once the timed searches have taken this long, after ``min_repeats``.
-    **options
-        ``backend``, ``deterministic``, ``ef_search`` of ``knn.KNNIndex``. The backend
-        defaults to a flat float32 search (FAISS, else torch) in every space, so that the
-        spaces' times and sizes compare like with like (auto would search a 2-D space in a
-        float64 k-d tree).
-    """
-    options.setdefault("backend", "faiss" if faiss_available() else "torch")
-    Z_train = np.ascontiguousarray(Z_train, dtype=np.float32)
-    Z_test = np.ascontiguousarray(Z_test, dtype=np.float32)
-    knn_index = KNNIndex(Z_train, y_train, index, device="cpu", **options)
-    knn_index.predict(Z_test[:50], k)  # warm-up
-    times: list[float] = []
-    least = max(1, min(min_repeats, repeats))
-    while len(times) < least or (
-        len(times) < repeats and (budget_seconds is None or sum(times) < budget_seconds)
-    ):
-        start = time.perf_counter()
-        predicted = knn_index.predict(Z_test, k)
-        times.append(time.perf_counter() - start)
-    return SearchCost(
-        name,
-        Z_train.shape[1],
-        float(np.mean(predicted != np.asarray(y_test))),
-        float(np.median(times)),
-        knn_index.nbytes,
-        knn_index.kind,
-        knn_index.build_seconds,
-        len(times),
-    )
-
-
-def faster(ratio: float) -> str:
-    """A speed ratio in words: "3.0x faster", "1.4x slower"."""
-    return f"{ratio:.1f}x faster" if ratio >= 1 else f"{1 / ratio:.1f}x slower"
-
-
-def smaller(ratio: float) -> str:
-    """A size ratio in words: "2.0x smaller", "1.1x larger" (a "0.9x reduction" read as smaller)."""
-    return f"{ratio:.1f}x smaller" if ratio >= 1 else f"{1 / ratio:.1f}x larger"
-
-
-def cost_table(costs: Sequence[SearchCost]) -> list[dict]:
-    """One row per index, with its speed-up and size reduction against the first.
-
-    The first cost is the reference (raw inputs searched exactly); ratios above 1 mean
-    faster or smaller than it.
-    """
-    reference = costs[0]
-    return [
-        {
-            "space": c.name,
-            "index": INDEX_LABELS[c.index],
-            "query time (s)": c.query_seconds,
-            "build time (s)": c.build_seconds,
-            "index size": c.stored_bytes,  # bytes; shown in whatever unit reads best
-            "test error": c.error,
-            "speed-up": reference.query_seconds / c.query_seconds,
-            "size reduction": reference.stored_bytes / c.stored_bytes,
-        }
-        for c in costs
-    ]
 
 
 QUICK_TRAIN_POINTS = 5000

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..search.costs import SearchCost
 from ..util.device import processor_name
 from ..util.files import cache_dir, write_atomic
-from .comparison import SearchCost
 
 __all__ = [
     "StoredCost",

@@ -1,5 +1,6 @@
 """AppTests of the kNN speed and storage page."""
 
+import os
 import re
 from pathlib import Path
 
@@ -8,7 +9,8 @@ import pyarrow as pa
 from apptest_helpers import button, wait_for
 from streamlit.testing.v1 import AppTest
 
-from app_pages.ui import speed
+from app_pages.ui import speed, speed_table
+from nca_core.search.costs import faster
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -32,8 +34,8 @@ def test_table_has_raw_and_nca_each_exact_and_hnsw_with_ratios(app):
     assert table["speed-up"][0] == table["size reduction"][0] == "reference"
     assert table["size reduction"][2] == "2.0x smaller"
     ratio = table["query time (s)"][0] / table["query time (s)"][2]
-    quick = max(table["query time (s)"][0], table["query time (s)"][2]) < speed.TOO_QUICK_SECONDS
-    assert table["speed-up"][2] == ("too quick to tell" if quick else speed.faster(ratio))
+    quick = max(table["query time (s)"][0], table["query time (s)"][2]) < speed_table.TOO_QUICK_SECONDS
+    assert table["speed-up"][2] == ("too quick to tell" if quick else faster(ratio))
     assert (table["test error"] < 0.1).all()
     assert [m.label for m in at.metric] == [
         "Query speed-up",
@@ -51,13 +53,6 @@ def test_each_dataset_opens_at_its_own_default_d_whatever_another_set_left(app):
     assert not at.exception, at.exception
     assert at.select_slider[0].value == 32
     assert list(at.dataframe[0].value["space"])[2] == "NCA 32-D"
-
-
-def test_ratios_read_as_words_and_times_below_the_noise_get_none():
-    from app_pages.ui import speed
-
-    assert speed.smaller(2.0) == "2.0x smaller" and speed.smaller(1 / 1.1) == "1.1x larger"
-    assert speed.faster(4.0) == "4.0x faster" and speed.faster(0.5) == "2.0x slower"
 
 
 def test_nca_is_trained_on_all_of_a_small_set_once_and_saved(app, tmp_path, monkeypatch):
@@ -96,7 +91,7 @@ def test_reuses_the_train_run_when_it_matches(app):
 def _summary_script(raw_seconds, nca_seconds, raw_error, nca_error):
     """A script drawing the page's summary for given costs (raw and NCA, exact and HNSW)."""
     from app_pages.ui import speed
-    from nca_core.runs.comparison import SearchCost
+    from nca_core.search.costs import SearchCost
 
     costs = [
         SearchCost("raw 64-D", 64, raw_error, raw_seconds, 4000, "exact"),
@@ -126,7 +121,7 @@ def test_the_headline_is_the_tables_nca_exact_row_and_says_when_it_is_slower():
 def test_a_table_and_its_headline_agree_on_whether_times_can_be_told_apart():
     """USPS: raw exact 60 ms is measurable, the HNSW rows are not; the headline once said
     "too quick" beside a table that said "2.6x faster"."""
-    from nca_core.runs.comparison import SearchCost, cost_table
+    from nca_core.search.costs import SearchCost, cost_table
 
     costs = [
         SearchCost("raw 256-D", 256, 0.05, 0.060, 4000, "exact"),
@@ -135,7 +130,7 @@ def test_a_table_and_its_headline_agree_on_whether_times_can_be_told_apart():
         SearchCost("NCA 32-D", 32, 0.05, 0.004, 7000, "hnsw"),
     ]
     rows = cost_table(costs)
-    row = speed._in_words(rows[2], rows[0])
+    row = speed_table._in_words(rows[2], rows[0])
     value, _ = speed.speed_headline(costs)
     assert row["speed-up"] == "2.6x faster" and value == "2.6x"
 
@@ -209,8 +204,8 @@ def test_an_uploads_figures_stay_in_its_session_and_never_reach_the_disk(app, tm
 
 
 def test_a_table_of_kept_and_fresh_figures_says_which_are_which():
-    from nca_core.runs.comparison import SearchCost
     from nca_core.runs.cost_store import StoredCost
+    from nca_core.search.costs import SearchCost
 
     raw = SearchCost("raw 784-D", 784, 0.03, 5.0, 188_000_000, repeats=3)
     nca = SearchCost("NCA 32-D", 32, 0.02, 0.6, 7_680_000, repeats=7)
@@ -225,11 +220,11 @@ def test_a_table_of_kept_and_fresh_figures_says_which_are_which():
 
 def test_a_large_test_set_is_searched_through_a_stratified_sample_of_its_points(app, tmp_path, monkeypatch):
     """Every row asks the same stratified sample of the test points where there are more than
-    ``speed.QUERIES``, and the page says so."""
+    ``speed_table.QUERIES``, and the page says so."""
     from nca_core import datasets
 
     monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(speed, "QUERIES", 100)
+    monkeypatch.setattr(speed_table, "QUERIES", 100)
     y_test = datasets.load("digits").y_test
     n_test = len(y_test)
     asked, search = [], speed._search_cost
@@ -250,7 +245,7 @@ def test_a_large_test_set_is_searched_through_a_stratified_sample_of_its_points(
     )
     errors = at.dataframe[0].value["test error"] * 100  # wrong answers among 100 queries
     assert ((errors - errors.round()).abs() < 1e-9).all() and len(errors) == 4
-    monkeypatch.setattr(speed, "QUERIES", 10_000)
+    monkeypatch.setattr(speed_table, "QUERIES", 10_000)
     assert any(c.value.startswith(f"{n_test:,} queries against") for c in open_speed(app).caption)
 
 
@@ -262,17 +257,66 @@ class _Slot:
 
 
 def test_before_any_search_the_table_shows_the_flat_indexes_sizes_and_keeps_its_order_as_rows_arrive():
-    from nca_core.runs.comparison import SearchCost
+    from nca_core.search.costs import SearchCost
 
     sizes = {"raw 784-D": 60000 * 784 * 4, "NCA 32-D": 60000 * 32 * 4}
     slot = _Slot()
-    speed.show_table(slot, [], sizes)
+    speed_table.show_table(slot, [], sizes)
     assert list(slot.table["index"]) == ["exact", "HNSW graph", "exact", "HNSW graph"]
     assert list(slot.table["index size"].fillna(0)) == [188_160_000, 0, 7_680_000, 0]
     assert list(slot.table["size reduction"].fillna("")) == ["reference", "", "24.5x smaller", ""]
     assert slot.table["query time (s)"].isna().all()
     raw = SearchCost("raw 784-D", 784, 0.03, 3.0, sizes["raw 784-D"])
     nca = SearchCost("NCA 32-D", 32, 0.02, 0.5, sizes["NCA 32-D"])
-    speed.show_table(slot, [raw, nca], sizes)  # the exact pair first, the graphs still to come
+    speed_table.show_table(slot, [raw, nca], sizes)  # the exact pair first, the graphs still to come
     assert list(slot.table["query time (s)"].fillna(0)) == [3.0, 0, 0.5, 0]
     assert list(slot.table["speed-up"].fillna("")) == ["reference", "", "6.0x faster", ""]
+
+
+# Runs the page in a fresh interpreter where torch cannot be imported: the table must be
+# drawn before the page needs it (this test process has loaded torch already).
+_PAGE_WITHOUT_TORCH = """
+import json, sys
+from importlib.abc import MetaPathFinder
+
+
+class NoTorch(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "torch":
+            raise ImportError("torch is blocked by this test")
+
+
+sys.meta_path.insert(0, NoTorch())
+from streamlit.testing.v1 import AppTest
+
+at = AppTest.from_file(sys.argv[1], default_timeout=60)
+at.session_state["dataset_choice"] = "wine"
+at.run()
+table = at.dataframe[0].value if len(at.dataframe) else None
+print(json.dumps({
+    "errors": [e.message for e in at.exception],
+    "sizes": None if table is None else [None if s != s else int(s) for s in table["index size"]],
+}))
+"""
+
+
+def test_the_table_of_sizes_is_drawn_before_the_page_loads_torch():
+    """A first visit to a fresh server sees the flat indexes' sizes while torch, seconds on a
+    cold start, is still loading: the page imports the search engine after drawing them."""
+    import json
+    import subprocess
+    import sys
+
+    from nca_core.datasets import load
+
+    root = Path(APP).parent
+    page = str(root / "app_pages" / "knn_speed.py")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    run = subprocess.run(
+        [sys.executable, "-c", _PAGE_WITHOUT_TORCH, page], capture_output=True, text=True, timeout=300, cwd=root, env=env
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    assert any("torch is blocked by this test" in e for e in found["errors"]), found
+    n_train = len(load("wine").y_train)
+    assert found["sizes"] == [n_train * 13 * 4, None, n_train * 8 * 4, None]

@@ -208,7 +208,7 @@ def test_colour_words_match_the_figures():
 
 
 def test_search_cost_chart_groups_index_kinds_and_labels_ratios_to_the_first():
-    from nca_core.runs.comparison import SearchCost
+    from nca_core.search.costs import SearchCost
 
     costs = [
         SearchCost("raw 64-D", 64, 0.02, 0.8, 3_000_000),

@@ -12,19 +12,15 @@ from nca_core import knn_accuracy, leave_one_out_accuracy, stratified_subsample
 from nca_core.datasets import load
 from nca_core.runs.comparison import (
     MethodResult,
-    SearchCost,
     class_mix,
-    cost_table,
     evaluate,
     fit_baseline,
-    knn_search_cost,
     model_cache_dir,
     quick_nca,
     subset_rows,
     training_subset,
 )
 from nca_core.runs.run import recommended_config
-from nca_core.search import knn
 
 
 @pytest.fixture(scope="module")
@@ -147,74 +143,7 @@ def test_method_result_is_frozen_with_defaults():
         result.train_accuracy = 1.0
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n_components", [None, 2])
-def test_knn_search_cost_reports_error_and_float32_index_size(datasets, dtype, n_components):
-    data = datasets["digits"]
-    Z_train, Z_test = data.X_train.astype(dtype), data.X_test.astype(dtype)
-    if n_components is not None:
-        transform, _, _ = fit_baseline("pca", data, n_components, standardize=False)
-        Z_train, Z_test = transform(data.X_train).astype(dtype), transform(data.X_test).astype(dtype)
-    cost = knn_search_cost("m", Z_train, data.y_train, Z_test, data.y_test, k=5, repeats=2)
-    assert isinstance(cost, SearchCost) and cost.name == "m"
-    expected = 1.0 - knn_accuracy(
-        Z_train.astype(np.float32), data.y_train, Z_test.astype(np.float32), data.y_test, 5, device="cpu"
-    )
-    assert cost.error == pytest.approx(expected, abs=1e-12)
-    d = Z_train.shape[1]
-    assert cost.dimensions == d
-    assert cost.stored_bytes == len(Z_train) * d * 4 == np.zeros_like(Z_train, dtype=np.float32).nbytes
-    assert cost.query_seconds > 0
-
-
-def test_raw_digits_are_more_accurate_but_larger_than_two_pca_dimensions(datasets):
-    data = datasets["digits"]
-    transform, _, _ = fit_baseline("pca", data, 2, standardize=False)
-    raw = knn_search_cost("raw", data.X_train, data.y_train, data.X_test, data.y_test)
-    pca = knn_search_cost("pca", transform(data.X_train), data.y_train, transform(data.X_test), data.y_test)
-    assert raw.error < 0.05 < pca.error
-    assert raw.stored_bytes == 32 * pca.stored_bytes
-
-
-# --- search costs with an index kind, the table's ratios, the quick NCA model ---------------
-
-needs_faiss = pytest.mark.skipif(not knn.faiss_available(), reason="faiss-cpu is not installed")
-
-
-def test_a_search_is_timed_at_least_min_repeats_times_whatever_the_budget(datasets):
-    data = datasets["digits"]
-    args = ("raw", data.X_train, data.y_train, data.X_test, data.y_test)
-    assert knn_search_cost(*args, repeats=7, budget_seconds=0.0, min_repeats=3).repeats == 3
-    assert knn_search_cost(*args, repeats=7, budget_seconds=0.0).repeats == 1
-    assert knn_search_cost(*args, repeats=4, budget_seconds=None, min_repeats=2).repeats == 4
-
-
-@needs_faiss
-def test_an_hnsw_cost_reports_its_graph_build_and_size(datasets):
-    data = datasets["digits"]
-    exact = knn_search_cost("raw", data.X_train, data.y_train, data.X_test, data.y_test, repeats=1)
-    graph = knn_search_cost(
-        "raw", data.X_train, data.y_train, data.X_test, data.y_test, repeats=1, index="hnsw"
-    )
-    assert (exact.index, graph.index) == ("exact", "hnsw")
-    assert graph.build_seconds > 0 and graph.stored_bytes > exact.stored_bytes
-    assert graph.error <= exact.error + 0.01
-
-
-def test_cost_table_gives_ratios_to_the_first_row():
-    costs = [
-        SearchCost("raw 64-D", 64, 0.02, 0.8, 3_000_000),
-        SearchCost("raw 64-D", 64, 0.021, 0.2, 4_000_000, "hnsw", 1.5),
-        SearchCost("NCA 8-D", 8, 0.03, 0.1, 375_000),
-        SearchCost("NCA 8-D", 8, 0.03, 0.05, 1_000_000, "hnsw", 0.5),
-    ]
-    rows = cost_table(costs)
-    assert [(r["space"], r["index"]) for r in rows] == [
-        ("raw 64-D", "exact"), ("raw 64-D", "HNSW graph"), ("NCA 8-D", "exact"), ("NCA 8-D", "HNSW graph"),
-    ]  # fmt: skip
-    assert [r["speed-up"] for r in rows] == [1.0, 4.0, 8.0, 16.0]
-    assert [r["size reduction"] for r in rows] == [1.0, 0.75, 8.0, 3.0]
-    assert rows[1]["build time (s)"] == 1.5 and rows[0]["index size"] == 3_000_000
+# --- the quick NCA model ----------------------------------------------------------------
 
 
 def test_quick_nca_trains_on_a_stratified_subset_and_loads_it_from_the_cache(datasets, tmp_path):

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from nca_core.runs import cost_store
-from nca_core.runs.comparison import SearchCost
+from nca_core.search.costs import SearchCost
 
 COST = SearchCost("raw 64-D", 64, 0.02, 0.8, 3_000_000, "hnsw", 1.5, 5)
 
