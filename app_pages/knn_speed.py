@@ -50,10 +50,11 @@ speed_table.show_table(table, [], sizes)
 
 # The search engine and the NCA model load only now: the table above needs neither, and
 # torch takes seconds to load on a fresh server.
-from app_pages.ui import compare, speed  # noqa: E402
-from nca_core.plots import figures  # noqa: E402
+with when, st.spinner("Loading the search engine and the NCA model…"):
+    from app_pages.ui import compare, speed
+    from nca_core.plots import figures
 
-transform, source = speed.nca_model(name, data, d, compare.recommended_standardize(data))
+    transform, source = speed.nca_model(name, data, d, compare.recommended_standardize(data))
 for kind in speed_table.KINDS:
     with when, st.spinner(f"Searching the raw inputs ({INDEX_LABELS[kind]})…"):  # beside the table
         kept.append(speed.raw_cost(name, data, kind, again=again))
