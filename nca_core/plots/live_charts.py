@@ -207,11 +207,11 @@ def picture_spec(
 ) -> dict:
     """The Train page's 2-D picture, the same spec while a run trains and after it ends.
 
-    Four layers on the axes of ``embedding_spec``, each fed by a named table
+    Five layers on the axes of ``embedding_spec``, each fed by a named table
     (``picture_data``): decision regions as one picture (``REGIONS``, ``region_rows``), the
     points, lines from a clicked point to the points it picks with width by p_ij over them
-    (``LINKS``, ``link_rows``; a point mostly picks its nearest few, which the points would
-    hide), and a ring on the clicked one (``ANCHOR``). A layer with no rows draws nothing,
+    and a ring on each of those (``LINKS``, ``link_rows``; a point mostly picks its nearest
+    few, which the points would hide), and a ring on the clicked one (``ANCHOR``). A layer with no rows draws nothing,
     so showing regions or lines changes only the tables, and the browser keeps the chart. A
     click on a point fills the ``PICK`` selection with its "row" in the points table
     (``picked_row``). ``thumbnails`` (``thumbnail_rows``): each point's picture in its
@@ -224,7 +224,9 @@ def picture_spec(
     per_pixel, zoom = single["params"]
     x, y = single["encoding"]["x"], single["encoding"]["y"]
     points = _points_layer(single, zoom, point_area, inputs, thumbnails is not None)
-    layers = [_regions_layer(x, y), points, _links_layer(x, y), _ring_layer(x, y, point_area)]
+    layers = [
+        _regions_layer(x, y), points, _links_layer(x, y), _picked_layer(x, y, point_area), _ring_layer(x, y, point_area),
+    ]  # fmt: skip
     layered = {key: value for key, value in single.items() if key not in ("params", "mark", "encoding")}
     if thumbnails is not None:
         layered["datasets"] = {THUMBNAILS: thumbnails}
@@ -277,6 +279,22 @@ def _links_layer(x: dict, y: dict) -> dict:
         "mark": {"type": "rule", "opacity": 0.7, "clip": True},
         "encoding": encoding,
     }
+
+
+def _picked_layer(x: dict, y: dict, area: int) -> dict:
+    """A ring on each point the lines end at, as heavy as its line: a point mostly picks
+    neighbours so near that the anchor's ring would hide their lines, not the points."""
+    same = {"test": "datum.same"}
+    encoding = {
+        "x": x, "y": y,
+        "strokeWidth": {"field": "ring", "type": "quantitative", "scale": None, "legend": None},
+        "color": {"condition": {**same, "value": SAME_CLASS_LINE[0]}, "value": OTHER_CLASS_LINE[0]},
+        "tooltip": [{"field": "p", "type": "quantitative", "format": ".3f", "title": "p_ij"}],
+    }  # fmt: skip
+    at_ends = [{"calculate": "datum.z1_end", "as": "z1"}, {"calculate": "datum.z2_end", "as": "z2"},
+               {"calculate": "1 + datum.width / 4", "as": "ring"}]  # fmt: skip
+    mark = {"type": "point", "filled": False, "size": 3 * area, "opacity": 0.9, "clip": True}
+    return {"data": {"name": LINKS}, "transform": at_ends, "mark": mark, "encoding": encoding}
 
 
 def _ring_layer(x: dict, y: dict, area: int) -> dict:

@@ -245,11 +245,11 @@ def valid_layered(spec: dict) -> None:
     alt.LayerChart.from_dict({**spec, "datasets": tables}).to_dict(validate=True)
 
 
-def test_picture_spec_layers_regions_points_lines_and_a_ring_on_one_pair_of_axes(rng):
+def test_picture_spec_layers_regions_points_lines_and_rings_on_one_pair_of_axes(rng):
     Z, _, spec = picture(rng)
     valid_layered(spec)
-    assert [layer["data"]["name"] for layer in spec["layer"]] == ["regions", "points", "links", "anchor"]
-    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["image", "circle", "rule", "point"]
+    assert [layer["data"]["name"] for layer in spec["layer"]] == ["regions", "points", "links", "links", "anchor"]
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["image", "circle", "rule", "point", "point"]
     axes = {json.dumps([layer["encoding"]["x"], layer["encoding"]["y"]]) for layer in spec["layer"]}
     assert len(axes) == 1  # every layer on the points' axes, at one scale
     points = spec["layer"][1]
@@ -291,3 +291,14 @@ def test_picked_row_reads_a_click_and_a_click_on_nothing():
     assert live_charts.picked_row({"pick": [{"row": 17}]}) == 17
     assert live_charts.picked_row({"pick": []}) is None
     assert live_charts.picked_row({}) is None
+
+
+def test_the_points_a_clicked_point_picks_get_rings_as_heavy_as_their_lines(rng):
+    """A point mostly picks neighbours within a few pixels, whose lines the clicked point's
+    own ring hides: each picked point gets a ring where its line ends."""
+    _, _, spec = picture(rng)
+    (picked,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "links" and layer["mark"]["type"] == "point"]
+    ends = {t["as"]: t["calculate"] for t in picked["transform"]}
+    assert ends["z1"] == "datum.z1_end" and ends["z2"] == "datum.z2_end"
+    assert picked["mark"]["filled"] is False
+    assert picked["encoding"]["strokeWidth"]["field"] == "ring" and "datum.width" in ends["ring"]
