@@ -442,8 +442,8 @@ def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
     )
     rows = np.concatenate([[row], neighbours])
     titles = [f"#{index[r]}: {data.classes[labels[r]]}" for r in rows]
-    titles[0] = "chosen<br>" + titles[0]  # on one line it overflowed a ninth of the width
     if data.image_shape is not None:
+        titles[0] = "chosen<br>" + titles[0]  # a Plotly title; on one line it overflowed a ninth of the width
         st.plotly_chart(
             figures.image_grid(data.X_train[index[rows]], data.image_shape, titles, columns=9),
             key="neighbour-images",
@@ -452,8 +452,9 @@ def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
     else:
         import pandas as pd
 
+        titles[0] = "chosen " + titles[0]
         table = pd.DataFrame(data.X_train[index[rows]], index=titles, columns=list(data.feature_labels))
-        st.dataframe(table, use_container_width=True)
+        st.dataframe(table, width="stretch")
 
 
 def learned_map(active: ActiveRun, data: Dataset) -> None:

@@ -299,6 +299,8 @@ def test_clicking_a_point_inspects_it_and_draws_its_p_ij_on_every_rerun(app):
         assert anchor[["z1", "z2"]].to_numpy().tolist() == [Z[row, :2].tolist()]
         assert (links["p"].diff().dropna() <= 0).all() and links["p"].iloc[0] == pytest.approx(p.max())
         assert links["width"].iloc[0] == pytest.approx(8.5) and (links["p"] >= 0.005).all()
+        (inspected,) = [d.value for d in app.dataframe if str(d.value.index[0]).startswith("chosen")]
+        assert inspected.index[0] == f"chosen #{run.run.display_index[row]}: {run.run.data.classes[run.run.display_labels[row]]}"
         app.run()
     click_vega(app, "embedding", {"pick": []})  # a click on the background
     assert vega_chart(app, "embedding")[1]["links"].empty
