@@ -70,6 +70,9 @@ def show(cell, label: str, fitted: compare.Fitted, score) -> compare.MethodResul
 # the page has pictures while NCA is fitted, trained or loaded.
 grid = compare.panel_grid(3 + deep)
 nca_cells, baseline_cells = grid[: 1 + deep], grid[1 + deep :]
+# Slots for what is written once every method is scored: drawn now, they clear another
+# dataset's notes and table, which stayed (greyed) below the new panels while NCA trained.
+notes_slot, table_slot = st.empty(), st.empty()
 baselines = []
 for cell, method in zip(baseline_cells, ("pca", "lda")):
     fitted = compare.baseline_fit(method, name, scored, d, standardize)
@@ -97,11 +100,12 @@ raw = compare.raw_inputs(name, scored, k, standardize)
 # 1024 x 768 screen.
 if (note := compare.subset_note(data, scored)) is not None:
     sources.insert(0, note)
-st.caption(" ".join(sources))
+notes_slot.caption(" ".join(sources))
 
-compare.results_table([*results, raw], k)
-st.caption(
-    "The last row is kNN on the inputs themselves"
-    + (", standardised" if standardize else "")
-    + ": the reference every projection tries to keep up with."
-)
+with table_slot.container():
+    compare.results_table([*results, raw], k)
+    st.caption(
+        "The last row is kNN on the inputs themselves"
+        + (", standardised" if standardize else "")
+        + ": the reference every projection tries to keep up with."
+    )

@@ -146,3 +146,28 @@ def test_on_image_data_the_panels_draw_their_points_and_a_hovered_point_shows_it
             break
     assert tooltip.count() == 1
     screenshot(page, "compare-hover-picture")
+
+
+def test_another_dataset_clears_the_last_ones_notes_and_table_while_its_nca_trains(page, app_url, screenshot):
+    """Picking another dataset redraws the panels at once, but the notes and the table come
+    only once NCA is trained: meanwhile the previous dataset's stayed, greyed, below the
+    new panels (rings' "700 training points" under digits' pictures)."""
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{app_url}/compare?dataset=rings&d=3")  # in 3-D: digits' 2-D fit is another test's
+    rings_note = page.get_by_text("a fit on all 700 training points")
+    rings_note.wait_for(timeout=120_000)
+    page.locator("[data-testid='stMain'] [data-testid='stSelectbox']").first.click()
+    page.keyboard.type("8x8")
+    page.keyboard.press("Enter")
+    training = page.get_by_text("Training NCA")  # its progress bar, in the NCA panel's place
+    saw_training = False
+    for _ in range(1200):  # 60 s at most: digits' NCA trains in seconds
+        if training.count():
+            saw_training = True
+            assert rings_note.count() == 0, "the rings' note stayed below digits' panels"
+            screenshot(page, "compare-switching-dataset")
+        elif saw_training:
+            break
+        page.wait_for_timeout(50)
+    assert saw_training
+    page.get_by_text("a fit on all 1,258 training points").wait_for(timeout=60_000)  # digits' own note
