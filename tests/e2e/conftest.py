@@ -34,11 +34,16 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def app_url():
+def app_url(tmp_path_factory):
     port = _free_port()
     # One training slot, whatever the machine: a job that outlived its tab would make the
-    # next one wait in line, which the tab-close test can see.
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "NCA_MAX_JOBS": "1"}
+    # next one wait in line, which the tab-close test can see. A cache of its own: models
+    # and measurements kept by an earlier session or by the user would skip what a test
+    # watches (a quick NCA fit, a first measurement).
+    env = {
+        **os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "NCA_MAX_JOBS": "1",
+        "NCA_CACHE_DIR": str(tmp_path_factory.mktemp("app-cache")),
+    }  # fmt: skip
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
