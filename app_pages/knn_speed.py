@@ -18,8 +18,9 @@ name = app_data.pick_dataset(default=app_data.best_high_dimensional())
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
+few_features = st.empty()  # a slot either way: what follows keeps its place when the dataset changes
 if data.n_features < 20:
-    st.info(
+    few_features.info(
         f"{data.n_features} input features leave little to save: the difference shows on images "
         "such as MNIST, USPS or digits.",
         icon=":material/info:",
@@ -36,13 +37,19 @@ st.caption(
     "on all cores; ratios are against raw exact search."
 )
 
-summary, table, when = st.container(), st.empty(), st.container(horizontal=True, vertical_alignment="center")
+# Slots (st.empty) rather than containers: a container drawn again keeps another dataset's
+# figures, greyed, until this run replaces them, while a slot clears them at once. Those
+# drawn last (the chart, the note) are placed now for the same reason.
+summary, table = st.empty(), st.empty()
+when = st.container(horizontal=True, vertical_alignment="center")
+chart, source_note = st.empty(), st.empty()
 again = when.button(
     "Measure again",
     icon=":material/timer:",
     key="speed-again",
     help="Figures are measured once on this machine and kept with their date; this times every search anew.",
 )
+measured = when.empty()  # beside the button, the spinners after it
 # The table shows sizes before any search; raw and NCA exact search come first, as the
 # headline compares them, then the graphs, whose build takes longest.
 sizes, kept = speed_table.flat_sizes(data, d), []
@@ -63,10 +70,10 @@ for kind in speed_table.KINDS:
         kept.append(speed.nca_cost(name, data, d, transform, kind, again=again))
     speed_table.show_table(table, [k.cost for k in kept], sizes)
     if kind == "exact":
-        with summary:
+        with summary.container():
             speed.show_summary([k.cost for k in kept])
 costs = [k.cost for k in kept]
-when.caption(speed.measured_note(kept))
-st.plotly_chart(figures.search_cost_chart(costs, noise_seconds=speed_table.TOO_QUICK_SECONDS), key="speed-chart")
+measured.caption(speed.measured_note(kept))
+chart.plotly_chart(figures.search_cost_chart(costs, noise_seconds=speed_table.TOO_QUICK_SECONDS), key="speed-chart")
 note = compare.train_page_note(name, d, compare.recommended_standardize(data))
-st.caption(f"NCA here is {source}." + (f" {note}" if note else ""))
+source_note.caption(f"NCA here is {source}." + (f" {note}" if note else ""))
