@@ -169,5 +169,4 @@ def test_another_dataset_clears_the_last_ones_notes_and_table_while_its_nca_trai
         elif saw_training:
             break
         page.wait_for_timeout(50)
-    assert saw_training
-    page.get_by_text("a fit on all 1,258 training points").wait_for(timeout=60_000)  # digits' own note
+    assert saw_training  # digits' notes and table themselves: the AppTests of the page
