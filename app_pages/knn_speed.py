@@ -49,14 +49,14 @@ again = when.button(
     key="speed-again",
     help="Figures are measured once on this machine and kept with their date; this times every search anew.",
 )
-measured = when.empty()  # beside the button, the spinners after it
+measured = when.empty()  # the note on when the figures were measured, right of the button
 # The table shows sizes before any search; raw and NCA exact search come first, as the
 # headline compares them, then the graphs, whose build takes longest.
 sizes, kept = speed_table.flat_sizes(data, d), []
 speed_table.show_table(table, [], sizes)
 
-# The search engine and the NCA model load only now: the table above needs neither, and
-# torch takes seconds to load on a fresh server.
+# The search engine and the NCA model load only now, imported here rather than at the top:
+# the table above needs neither, and torch takes seconds to load on a fresh server.
 with when, st.spinner("Loading the search engine and the NCA model…"):
     from app_pages.ui import compare, speed
     from nca_core.plots import figures

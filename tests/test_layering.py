@@ -110,11 +110,11 @@ def test_the_command_line_runs_without_plotly():
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
 
 
-def test_the_package_settings_and_datasets_load_neither_torch_nor_scikit_learn():
-    """Reading settings, a link or a dataset list must not wait seconds for torch; the
-    public names load their modules on first use."""
+def test_the_package_settings_datasets_and_search_costs_load_neither_torch_nor_scikit_learn():
+    """Reading settings, a link or a dataset list, or laying out a table of search costs,
+    must not wait seconds for torch; the public names load their modules on first use."""
     code = (
-        "import json, sys, nca_core, nca_core.config.settings, nca_core.datasets\n"
+        "import json, sys, nca_core, nca_core.config.settings, nca_core.datasets, nca_core.search.costs\n"
         "before = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'sklearn', 'scipy'})\n"
         "from nca_core import NCA\n"
         "print(json.dumps([before, NCA.__module__, 'torch' in sys.modules]))\n"

@@ -15,7 +15,7 @@ from nca_core.search.costs import INDEX_LABELS, SearchCost, cost_table, faster, 
 from nca_core.util.formatting import byte_size
 from nca_core.util.sampling import stratified_subsample
 
-KINDS = ("exact", "hnsw")
+KINDS = tuple(INDEX_LABELS)  # "exact", then "hnsw": the table's order within a space
 # The queries: the test points, or a stratified sample of this many where there are more,
 # so that a first visit to a machine measures MNIST sooner. From a few thousand queries
 # on, a flat search's time grows in proportion to them and the ratios are a full test

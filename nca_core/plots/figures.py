@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,10 +17,8 @@ try:
 except ImportError as exc:  # the library alone is installed without plotly
     raise ImportError("nca_core.plots.figures needs plotly: pip install 'nca-explorer[app]'") from exc
 
+from ..search.costs import INDEX_LABELS, SearchCost, faster, smaller
 from ..training.loop import Snapshot
-
-if TYPE_CHECKING:
-    from ..search.costs import SearchCost
 
 __all__ = [
     "PALETTE",
@@ -533,8 +530,6 @@ def search_cost_chart(
     larger"; "too quick" where both times are under ``noise_seconds``); error bars are
     labelled with the error itself.
     """
-    from ..search.costs import INDEX_LABELS, faster, smaller
-
     ref = costs[0]
 
     def speed(c: SearchCost) -> str:

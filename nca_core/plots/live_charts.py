@@ -210,23 +210,22 @@ def picture_spec(
     Five layers on the axes of ``embedding_spec``, each fed by a named table
     (``picture_data``): decision regions as one picture (``REGIONS``, ``region_rows``), the
     points, lines from a clicked point to the points it picks with width by p_ij over them
-    and a ring on each of those (``LINKS``, ``link_rows``; a point mostly picks its nearest
-    few, which the points would hide), and a ring on the clicked one (``ANCHOR``). A layer with no rows draws nothing,
-    so showing regions or lines changes only the tables, and the browser keeps the chart. A
-    click on a point fills the ``PICK`` selection with its "row" in the points table
-    (``picked_row``). ``thumbnails`` (``thumbnail_rows``): each point's picture in its
-    tooltip, a table of its own that stays the same from frame to frame (vega-tooltip shows
-    a field named "image" holding a URL as a picture). ``inputs``: names of input features
-    whose values the tooltips show, from the rows' "input 1", "input 2", ... columns
-    (``picture_rows``).
+    and a ring on each of those (``LINKS``, ``link_rows``; a point mostly picks its
+    nearest few, which the points would hide), and a ring on the clicked one (``ANCHOR``).
+    A layer with no rows draws nothing, so showing regions or lines changes only the
+    tables, and the browser keeps the chart. A click on a point fills the ``PICK``
+    selection with its "row" in the points table (``picked_row``). ``thumbnails``
+    (``thumbnail_rows``): each point's picture in its tooltip, a table of its own that
+    stays the same from frame to frame (vega-tooltip shows a field named "image" holding a
+    URL as a picture). ``inputs``: names of input features whose values the tooltips show,
+    from the rows' "input 1", "input 2", ... columns (``picture_rows``).
     """
     single = embedding_spec(classes, ranges, height=height)
     per_pixel, zoom = single["params"]
     x, y = single["encoding"]["x"], single["encoding"]["y"]
     points = _points_layer(single, zoom, point_area, inputs, thumbnails is not None)
-    layers = [
-        _regions_layer(x, y), points, _links_layer(x, y), _picked_layer(x, y, point_area), _ring_layer(x, y, point_area),
-    ]  # fmt: skip
+    lines = [_links_layer(x, y), _picked_layer(x, y, point_area)]
+    layers = [_regions_layer(x, y), points, *lines, _ring_layer(x, y, point_area)]
     layered = {key: value for key, value in single.items() if key not in ("params", "mark", "encoding")}
     if thumbnails is not None:
         layered["datasets"] = {THUMBNAILS: thumbnails}
@@ -263,16 +262,22 @@ def _regions_layer(x: dict, y: dict) -> dict:
     return {"data": {"name": REGIONS}, "mark": mark, "encoding": encoding}
 
 
+# What the lines and the rings on the picked points share: dark to the anchor's class, grey
+# to others (as ``figures.neighbour_links``), and p_ij on hover.
+_SAME_CLASS = {"test": "datum.same"}
+_LINK_COLOUR = {"condition": {**_SAME_CLASS, "value": SAME_CLASS_LINE[0]}, "value": OTHER_CLASS_LINE[0]}
+_P_TOOLTIP = [{"field": "p", "type": "quantitative", "format": ".3f", "title": "p_ij"}]
+
+
 def _links_layer(x: dict, y: dict) -> dict:
     """Solid dark lines to the anchor's class, dashed grey ones to others (as
     ``figures.neighbour_links``), each as wide as its "width"."""
-    same = {"test": "datum.same"}
     encoding = {
         "x": x, "y": y, **_ENDS,
         "strokeWidth": {"field": "width", "type": "quantitative", "scale": None, "legend": None},
-        "color": {"condition": {**same, "value": SAME_CLASS_LINE[0]}, "value": OTHER_CLASS_LINE[0]},
-        "strokeDash": {"condition": {**same, "value": [1, 0]}, "value": [5, 3]},
-        "tooltip": [{"field": "p", "type": "quantitative", "format": ".3f", "title": "p_ij"}],
+        "color": _LINK_COLOUR,
+        "strokeDash": {"condition": {**_SAME_CLASS, "value": [1, 0]}, "value": [5, 3]},
+        "tooltip": _P_TOOLTIP,
     }  # fmt: skip
     return {
         "data": {"name": LINKS},
@@ -282,14 +287,13 @@ def _links_layer(x: dict, y: dict) -> dict:
 
 
 def _picked_layer(x: dict, y: dict, area: int) -> dict:
-    """A ring on each point the lines end at, as heavy as its line: a point mostly picks
-    neighbours so near that the anchor's ring would hide their lines, not the points."""
-    same = {"test": "datum.same"}
+    """A ring on each point the lines end at, heavier for a heavier line: a point mostly
+    picks neighbours so near that the anchor's ring would hide their lines, not the points."""
     encoding = {
         "x": x, "y": y,
         "strokeWidth": {"field": "ring", "type": "quantitative", "scale": None, "legend": None},
-        "color": {"condition": {**same, "value": SAME_CLASS_LINE[0]}, "value": OTHER_CLASS_LINE[0]},
-        "tooltip": [{"field": "p", "type": "quantitative", "format": ".3f", "title": "p_ij"}],
+        "color": _LINK_COLOUR,
+        "tooltip": _P_TOOLTIP,
     }  # fmt: skip
     at_ends = [{"calculate": "datum.z1_end", "as": "z1"}, {"calculate": "datum.z2_end", "as": "z2"},
                {"calculate": "1 + datum.width / 4", "as": "ring"}]  # fmt: skip

@@ -1,7 +1,10 @@
 """AppTests of the kNN speed and storage page."""
 
+import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -276,7 +279,7 @@ def test_before_any_search_the_table_shows_the_flat_indexes_sizes_and_keeps_its_
 # Runs the page in a fresh interpreter where torch cannot be imported: the table must be
 # drawn before the page needs it (this test process has loaded torch already).
 _PAGE_WITHOUT_TORCH = """
-import json, sys
+import json, math, sys
 from importlib.abc import MetaPathFinder
 
 
@@ -295,7 +298,7 @@ at.run()
 table = at.dataframe[0].value if len(at.dataframe) else None
 print(json.dumps({
     "errors": [e.message for e in at.exception],
-    "sizes": None if table is None else [None if s != s else int(s) for s in table["index size"]],
+    "sizes": None if table is None else [None if math.isnan(s) else int(s) for s in table["index size"]],
 }))
 """
 
@@ -303,10 +306,6 @@ print(json.dumps({
 def test_the_table_of_sizes_is_drawn_before_the_page_loads_torch():
     """A first visit to a fresh server sees the flat indexes' sizes while torch, seconds on a
     cold start, is still loading: the page imports the search engine after drawing them."""
-    import json
-    import subprocess
-    import sys
-
     from nca_core.datasets import load
 
     root = Path(APP).parent
@@ -318,5 +317,6 @@ def test_the_table_of_sizes_is_drawn_before_the_page_loads_torch():
     assert run.returncode == 0, run.stderr[-3000:]
     found = json.loads(run.stdout.strip().splitlines()[-1])
     assert any("torch is blocked by this test" in e for e in found["errors"]), found
-    n_train = len(load("wine").y_train)
-    assert found["sizes"] == [n_train * 13 * 4, None, n_train * 8 * 4, None]
+    wine = load("wine")
+    n_train, d = len(wine.y_train), 8  # the page's d for wine: its largest choice within 13 features
+    assert found["sizes"] == [n_train * wine.n_features * 4, None, n_train * d * 4, None]

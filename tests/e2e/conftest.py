@@ -39,7 +39,7 @@ def app_url(tmp_path_factory):
     # One training slot, whatever the machine: a job that outlived its tab would make the
     # next one wait in line, which the tab-close test can see. A cache of its own: models
     # and measurements kept by an earlier session or by the user would skip what a test
-    # watches (a quick NCA fit, a first measurement).
+    # watches (a quick NCA fit, a first measurement); its datasets are decoded anew in it.
     env = {
         **os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "NCA_MAX_JOBS": "1",
         "NCA_CACHE_DIR": str(tmp_path_factory.mktemp("app-cache")),

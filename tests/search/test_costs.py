@@ -1,10 +1,6 @@
-"""A search cost's table of ratios and its words, and that none of it needs torch."""
+"""A search cost's table of ratios and its words (that none of it loads torch: test_layering)."""
 
 from __future__ import annotations
-
-import json
-import subprocess
-import sys
 
 from nca_core.search.costs import SearchCost, cost_table, faster, smaller
 
@@ -29,9 +25,3 @@ def test_ratios_read_as_faster_or_slower_and_smaller_or_larger():
     assert (faster(4.0), faster(0.5)) == ("4.0x faster", "2.0x slower")
     assert (smaller(2.0), smaller(1 / 1.1)) == ("2.0x smaller", "1.1x larger")
 
-
-def test_the_costs_load_without_torch():
-    """A page lays out its table of costs while torch, seconds on a cold start, is not loaded yet."""
-    code = "import json, sys, nca_core.search.costs; print(json.dumps('torch' in sys.modules))"
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
-    assert json.loads(loaded.stdout) is False

@@ -16,14 +16,14 @@ needs_faiss = pytest.mark.skipif(not knn.faiss_available(), reason="faiss-cpu is
 
 
 @pytest.fixture(scope="module")
-def datasets():
-    return {"digits": load("digits")}
+def digits():
+    return load("digits")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n_components", [None, 2])
-def test_knn_search_cost_reports_error_and_float32_index_size(datasets, dtype, n_components):
-    data = datasets["digits"]
+def test_knn_search_cost_reports_error_and_float32_index_size(digits, dtype, n_components):
+    data = digits
     Z_train, Z_test = data.X_train.astype(dtype), data.X_test.astype(dtype)
     if n_components is not None:
         pca = PCA(n_components).fit(data.X_train)
@@ -40,8 +40,8 @@ def test_knn_search_cost_reports_error_and_float32_index_size(datasets, dtype, n
     assert cost.query_seconds > 0
 
 
-def test_raw_digits_are_more_accurate_but_larger_than_two_pca_dimensions(datasets):
-    data = datasets["digits"]
+def test_raw_digits_are_more_accurate_but_larger_than_two_pca_dimensions(digits):
+    data = digits
     transform = PCA(2).fit(data.X_train).transform
     raw = knn_search_cost("raw", data.X_train, data.y_train, data.X_test, data.y_test)
     pca = knn_search_cost("pca", transform(data.X_train), data.y_train, transform(data.X_test), data.y_test)
@@ -49,8 +49,8 @@ def test_raw_digits_are_more_accurate_but_larger_than_two_pca_dimensions(dataset
     assert raw.stored_bytes == 32 * pca.stored_bytes
 
 
-def test_a_search_is_timed_at_least_min_repeats_times_whatever_the_budget(datasets):
-    data = datasets["digits"]
+def test_a_search_is_timed_at_least_min_repeats_times_whatever_the_budget(digits):
+    data = digits
     args = ("raw", data.X_train, data.y_train, data.X_test, data.y_test)
     assert knn_search_cost(*args, repeats=7, budget_seconds=0.0, min_repeats=3).repeats == 3
     assert knn_search_cost(*args, repeats=7, budget_seconds=0.0).repeats == 1
@@ -58,8 +58,8 @@ def test_a_search_is_timed_at_least_min_repeats_times_whatever_the_budget(datase
 
 
 @needs_faiss
-def test_an_hnsw_cost_reports_its_graph_build_and_size(datasets):
-    data = datasets["digits"]
+def test_an_hnsw_cost_reports_its_graph_build_and_size(digits):
+    data = digits
     exact = knn_search_cost("raw", data.X_train, data.y_train, data.X_test, data.y_test, repeats=1)
     graph = knn_search_cost(
         "raw", data.X_train, data.y_train, data.X_test, data.y_test, repeats=1, index="hnsw"
