@@ -40,7 +40,7 @@ paused = state.pending_pause() or (active is not None and active.job.pause_reque
 # A dataset this session has not shown yet may take seconds to load: Train waits for it.
 loading = st.session_state.get(LOADED) != name
 with top:
-    controls.run_buttons(running, paused, step=not presenting, ready=not loading)
+    controls.run_buttons(running, paused, ready=not loading)
     if presenting:
         presentation.toggle()
 # While it loads, the picture's place says so ("Press Train" there would contradict a

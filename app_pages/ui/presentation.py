@@ -1,7 +1,7 @@
 """Presentation mode for the Train page: what a lecture hall can read from the back row.
 
 The sidebar and Streamlit's header are hidden, type is larger and the page shows one big
-embedding with Train, Pause and Stop. It is a toggle beside the run buttons, and
+embedding with Train, Pause, Step and Stop. It is a toggle beside the run buttons, and
 ``?present=1`` in the link opens the page in it (``share.read_once`` reads it), so a
 lecturer can bookmark it. The sidebar is hidden with CSS rather than left out: its widgets
 must still be drawn, or Streamlit would forget the run settings chosen in it.
@@ -40,6 +40,9 @@ PICTURE_HEIGHTS = (400, 1000)
 # Pixels of the window the picture leaves: about 190 above it (the buttons and the
 # progress) and 80 below it (the regions toggle after a run).
 OUTSIDE_PICTURE = 270
+# Windows narrower than this (a 1024 x 768 projector) wrap the run buttons' row: the toggle
+# takes a line of its own, this many pixels more above the picture (measured in Chromium).
+ROW_WRAPS_BELOW, WRAPPED_ROW = 1110, 60
 # The plot's own sizes (the legend and axes left out) in windows from 1024 x 768 to about
 # 1920 x 1200, over which decision regions must reach every edge.
 PLOT_HEIGHTS, PLOT_WIDTHS = (300, 800), (600, 1600)
@@ -47,9 +50,11 @@ PLOT_HEIGHTS, PLOT_WIDTHS = (300, 800), (600, 1600)
 CHART_HEIGHT = 440
 POINT_AREA = 70  # Vega-Lite mark size (square pixels); the page's own is 36
 PLOTLY_MARKER = 9  # Plotly marker diameter; the page's own is 6
+_PICTURE_BOX = f'[data-testid="stLayoutWrapper"]:has(> .st-key-{PICTURE_KEY})'
 _PICTURE_STYLE = (
-    f'<style>[data-testid="stLayoutWrapper"]:has(> .st-key-{PICTURE_KEY}) '
-    f"{{ height: clamp({PICTURE_HEIGHTS[0]}px, calc(100vh - {OUTSIDE_PICTURE}px), {PICTURE_HEIGHTS[1]}px); }}</style>"
+    f"<style>{_PICTURE_BOX} {{ height: clamp({PICTURE_HEIGHTS[0]}px, calc(100vh - {OUTSIDE_PICTURE}px), {PICTURE_HEIGHTS[1]}px); }}"
+    f"@media (max-width: {ROW_WRAPS_BELOW}px) {{ {_PICTURE_BOX} {{ height: clamp({PICTURE_HEIGHTS[0]}px, "
+    f"calc(100vh - {OUTSIDE_PICTURE + WRAPPED_ROW}px), {PICTURE_HEIGHTS[1]}px); }} }}</style>"
 )
 
 
@@ -84,7 +89,7 @@ def toggle() -> bool:
     return st.toggle(
         "Presentation mode",
         key=KEY,
-        help="Large type, no sidebar, one big chart with Train, Pause and Stop: for a "
+        help="Large type, no sidebar, one big chart with Train, Pause, Step and Stop: for a "
         "projector. Add ?present=1 to the page's address to open it this way.",
     )
 

@@ -72,10 +72,9 @@ def _stop() -> None:
         job.join(timeout=STOP_WAIT_SECONDS)
 
 
-def run_buttons(running: bool, paused: bool, *, step: bool = True, ready: bool = True) -> None:
-    """Train, Pause/Resume, Step (unless ``step`` is false) and Stop in one row as wide as
-    their labels, which wraps as a whole (see ``train_requested`` for Train; disabled until
-    the data is ``ready``)."""
+def run_buttons(running: bool, paused: bool, *, ready: bool = True) -> None:
+    """Train, Pause/Resume, Step and Stop in one row as wide as their labels, which wraps
+    as a whole (see ``train_requested`` for Train; disabled until the data is ``ready``)."""
     row = st.container(horizontal=True, vertical_alignment="center", width="content")
     row.button(
         "Train",
@@ -93,13 +92,12 @@ def run_buttons(running: bool, paused: bool, *, step: bool = True, ready: bool =
         args=("resume" if paused else "pause",),
         key="pause-resume",
     )
-    if step:
-        row.button(
-            "Step",
-            icon=":material/skip_next:",
-            disabled=not paused,
-            help="Train one more epoch, then pause again.",
-            on_click=_step,
-            key="step",
-        )
+    row.button(
+        "Step",
+        icon=":material/skip_next:",
+        disabled=not paused,
+        help="Train one more epoch, then pause again.",
+        on_click=_step,
+        key="step",
+    )
     row.button("Stop", icon=":material/stop:", disabled=not running, on_click=_stop, key="stop")

@@ -1,4 +1,4 @@
-"""Presentation mode of the Train page: one big chart, Train/Pause/Stop, large type."""
+"""Presentation mode of the Train page: one big chart, the run buttons, large type."""
 
 import json
 from pathlib import Path
@@ -19,12 +19,12 @@ def presenting(at) -> bool:
     return any('data-testid="stSidebar"' in body for body in styles(at))
 
 
-def test_the_toggle_hides_the_sidebar_enlarges_type_and_keeps_train_pause_stop(app):
+def test_the_toggle_hides_the_sidebar_enlarges_type_and_keeps_every_run_button(app):
     assert not presenting(app)
     assert [b.label for b in app.button][:4] == ["Train", "Pause", "Step", "Stop"]
     app.toggle(key="present").set_value(True).run()
     assert presenting(app) and "font-size: 20px" in styles(app)[0]
-    assert [b.label for b in app.button] == ["Train", "Pause", "Stop"]
+    assert [b.label for b in app.button] == ["Train", "Pause", "Step", "Stop"]  # Step too: a lecture goes one epoch at a time
     assert not app.title and not app.expander and not app.tabs
     assert app.query_params["present"] == "1"  # bookmarkable
     assert app.sidebar.selectbox(key="rings-init-linear").value == "pca"  # settings survive
