@@ -139,7 +139,7 @@ def _a_point_under_the_pointer(page) -> tuple[float, float]:
 def test_a_point_clicked_while_training_keeps_its_ring_as_the_run_goes_on(page, app_url, screenshot):
     """Click a point mid-run: the ring (and its p_ij lines) are drawn on the live chart and
     follow the point through later frames; the chart survives the run's end."""
-    page.goto(f"{app_url}/?dataset=rings&epochs=300&pace=3")
+    page.goto(f"{app_url}/?dataset=rings&epochs=300")
     press(page, "Train")
     watch(page, 20, until=lambda s: s[-1][1] >= 2)
     press(page, "Pause")  # find a point on a still picture, then go on

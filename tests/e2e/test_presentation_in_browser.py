@@ -3,6 +3,7 @@ header away and enlarges the type, the chart and its notice fit on a 1024 x 768 
 and switching it off brings everything back (AppTest cannot see CSS)."""
 
 import pytest
+from browser_helpers import without_slow_motion
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +40,10 @@ def test_turning_presentation_off_leaves_no_projector_sized_chart(page, app_url)
     """The charts drawn on the rerun that turns the mode off are sized from the page's type
     at that moment (Plotly's theme converts rem to pixels once), so the mode's CSS must be
     gone before they are drawn, not at the end of that rerun."""
-    page.goto(f"{app_url}/?dataset=wine&present=1&epochs=5&pace=0")
+    page.goto(f"{app_url}/?dataset=wine&epochs=5")
+    without_slow_motion(page)
+    page.get_by_text("Presentation mode").click()
+    page.get_by_test_id("stSidebar").wait_for(state="hidden")
     main = page.get_by_test_id("stMainBlockContainer")
     main.get_by_role("button", name="Train", exact=True).click()
     page.get_by_text(" · finished").wait_for()
@@ -60,7 +64,10 @@ def test_the_presented_picture_fills_the_height_the_window_leaves(browser, app_u
     page = context.new_page()
     page.set_default_timeout(60_000)
     try:
-        page.goto(f"{app_url}/?dataset=wine&present=1&epochs=5")
+        page.goto(f"{app_url}/?dataset=wine&epochs=5")
+        without_slow_motion(page)
+        page.get_by_text("Presentation mode").click()
+        page.get_by_test_id("stSidebar").wait_for(state="hidden")
         page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True).click()
         page.get_by_text(" · finished").wait_for()
         chart = page.get_by_test_id("stVegaLiteChart")
@@ -76,3 +83,4 @@ def test_the_presented_picture_fills_the_height_the_window_leaves(browser, app_u
         assert heights[1] >= heights[0] + 100 and heights[2] == heights[0], heights
     finally:
         context.close()
+

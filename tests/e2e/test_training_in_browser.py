@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from browser_helpers import without_slow_motion
 
 from nca_core import datasets, load_model
 
@@ -81,6 +82,7 @@ def test_closing_a_tab_mid_run_frees_its_training_slot(browser, app_url):
     first = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = first.new_page()
     page.goto(f"{app_url}/?dataset=rings&epochs=300")
+    without_slow_motion(page)  # at 10 frames a second: epoch 3 at once, the run 30 s long
     page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
     page.get_by_text(re.compile(r"^Epoch ([3-9]|\d\d+) / 300 · training")).wait_for(timeout=60_000)
     first.close()
