@@ -40,9 +40,10 @@ PICTURE_HEIGHTS = (400, 1000)
 # Pixels of the window the picture leaves: about 190 above it (the buttons and the
 # progress) and 80 below it (the regions toggle after a run).
 OUTSIDE_PICTURE = 270
-# Windows narrower than this (a 1024 x 768 projector) wrap the run buttons' row: the toggle
-# takes a line of its own, this many pixels more above the picture (measured in Chromium).
-ROW_WRAPS_BELOW, WRAPPED_ROW = 1110, 60
+# Windows narrower than this (a 1024 x 768 projector) wrap the run buttons' row (up to about
+# 1127 px with Resume, its longest label): the toggle takes a line of its own, this many
+# pixels more above the picture (measured in Chromium).
+ROW_WRAPS_BELOW, WRAPPED_ROW = 1130, 60
 # The plot's own sizes (the legend and axes left out) in windows from 1024 x 768 to about
 # 1920 x 1200, over which decision regions must reach every edge.
 PLOT_HEIGHTS, PLOT_WIDTHS = (300, 800), (600, 1600)
