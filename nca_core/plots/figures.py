@@ -94,14 +94,15 @@ def steady_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[
 
 
 def settled_ranges(
-    arrays: Sequence[np.ndarray], headroom: float = 0.25, refit_below: float = 0.4
+    arrays: Sequence[np.ndarray], headroom: float = 0.25, refit_below: float = 0.4, margin: float = 0.015
 ) -> list[list[float]]:
     """Axis ranges for a live picture of a run's frames (``arrays``, in order), that settle.
 
     The ranges are fitted to a frame with ``headroom`` (a share of its span on each side)
-    and widened to ``steady_ranges``' grid, then kept while later frames stay inside them and
-    fill at least ``refit_below`` of them on some axis; a frame that leaves them, or shrinks
-    well inside them, is fitted afresh. A run that keeps spreading moves its axes a few
+    and widened to ``steady_ranges``' grid, then kept while later frames stay inside them,
+    at least ``margin`` of their span from each edge (a point on the edge is drawn half cut
+    off), and fill at least ``refit_below`` of them on some axis; a frame that comes nearer
+    the edges, or shrinks well inside them, is fitted afresh. A run that keeps spreading moves its axes a few
     times, in steps, instead of at every grid line; one that first spreads and then gathers
     (the rings' noise axis) is not drawn small in the ranges of its widest frame. The same
     frames give the same ranges, so a picture redrawn from them keeps its axes.
@@ -111,7 +112,8 @@ def settled_ranges(
         lo, hi = np.asarray(padded_ranges([frame], pad=0.0)).T
         if current is not None:
             low, high = np.asarray(current).T
-            inside = (lo >= low).all() and (hi <= high).all()
+            edge = margin * (high - low)
+            inside = (lo >= low + edge).all() and (hi <= high - edge).all()
             if inside and ((hi - lo) / (high - low) >= refit_below).any():
                 continue
         flat = np.where(hi > lo, 0.0, np.maximum(np.abs(lo), 1.0) / 2)  # one point: a unit or more around it
