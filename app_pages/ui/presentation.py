@@ -1,7 +1,7 @@
 """Presentation mode for the Train page: what a lecture hall can read from the back row.
 
 The sidebar and Streamlit's header are hidden, type is larger and the page shows one big
-embedding with Train, Pause, Step and Stop. It is a toggle beside the run buttons, and
+embedding with Train, Pause, Step (where the window is wide enough) and Stop. It is a toggle beside the run buttons, and
 ``?present=1`` in the link opens the page in it (``share.read_once`` reads it), so a
 lecturer can bookmark it. The sidebar is hidden with CSS rather than left out: its widgets
 must still be drawn, or Streamlit would forget the run settings chosen in it.
@@ -40,10 +40,10 @@ PICTURE_HEIGHTS = (400, 1000)
 # Pixels of the window the picture leaves: about 190 above it (the buttons and the
 # progress) and 80 below it (the regions toggle after a run).
 OUTSIDE_PICTURE = 270
-# Windows narrower than this (a 1024 x 768 projector) wrap the run buttons' row (up to about
-# 1127 px with Resume, its longest label): the toggle takes a line of its own, this many
-# pixels more above the picture (measured in Chromium).
-ROW_WRAPS_BELOW, WRAPPED_ROW = 1130, 60
+# With Step, the run buttons' row wraps in windows narrower than this (up to about 1127 px
+# with Resume, its longest label; measured in Chromium): the toggle would take a line of
+# its own, 60 pixels of a 1024 x 768 projector's picture. There Step is left out.
+STEP_FITS_FROM = 1130
 # The plot's own sizes (the legend and axes left out) in windows from 1024 x 768 to about
 # 1920 x 1200, over which decision regions must reach every edge.
 PLOT_HEIGHTS, PLOT_WIDTHS = (300, 800), (600, 1600)
@@ -54,8 +54,7 @@ PLOTLY_MARKER = 9  # Plotly marker diameter; the page's own is 6
 _PICTURE_BOX = f'[data-testid="stLayoutWrapper"]:has(> .st-key-{PICTURE_KEY})'
 _PICTURE_STYLE = (
     f"<style>{_PICTURE_BOX} {{ height: clamp({PICTURE_HEIGHTS[0]}px, calc(100vh - {OUTSIDE_PICTURE}px), {PICTURE_HEIGHTS[1]}px); }}"
-    f"@media (max-width: {ROW_WRAPS_BELOW}px) {{ {_PICTURE_BOX} {{ height: clamp({PICTURE_HEIGHTS[0]}px, "
-    f"calc(100vh - {OUTSIDE_PICTURE + WRAPPED_ROW}px), {PICTURE_HEIGHTS[1]}px); }} }}</style>"
+    f"@media (max-width: {STEP_FITS_FROM - 1}px) {{ .st-key-step {{ display: none; }} }}</style>"
 )
 
 

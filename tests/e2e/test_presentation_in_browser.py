@@ -24,7 +24,9 @@ def test_a_bookmarked_presentation_fits_a_1024_by_768_projector(browser, app_url
         chart = page.get_by_test_id("stVegaLiteChart")
         chart.wait_for()
         page.get_by_text("What to notice").wait_for()
-        buttons = [page.get_by_role("button", name=name, exact=True) for name in ("Pause", "Step", "Stop")]
+        # Step is left out at this width: with it the row wraps, and the picture loses 60 px
+        assert not page.get_by_role("button", name="Step", exact=True).is_visible()
+        buttons = [page.get_by_role("button", name=name, exact=True) for name in ("Pause", "Stop")]
         for element in (chart, page.get_by_text("What to notice"), *buttons):
             box = element.bounding_box()
             assert box["y"] + box["height"] <= 768, "not on the first screen"
@@ -78,6 +80,7 @@ def test_the_presented_picture_fills_the_height_the_window_leaves(browser, app_u
             box = chart.bounding_box()
             assert height - 100 <= box["y"] + box["height"] <= height, f"{box} in a window {height} tall"
             heights.append(box["height"])
+            assert page.get_by_role("button", name="Step", exact=True).is_visible() == (width >= 1440), width
             shade = page.get_by_text("Shade k-NN decision regions").bounding_box()  # under the chart
             assert shade["y"] + shade["height"] <= height, f"the regions toggle at {shade}"
         assert heights[1] >= heights[0] + 100 and heights[2] == heights[0], heights
