@@ -1,9 +1,9 @@
 """Presentation mode for the Train page: what a lecture hall can read from the back row.
 
 The sidebar and Streamlit's header are hidden, type is larger and the page shows one big
-embedding with Train, Pause, Step (where the window is wide enough) and Stop. It is a toggle beside the run buttons, and
-``?present=1`` in the link opens the page in it (``share.read_once`` reads it), so a
-lecturer can bookmark it. The sidebar is hidden with CSS rather than left out: its widgets
+embedding with the run buttons (Step where the window has room for it). It is a toggle
+beside them, and ``?present=1`` in the link opens the page in it (``share.read_once``
+reads it), so a lecturer can bookmark it. The sidebar is hidden with CSS rather than left out: its widgets
 must still be drawn, or Streamlit would forget the run settings chosen in it.
 """
 
@@ -89,7 +89,7 @@ def toggle() -> bool:
     return st.toggle(
         "Presentation mode",
         key=KEY,
-        help="Large type, no sidebar, one big chart with Train, Pause, Step and Stop: for a "
+        help="Large type, no sidebar, one big chart with the run buttons: for a "
         "projector. Add ?present=1 to the page's address to open it this way.",
     )
 

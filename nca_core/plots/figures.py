@@ -102,10 +102,11 @@ def settled_ranges(
     and widened to ``steady_ranges``' grid, then kept while later frames stay inside them,
     at least ``margin`` of their span from each edge (a point on the edge is drawn half cut
     off), and fill at least ``refit_below`` of them on some axis; a frame that comes nearer
-    the edges, or shrinks well inside them, is fitted afresh. A run that keeps spreading moves its axes a few
-    times, in steps, instead of at every grid line; one that first spreads and then gathers
-    (the rings' noise axis) is not drawn small in the ranges of its widest frame. The same
-    frames give the same ranges, so a picture redrawn from them keeps its axes.
+    the edges, or shrinks well inside them, is fitted afresh. A run that keeps spreading
+    moves its axes a few times, in steps, instead of at every grid line; one that first
+    spreads and then gathers (the rings' noise axis) is not drawn small in the ranges of
+    its widest frame. The same frames give the same ranges, so a picture redrawn from them
+    keeps its axes.
     """
     current: list[list[float]] | None = None
     for frame in arrays:
