@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import streamlit as st
 
+# Pause and Resume are one button: as wide as "Resume" (6 rem at either type size) both
+# ways, so that Step and Stop do not move under the pointer when Pause is clicked.
+STEADY_BUTTONS = "<style>.st-key-pause-resume button { min-width: 6.1rem; }</style>"
+
 COMPACT = """
 <style>
   [data-testid="stMainBlockContainer"] { padding: 2.5rem 1.5rem 4rem; }
   [data-testid="stMainBlockContainer"] h1 { font-size: 2rem; padding-bottom: 0.25rem; }
   [data-testid="stMainBlockContainer"] h3 { padding: 0 0 0.25rem; }
 </style>
-"""
+""" + STEADY_BUTTONS
 
 
 def compact() -> None:

@@ -71,7 +71,7 @@ def style(presenting: bool) -> None:
     the charts of that run take their type size from the page's (Plotly's theme turns rem
     into pixels once), so turning the mode off left them projector-sized.
     """
-    st.html(_STYLE + _PICTURE_STYLE if presenting else page_style.COMPACT)
+    st.html(_STYLE + _PICTURE_STYLE + page_style.STEADY_BUTTONS if presenting else page_style.COMPACT)
 
 
 def title_with_toggle(title: str) -> None:

@@ -86,9 +86,12 @@ def test_pause_and_step_take_effect_whatever_the_moment_of_the_click(page, app_u
     for moment in moments:
         press(page, "Train")
         page.wait_for_timeout(moment * 1000)
+        step = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Step")
+        where = step.bounding_box()["x"]
         press(page, "Pause")
         resume = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Resume")
         resume.wait_for(timeout=8000)
+        assert step.bounding_box()["x"] == where, "Step moved when Pause became Resume"
         page.wait_for_function(
             """() => [...document.querySelectorAll("[data-testid='stProgress'] p, p")]
                      .some(n => / · paused · /.test(n.innerText))""",
