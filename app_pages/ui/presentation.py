@@ -53,9 +53,9 @@ POINT_AREA = 70  # Vega-Lite mark size (square pixels); the page's own is 36
 PLOTLY_MARKER = 9  # Plotly marker diameter; the page's own is 6
 _PICTURE_BOX = f'[data-testid="stLayoutWrapper"]:has(> .st-key-{PICTURE_KEY})'
 _PICTURE_STYLE = (
-    f"<style>{_PICTURE_BOX} {{ height: clamp({PICTURE_HEIGHTS[0]}px, calc(100vh - {OUTSIDE_PICTURE}px), {PICTURE_HEIGHTS[1]}px); }}"
-    f"@media (max-width: {STEP_FITS_FROM - 1}px) {{ .st-key-step {{ display: none; }} }}</style>"
+    f"<style>{_PICTURE_BOX} {{ height: clamp({PICTURE_HEIGHTS[0]}px, calc(100vh - {OUTSIDE_PICTURE}px), {PICTURE_HEIGHTS[1]}px); }}</style>"
 )
+_NARROW_STYLE = f"<style>@media (max-width: {STEP_FITS_FROM - 1}px) {{ .st-key-step {{ display: none; }} }}</style>"
 
 
 def active() -> bool:
@@ -71,7 +71,7 @@ def style(presenting: bool) -> None:
     the charts of that run take their type size from the page's (Plotly's theme turns rem
     into pixels once), so turning the mode off left them projector-sized.
     """
-    st.html(_STYLE + _PICTURE_STYLE + page_style.STEADY_BUTTONS if presenting else page_style.COMPACT)
+    st.html(_STYLE + _PICTURE_STYLE + _NARROW_STYLE + page_style.STEADY_BUTTONS if presenting else page_style.COMPACT)
 
 
 def title_with_toggle(title: str) -> None:
