@@ -24,6 +24,7 @@ import numpy as np
 from ..util.sampling import stratified_subsample
 from ._cache import cached_arrays
 from ._csv import from_csv, guess_label_column
+from ._deformed import VERSION as DEFORMED_VERSION
 from ._deformed import deformed_copies
 from ._download import ProgressCallback, download
 from ._errors import DatasetError
@@ -170,7 +171,8 @@ def load(
         For "mnist-deformed": training images, at least 60,000.
     """
     if name == DEFORMED:
-        return _deformed_mnist(load("mnist", data_dir, download, progress, mirrors=mirrors), n_train, seed)
+        mnist = load("mnist", data_dir, download, progress, mirrors=mirrors)
+        return _deformed_mnist(mnist, n_train, seed, data_directory(data_dir) / "mnist")
     spec = REGISTRY.get(name)
     if spec is None:
         raise DatasetError(f"unknown dataset {name!r}; choose one of {', '.join(REGISTRY)}")
@@ -189,13 +191,29 @@ def load(
 DEFORMED = "mnist-deformed"
 
 
-def _deformed_mnist(mnist: Dataset, n_train: int, seed: int) -> Dataset:
-    """MNIST's training set grown to ``n_train`` images by deformed copies."""
+def _deformed_mnist(mnist: Dataset, n_train: int, seed: int, folder: Path) -> Dataset:
+    """MNIST's training set grown to ``n_train`` images by deformed copies, generated once
+    per size, seed and MNIST folder and kept as bytes in the decoded-array cache."""
     n = len(mnist.X_train)
     if not isinstance(n_train, int | np.integer) or n_train < n:
         raise DatasetError(f"mnist-deformed needs n_train of at least {n} (MNIST's training set), got {n_train!r}")
     pixels = np.rint(mnist.X_train * 255).astype(np.uint8).reshape(n, *mnist.image_shape)
-    copies, sources = deformed_copies(pixels, n_train - n, seed)
+    count = n_train - n
+
+    def generate() -> dict[str, np.ndarray]:
+        copies, sources = deformed_copies(pixels, count, seed)
+        return {"copies": copies, "sources": sources}
+
+    def check(arrays: dict[str, np.ndarray]) -> None:
+        copies, sources = arrays["copies"], arrays["sources"]
+        if copies.shape != (count, mnist.n_features) or copies.dtype != np.uint8 or sources.shape != (count,):
+            raise DatasetError("a cached mnist-deformed entry has the wrong shape")
+
+    where = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
+    key = f"{DEFORMED}-v{DEFORMED_VERSION}-{n_train}-seed{seed}-{where}"
+    mnist_files = [folder / f.name for f in REGISTRY["mnist"].files]
+    arrays = cached_arrays(_decoded_cache_dir(), key, mnist_files, generate, check) if count else generate()
+    copies, sources = arrays["copies"], arrays["sources"]
     X = np.empty((n_train, mnist.n_features), dtype=np.float32)
     X[:n] = mnist.X_train
     np.divide(copies, np.float32(255), out=X[n:], dtype=np.float32)

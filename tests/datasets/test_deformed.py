@@ -74,3 +74,17 @@ def test_chunks_drawn_side_by_side_give_the_bytes_one_thread_gives(monkeypatch):
     monkeypatch.setattr(_deformed, "_cores", lambda: 3)
     three_threads, _ = deformed_copies(images, count, seed=5)
     np.testing.assert_array_equal(three_threads, one_thread)
+
+
+def test_a_generated_set_is_kept_and_read_back_without_generating_again(data_dir, monkeypatch):
+    first = datasets.load("mnist-deformed", data_dir, download=False, n_train=60_500, seed=7)
+
+    def generate_again(*args, **kwargs):
+        raise AssertionError("generated again")
+
+    monkeypatch.setattr(datasets, "deformed_copies", generate_again)
+    again = datasets.load("mnist-deformed", data_dir, download=False, n_train=60_500, seed=7)
+    np.testing.assert_array_equal(again.X_train, first.X_train)
+    np.testing.assert_array_equal(again.y_train, first.y_train)
+    with pytest.raises(AssertionError, match="generated again"):  # another seed is another set
+        datasets.load("mnist-deformed", data_dir, download=False, n_train=60_500, seed=8)
