@@ -350,6 +350,9 @@ class GaussianBlocks:
         self.exponent_right = torch.cat([2.0 * self.Z_ref, -torch.ones_like(squares), -squares], 1)
         self.back = torch.zeros_like(self.R) if ref_grad else None  # sum_i W_ij [z_i, 1]
         self.far_grad: torch.Tensor | None = None  # the recomputed anchors' share
+        # pairs per pass of the far anchors' recomputation: a share of the block the device
+        # was given, so a GPU recomputes many anchors a pass where launches cost most
+        self.redo_elements = max(_REDO_ELEMENTS, 0 if buffer is None else buffer.numel() // _REDO_SHARE)
 
     @torch.no_grad()
     def block(self, Z_anchor, y_anchor, anchor_index) -> tuple[torch.Tensor, torch.Tensor]:
@@ -393,7 +396,7 @@ class GaussianBlocks:
     def _redo(self, far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index) -> None:
         """The far anchors again, each kernel value shifted by its row's (and class's) largest,
         a few rows at a time: that path holds several matrices of their size."""
-        step = max(1, _REDO_ELEMENTS // len(self.Z_ref))
+        step = max(1, self.redo_elements // len(self.Z_ref))
         for rows in far.nonzero()[:, 0].split(step):
             index = None if anchor_index is None else anchor_index[rows]
             sq = _squared_distances_of_centred(Z_anchor[rows], self.Z_ref)
@@ -411,7 +414,11 @@ class GaussianBlocks:
 _SMALLEST_MASS = math.exp(-40.0)
 
 
-_REDO_ELEMENTS = 1 << 22  # pairs per pass of the recomputation of far anchors
+# Pairs per pass of the recomputation of far anchors: at least this many, and one
+# _REDO_SHARE-th of the block buffer where that is more (the recomputation holds about six
+# matrices of a pass's size, the block about three of its own).
+_REDO_ELEMENTS = 1 << 22
+_REDO_SHARE = 8
 
 
 def _is_far(mass: torch.Tensor) -> torch.Tensor:

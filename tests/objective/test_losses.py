@@ -390,6 +390,39 @@ def test_gaussian_blocks_over_several_blocks_and_one_buffer_match_autograd(dtype
     _assert_gradients_close(grad.double(), Z_ref.grad, 1e-4 if dtype == torch.float32 else 1e-10)
 
 
+def test_far_anchors_are_recomputed_in_passes_sized_by_the_block_buffer(monkeypatch):
+    """A GPU's block buffer is large, and there a pass of the far anchors' recomputation costs
+    launches more than arithmetic: the passes take a share of the buffer (at least
+    ``_REDO_ELEMENTS`` pairs), with the same results as small passes."""
+    from nca_core.objective import losses
+
+    n = 40  # class 0 on even multiples of 7, class 1 between: every anchor is far
+    Z = torch.tensor([[14.0 * i, 0.0] for i in range(20)] + [[14.0 * i + 7.0, 0.0] for i in range(20)])
+    y, bounds, index = torch.tensor([0] * 20 + [1] * 20), [0, 20, 40], torch.arange(n)
+    monkeypatch.setattr(losses, "_REDO_ELEMENTS", 2 * n)  # at least 2 anchors a pass
+    passes = []
+    recompute = losses._per_anchor_slopes
+
+    def counted(pairs, objective):
+        passes.append(len(pairs.log_k))
+        return recompute(pairs, objective)
+
+    monkeypatch.setattr(losses, "_per_anchor_slopes", counted)
+    results = {}
+    for label, buffer in (("no buffer", None), ("large buffer", torch.empty(losses._REDO_SHARE * 10 * n))):
+        passes.clear()
+        blocks = losses.GaussianBlocks(Z, bounds, "g", buffer=buffer)
+        terms, grad_anchor = blocks.block(Z, y, index)
+        results[label] = (terms, grad_anchor, blocks.reference_gradient(), list(passes))
+    assert results["no buffer"][3] == [2] * 20
+    assert results["large buffer"][3] == [10] * 4
+    torch.testing.assert_close(results["large buffer"][0], results["no buffer"][0])
+    for got, want in zip(results["large buffer"][1:3], results["no buffer"][1:3]):
+        _assert_gradients_close(got, want, 1e-5)  # float32 sums in another order
+    want = nca_objective(Z.double(), y, "g").item()
+    assert float(results["large buffer"][0].sum()) == pytest.approx(want, rel=1e-5)
+
+
 def _logit_terms_by_autograd(logits: torch.Tensor, same: torch.Tensor, objective: str):
     """The reference: f's or g's terms by masked log-sum-exp, their weights by autograd."""
     logits = logits.detach().clone().requires_grad_(True)
