@@ -10,7 +10,13 @@
 # at 250k and its candidate search, profiled), tests (the library's tests, where "auto" is the
 # GPU but for small L-BFGS fits), exact (benchmarks/exact_epoch.py on the GPU), scaling (benchmarks/scaling.py
 # on the GPU, 60k to 1M), torchrun (the CLI's data-parallel training, one process on the GPU),
-# torchrun2 (two processes on a machine with fewer GPUs than that).
+# torchrun2 (two processes on a machine with fewer GPUs than that), exact_tf32 (the exact
+# epoch with TF32 products), exact1m (one exact epoch on a million mnist-deformed points,
+# float32 then TF32), tf32 (the float32-against-float64 tests with TF32 products), knn
+# (benchmarks/knn_search.py with the library's exact search on the GPU beside FAISS on the CPU),
+# defaults (benchmarks/defaults.py: NCA(n_components=32).fit on all of MNIST, "auto" device),
+# network (benchmarks/network_defaults.py: NCA(encoder="mlp") defaults, MNIST 30-D, seed 0),
+# scaling1m (benchmarks/scaling.py on the GPU at a million points, approximate neighbours).
 # Wheels for missing packages (faiss-cpu, plotly) may lie in .whl/; they go to /tmp/site.
 set -u
 OUT=${OUT:-/tmp/gpu-figures}
@@ -39,6 +45,14 @@ for name in "$@"; do
         tests) step tests 250 $PY -m pytest -q -p no:cacheprovider -n 8 -m "not e2e" tests/objective tests/training \
             tests/search tests/estimator tests/util tests/datasets tests/config tests/runs tests/plots tests/test_cli.py ;;
         exact) step exact 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 ;;
+        exact_tf32) step exact_tf32 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 --tf32 ;;
+        defaults) step defaults 60 $PY benchmarks/defaults.py ;;
+        network) step network 100 $PY benchmarks/network_defaults.py --dataset mnist --dims 30 --seeds 0 --candidates defaults ;;
+        scaling1m) step scaling1m 230 $PY benchmarks/scaling.py --device cuda --sizes 1000000 ;;
+        exact1m) step exact1m 330 bash -c "$PY benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 && $PY benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 --tf32" ;;
+        tf32) step tf32 200 env NCA_TEST_TF32=1 $PY -m pytest -q -p no:cacheprovider -n 8 -m "not e2e" -k "float32 or far or origin or float64" \
+            tests/objective tests/training tests/search tests/estimator ;;
+        knn) step knn 300 $PY benchmarks/knn_search.py --repeats 3 ;;
         profile) step profile 60 $PY benchmarks/exact_epoch.py --device cuda --profile ;;
         small) step small 120 $PY benchmarks/small_fits.py --devices cpu cuda ;;
         nearest) step nearest 150 $PY benchmarks/nearest_epoch.py --n 250000 --device cuda --profile ;;

@@ -22,7 +22,14 @@ def real_data_dir() -> Path | None:
 
 def pytest_configure(config):
     """Under ``pytest -n N`` (``make test``) the workers share the cores: each trains on its
-    share of torch's threads, so N workers do not make every core juggle N threads."""
+    share of torch's threads, so N workers do not make every core juggle N threads.
+
+    ``NCA_TEST_TF32=1`` lets a GPU's float32 products use TF32, to check on a GPU whether the
+    float32-against-float64 tests hold with it (benchmarks/gpu_figures.sh, step tf32)."""
+    if os.environ.get("NCA_TEST_TF32") == "1":
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32 = True
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1:
         import torch

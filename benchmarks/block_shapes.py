@@ -1,0 +1,142 @@
+"""Where a GPU exact step's time goes at a million references: the engine's blocks, profiled,
+and its skinny products (few output rows and columns, a huge inner dimension) timed alone.
+
+One minibatch step of 1,024 anchors against n synthetic class-sorted points (10 classes,
+d = 32, distances of order one) through ``losses.GaussianBlocks``, in the GPU's blocks
+(``util.device.block_elements``), against the pair floor of the same step (three products
+and one exp over the same pairs). Then each product shape of a block timed on its own.
+
+    python benchmarks/block_shapes.py --n 1000000          # on a machine with a GPU
+
+``--far`` instead times one exact epoch of ``exact_epoch.py`` on ``--n`` images of
+mnist-deformed twice in one process, the far anchors' recomputation taking 2^22 pairs a
+pass (as before it took a share of the block buffer) and then the engine's own size, and
+counts the anchors it recomputed: on a map that grows over many steps, more and more
+anchors are too far from their neighbours for the unshifted kernel values of float32.
+
+    NCA_DATA_DIR=../shared/data python benchmarks/block_shapes.py --far --n 250000
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from nca_core.objective.losses import GaussianBlocks
+from nca_core.util.device import block_elements
+
+
+def _timed(work, device, repeats: int = 3) -> float:
+    work()
+    torch.cuda.synchronize(device)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        work()
+        torch.cuda.synchronize(device)
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def far_epochs(n: int, device: str = "cuda") -> None:
+    """One exact epoch with the recomputation's old pass size, then the engine's own."""
+    from exact_epoch import _epoch, _mnist, _pair_floor, _start_map
+
+    from nca_core.objective import losses
+
+    X, y = _mnist(n, torch.device(device))
+    A = _start_map(X, 32)
+    counted = {"anchors": 0, "passes": 0}
+    redo, setup = losses.GaussianBlocks._redo, losses.GaussianBlocks.__init__
+
+    def counting_redo(self, far, *args):
+        counted["anchors"] += int(far.sum())
+        counted["passes"] += -(-int(far.sum()) // max(1, self.redo_elements // len(self.Z_ref)))
+        return redo(self, far, *args)
+
+    losses.GaussianBlocks._redo = counting_redo
+    print(f"n = {n:,}; pair floor {_pair_floor(X, A):.2f} s")
+    for label, elements in (("2^22 pairs a pass (before)", losses._REDO_ELEMENTS), ("the engine's share", None)):
+
+        def sized(self, *args, elements=elements, **kwargs):
+            setup(self, *args, **kwargs)
+            if elements is not None:
+                self.redo_elements = elements
+
+        losses.GaussianBlocks.__init__ = sized
+        counted.update(anchors=0, passes=0)
+        seconds = _epoch(X, y, A)
+        print(f"| {label} | epoch {seconds:.2f} s | far anchors {counted['anchors']:,} of {n:,} | {counted['passes']:,} passes |", flush=True)
+    losses.GaussianBlocks._redo, losses.GaussianBlocks.__init__ = redo, setup
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--d", type=int, default=32)
+    parser.add_argument("--far", action="store_true", help="time exact epochs on mnist-deformed instead (see above)")
+    parser.add_argument("--device", default="cuda", help="for --far: cuda (default) or cpu")
+    args = parser.parse_args()
+    if args.far:
+        far_epochs(args.n, args.device)
+        return
+    device = torch.device("cuda")
+    n, d, batch = args.n, args.d, 1024
+    generator = torch.Generator(device=device).manual_seed(0)
+    y = torch.sort(torch.randint(10, (n,), device=device, generator=generator)).values
+    Z = torch.randn(n, d, device=device, generator=generator) * 0.3
+    bounds = [0, *torch.bincount(y, minlength=10).cumsum(0).tolist()]
+    elements = block_elements(1 << 25, device)
+    rows = max(1, elements // n)
+    buffer = torch.empty(rows * n, device=device)
+    anchors = torch.randperm(n, device=device, generator=generator)[:batch]
+    anchors = anchors[torch.argsort(y[anchors], stable=True)]
+
+    def engine_step():
+        blocks = GaussianBlocks(Z, bounds, "f", buffer=buffer)
+        for start in range(0, batch, rows):
+            a = anchors[start : start + rows]
+            blocks.block(Z[a], y[a], a)
+        blocks.reference_gradient()
+
+    def floor_step():
+        for start in range(0, batch, rows):
+            Z_anchor = Z[anchors[start : start + rows]]
+            E = torch.mm(Z_anchor, Z.T, out=buffer[: len(Z_anchor) * n].view(len(Z_anchor), n))
+            E.exp_()
+            E @ Z
+            E.T @ Z_anchor
+
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; n = {n:,}, blocks of {rows} anchors")
+    step, floor = _timed(engine_step, device), _timed(floor_step, device)
+    print(f"one step: engine {1000 * step:.1f} ms, pair floor {1000 * floor:.1f} ms, {step / floor:.1f}x")
+
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as trace:
+        engine_step()
+        torch.cuda.synchronize(device)
+    print(trace.key_averages().table(sort_by="device_time_total", row_limit=14, max_name_column_width=70))
+
+    E = buffer[: rows * n].view(rows, n).uniform_()
+    R33 = torch.randn(n, d + 1, device=device)
+    R40 = torch.randn(n, 40, device=device)
+    lo, hi = bounds[3], bounds[4]  # one class's references, its start not aligned
+    few = rows // 10
+    shapes = {
+        f"E ({rows} x n) @ R (n x {d + 1})": lambda: E @ R33,
+        f"E ({rows} x n) @ R padded (n x 40)": lambda: E @ R40,
+        f"E[:{few}, class] @ R[class] ({few} x {hi - lo} x {d + 1}), start {lo}": lambda: E[:few, lo:hi] @ R33[lo:hi],
+        f"the same, {hi - lo} columns from 0": lambda: E[:few, : hi - lo] @ R33[: hi - lo],
+        f"E.T ({rows} rows) @ anchors, out (n x {d + 1})": lambda: E.T @ R33[:rows],
+        "exp_ over the block": lambda: E.clamp_(max=0.0).exp_(),
+    }
+    print("| product | ms |\n| --- | --- |")
+    for name, work in shapes.items():
+        print(f"| {name} | {1000 * _timed(work, device):.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
