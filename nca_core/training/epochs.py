@@ -196,6 +196,10 @@ def make_optimizer(name: str, params, learning_rate: float):
     raise ValueError(f"minibatch optimizer must be 'adam' or 'sgd', got {name!r}")
 
 
+# Fresh L-BFGS searches at most, after one on a float32 loss ends (``lbfgs.LBFGS``).
+FLOAT32_RESTARTS = 5
+
+
 class LBFGSEpochs:
     """One full-batch iteration of scipy's L-BFGS-B per epoch (``lbfgs.LBFGS``, float64).
 
@@ -211,8 +215,9 @@ class LBFGSEpochs:
         x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
         if dense_applies(problem):
             self.lbfgs = LBFGS(DenseObjective(problem), x0, ftol=tol, gtol=tol, within=numpy_blas_on_one_thread)
-        else:
-            self.lbfgs = LBFGS(self._loss, x0, ftol=tol, gtol=tol)
+        else:  # a float32 loss: its search is confirmed by fresh ones (``lbfgs``)
+            restarts = FLOAT32_RESTARTS if problem.X.dtype == torch.float32 else 0
+            self.lbfgs = LBFGS(self._loss, x0, ftol=tol, gtol=tol, restarts=restarts)
         self._set(self.lbfgs.x)
 
     def describe(self) -> str:

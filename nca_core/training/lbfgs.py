@@ -9,6 +9,11 @@ Stopping early raises ``StopIteration`` in the callback, which ends the search.
 
 Convergence follows scikit-learn's settings: ``ftol`` on the relative fall of the loss,
 ``gtol`` on the largest gradient entry, both set to the estimator's ``tol``.
+
+A loss computed in float32 carries its rounding into the gradient differences L-BFGS keeps,
+and a search can end by those rules on a step they spoilt, short of the optimum (a fresh
+search from there goes on). With ``restarts``, a search that ends that way is started
+again from its end with an empty memory, until a restart falls by no more than ``ftol``.
 """
 
 from __future__ import annotations
@@ -35,14 +40,15 @@ class LBFGS:
     no more; ``stalled`` says it ended without meeting ``ftol`` or ``gtol`` (a failed line
     search, an error in the loss, or ``close``), and ``message`` says why. ``within`` (a
     context factory) is entered around the first evaluation and around the whole search,
-    in the thread that evaluates the loss.
+    in the thread that evaluates the loss. ``restarts``: at most this many fresh searches
+    after one that ends by ``ftol`` or ``gtol`` (see the module's docstring).
     """
 
     def __init__(
         self, loss: Loss, x0: np.ndarray, *, ftol: float = 1e-5, gtol: float = 1e-5, history: int = 10,
-        within: Callable[[], AbstractContextManager] = contextlib.nullcontext,
+        within: Callable[[], AbstractContextManager] = contextlib.nullcontext, restarts: int = 0,
     ):  # fmt: skip
-        self.loss, self.within = loss, within
+        self.loss, self.within, self.restarts = loss, within, restarts
         self.options = {"maxiter": _NO_LIMIT, "maxfun": _NO_LIMIT, "maxcor": history, "ftol": ftol, "gtol": gtol}
         self.x = np.array(x0, dtype=np.float64)
         with within():
@@ -98,13 +104,21 @@ class LBFGS:
             return start_f, start_g
         return self.loss(x)
 
-    def _minimise(self) -> None:
+    def _search(self, x0: np.ndarray):
         from scipy.optimize import minimize
 
+        return minimize(self._evaluate, x0, jac=True, method="L-BFGS-B", callback=self._hand_over, options=self.options)
+
+    def _minimise(self) -> None:
         try:
             with self.within():
-                result = minimize(self._evaluate, self.x.copy(), jac=True, method="L-BFGS-B",
-                                  callback=self._hand_over, options=self.options)  # fmt: skip
+                result = self._search(self.x.copy())
+                for _ in range(self.restarts):
+                    if not result.success:
+                        break
+                    before, result = float(result.fun), self._search(np.array(result.x))
+                    if before - float(result.fun) <= self.options["ftol"] * max(abs(before), abs(result.fun), 1.0):
+                        break
             self._event = ("done", result)
         except BaseException as exc:  # handed to the caller's thread, raised there
             self._event = ("error", exc)

@@ -204,3 +204,36 @@ def test_float32_training_ends_at_a_float64_optimum_far_from_the_origin(offset):
     double = NCA(2, init=single.components_.astype(np.float64), device="cpu", dtype="float64").fit(X, y)
     p32, p64 = _mean_p(X, y, single.components_), _mean_p(X, y, double.components_)
     assert p64 - p32 < 0.002 and p32 > 0.945
+
+
+def _ill_conditioned_loss(spoilt_evaluation: int):
+    """A quadratic over five scales whose gradient comes back as zeros once, at the given
+    evaluation: as a float32 rounding can, that ends scipy's search short of the optimum."""
+    weights, target = np.logspace(0, 4, 5), np.arange(1.0, 6.0)
+    evaluations = []
+
+    def loss(x):
+        evaluations.append(x)
+        r = x - target
+        gradient = np.zeros(5) if len(evaluations) == spoilt_evaluation else 2 * weights * r
+        return float(weights @ (r * r)), gradient
+
+    return loss
+
+
+def _searched(loss, restarts: int) -> LBFGS:
+    search = LBFGS(loss, np.zeros(5), restarts=restarts)
+    while not search.converged:
+        search.step()
+    return search
+
+
+@pytest.mark.parametrize("restarts", [0, 2])
+def test_a_search_that_ends_short_of_the_optimum_goes_on_with_a_fresh_memory(restarts):
+    clean = _searched(_ill_conditioned_loss(spoilt_evaluation=0), restarts=0)
+    search = _searched(_ill_conditioned_loss(spoilt_evaluation=5), restarts)
+    assert not search.stalled
+    if restarts:  # as low as an unspoilt search goes, within ftol's fall (1e-5 below |f| = 1)
+        assert search.f <= clean.f + 1e-5
+    else:  # without one, the search ends where the spoilt step left it
+        assert search.f > 1.0
