@@ -27,10 +27,11 @@ from .data import UPLOAD_NAME, shared_unless_upload
 from .speed_table import TOO_QUICK_SECONDS, query_points, space_names
 
 K = 5  # neighbours per query, as the page's title says
-# Each search of all queries is timed until 2 s have been spent, at most 7 times, and the
-# median kept: a search of milliseconds, whose timings scatter most, is timed 7 times; raw
-# MNIST's (about 3 s, within 10% from run to run) once, so that a first visit to a
-# machine shows its table sooner (benchmarks/RESULTS.md, "The kNN page's first visit").
+# Each search of all queries is timed as often as fits in 2 s (guessing each next search
+# as long as the last), at least once and at most 7 times, and the median kept: a search of
+# milliseconds, whose timings scatter most, is timed 7 times; raw MNIST's (2-3 s, within 10%
+# from run to run) once, so that a first visit to a machine shows its table sooner
+# (benchmarks/RESULTS.md, "The kNN page's first visit").
 REPEATS, MIN_REPEATS, BUDGET_SECONDS = 7, 1, 2.0
 # Graphs are built on every core torch may use: about twice as fast on two cores, so the
 # page's numbers come sooner; the library's default single-threaded build is reproducible.

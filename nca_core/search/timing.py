@@ -35,7 +35,8 @@ def knn_search_cost(
     repeats : int
         Timed searches of every test point; the median is reported.
     budget_seconds : float, optional
-        Stop repeating once the timed searches have taken this long, after ``min_repeats``.
+        After ``min_repeats``, search again only while the timed total, with one more search
+        as long as the last, stays within this many seconds.
     **options
         ``backend``, ``deterministic``, ``ef_search`` of ``knn.KNNIndex``. The backend
         defaults to a flat float32 search (FAISS, else torch) in every space, so that the
@@ -50,7 +51,7 @@ def knn_search_cost(
     times: list[float] = []
     least = max(1, min(min_repeats, repeats))
     while len(times) < least or (
-        len(times) < repeats and (budget_seconds is None or sum(times) < budget_seconds)
+        len(times) < repeats and (budget_seconds is None or sum(times) + times[-1] <= budget_seconds)
     ):
         start = time.perf_counter()
         predicted = knn_index.predict(Z_test, k)

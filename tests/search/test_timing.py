@@ -57,6 +57,21 @@ def test_a_search_is_timed_at_least_min_repeats_times_whatever_the_budget(digits
     assert knn_search_cost(*args, repeats=4, budget_seconds=None, min_repeats=2).repeats == 4
 
 
+def test_searches_stop_before_the_next_would_take_the_timed_total_past_the_budget(digits, monkeypatch):
+    """Each search is guessed to take as long as the last: with searches of 0.3 s and a
+    budget of 1 s, three are timed (0.9 s), not a fourth that ends at 1.2 s."""
+    import types
+
+    from nca_core.search import timing
+
+    ticks = iter(range(10_000))
+    monkeypatch.setattr(timing, "time", types.SimpleNamespace(perf_counter=lambda: 0.3 * next(ticks)))
+    data = digits
+    args = ("raw", data.X_train, data.y_train, data.X_test, data.y_test)
+    assert knn_search_cost(*args, repeats=7, budget_seconds=1.0).repeats == 3
+    assert knn_search_cost(*args, repeats=7, budget_seconds=0.5).repeats == 1  # one, whatever the budget
+
+
 @needs_faiss
 def test_an_hnsw_cost_reports_its_graph_build_and_size(digits):
     data = digits
