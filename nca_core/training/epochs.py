@@ -215,7 +215,7 @@ class LBFGSEpochs:
         x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
         if dense_applies(problem):
             self.lbfgs = LBFGS(DenseObjective(problem), x0, ftol=tol, gtol=tol, within=numpy_blas_on_one_thread)
-        else:  # a float32 loss: its search is confirmed by fresh ones (``lbfgs``)
+        else:  # the blockwise engine; a float32 search is confirmed by fresh ones (``lbfgs``)
             restarts = FLOAT32_RESTARTS if problem.X.dtype == torch.float32 else 0
             self.lbfgs = LBFGS(self._loss, x0, ftol=tol, gtol=tol, restarts=restarts)
         self._set(self.lbfgs.x)

@@ -116,14 +116,25 @@ class LBFGS:
                 for _ in range(self.restarts):
                     if not result.success:
                         break
-                    before, result = float(result.fun), self._search(np.array(result.x))
-                    if before - float(result.fun) <= self.options["ftol"] * max(abs(before), abs(result.fun), 1.0):
+                    ended, result = result, self._restarted(result)
+                    if ended.fun - result.fun <= self.options["ftol"] * max(abs(ended.fun), abs(result.fun), 1.0):
                         break
             self._event = ("done", result)
         except BaseException as exc:  # handed to the caller's thread, raised there
             self._event = ("error", exc)
         with contextlib.suppress(RuntimeError):  # already released if the caller stopped waiting
             self._ready.release()
+
+    def _restarted(self, ended):
+        """A fresh search from where ``ended`` (a successful one) stopped. One that fails (a
+        line search lost in rounding, or a stop) keeps the point it reached, if lower, under
+        the verdict of the search before it."""
+        result = self._search(np.array(ended.x))
+        if result.success:
+            return result
+        if result.fun < ended.fun:
+            ended.x, ended.fun = result.x, result.fun
+        return ended
 
     def _hand_over(self, intermediate_result) -> None:
         """scipy's callback: give the iterate (a copy: scipy reuses its array) and wait."""

@@ -7,9 +7,11 @@ import torch
 
 from nca_core.training.encoders import LinearEncoder
 from nca_core.training.epochs import (
+    FLOAT32_RESTARTS,
     BankEpochs,
     BatchEpochs,
     CandidateEpochs,
+    LBFGSEpochs,
     MemoryBank,
     Problem,
     make_epochs,
@@ -314,3 +316,18 @@ def test_a_problem_takes_its_devices_block_size_unless_given_one():
     encoder = LinearEncoder(torch.eye(2, 4))
     assert Problem.sorted_by_class(encoder, X, y).block_elements == DEFAULT_BLOCK_ELEMENTS  # on the CPU
     assert Problem.sorted_by_class(encoder, X, y, block_elements=900).block_elements == 900
+
+
+@pytest.mark.parametrize(("dtype", "restarts"), [(torch.float32, FLOAT32_RESTARTS), (torch.float64, 0)])
+def test_only_float32_blockwise_searches_restart(dtype, restarts):
+    """Float32's rounding spoils L-BFGS's memory, so its searches are confirmed by fresh
+    ones; float64's (over the whole-matrix engine's limit) take scikit-learn's path as it is."""
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(450, 3, generator=gen, dtype=dtype)
+    y = torch.arange(450) % 3
+    problem = Problem.sorted_by_class(LinearEncoder(torch.eye(2, 3, dtype=dtype)), X, y)
+    epochs = make_epochs(problem, "lbfgs")
+    try:
+        assert isinstance(epochs, LBFGSEpochs) and epochs.lbfgs.restarts == restarts
+    finally:
+        epochs.close()

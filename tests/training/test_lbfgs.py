@@ -237,3 +237,30 @@ def test_a_search_that_ends_short_of_the_optimum_goes_on_with_a_fresh_memory(res
         assert search.f <= clean.f + 1e-5
     else:  # without one, the search ends where the spoilt step left it
         assert search.f > 1.0
+
+
+def test_a_restart_that_fails_keeps_the_verdict_of_the_search_before_it():
+    """A restart whose line search fails (here its gradients are wrong, as rounding can make
+    them near an optimum) does not turn a converged search into a stalled one."""
+    weights, target = np.logspace(0, 2, 3), np.arange(1.0, 4.0)
+    evaluations = []
+
+    def loss(x, spoilt_after=None):
+        evaluations.append(1)
+        r = x - target
+        gradient = 2 * weights * r
+        if spoilt_after is not None and len(evaluations) > spoilt_after:
+            gradient = -gradient - 1.0  # wrong, and too large to pass for converged
+        return float(weights @ (r * r)), gradient
+
+    first = LBFGS(loss, np.zeros(3))
+    while not first.converged:
+        first.step()
+    used = len(evaluations)
+    evaluations.clear()
+    search = LBFGS(lambda x: loss(x, spoilt_after=used), np.zeros(3), restarts=2)
+    while not search.converged:
+        search.step()
+    assert len(evaluations) > used  # the restart ran, and failed
+    assert not search.stalled and search.message == first.message
+    assert search.f == pytest.approx(first.f)
