@@ -25,7 +25,7 @@ from ..util.sampling import stratified_subsample
 from ._cache import cached_arrays
 from ._csv import from_csv, guess_label_column
 from ._deformed import VERSION as DEFORMED_VERSION
-from ._deformed import deformed_copies
+from ._deformed import copied_images, deformed_copies
 from ._download import ProgressCallback, download
 from ._errors import DatasetError
 from ._formats import read_idx_set, read_usps, read_usps_part
@@ -201,19 +201,16 @@ def _deformed_mnist(mnist: Dataset, n_train: int, seed: int, folder: Path) -> Da
     count = n_train - n
 
     def generate() -> dict[str, np.ndarray]:
-        copies, sources = deformed_copies(pixels, count, seed)
-        return {"copies": copies, "sources": sources}
+        return {"copies": deformed_copies(pixels, count, seed)[0]}
 
     def check(arrays: dict[str, np.ndarray]) -> None:
-        copies, sources = arrays["copies"], arrays["sources"]
-        if copies.shape != (count, mnist.n_features) or copies.dtype != np.uint8 or sources.shape != (count,):
+        if arrays["copies"].shape != (count, mnist.n_features) or arrays["copies"].dtype != np.uint8:
             raise DatasetError("a cached mnist-deformed entry has the wrong shape")
 
-    where = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
-    key = f"{DEFORMED}-v{DEFORMED_VERSION}-{n_train}-seed{seed}-{where}"
+    key = f"{DEFORMED}-v{DEFORMED_VERSION}-{n_train}-seed{seed}-{_folder_key(folder)}"
     mnist_files = [folder / f.name for f in REGISTRY["mnist"].files]
-    arrays = cached_arrays(_decoded_cache_dir(), key, mnist_files, generate, check) if count else generate()
-    copies, sources = arrays["copies"], arrays["sources"]
+    copies = (cached_arrays(_decoded_cache_dir(), key, mnist_files, generate, check) if count else generate())["copies"]
+    sources = copied_images(count, n)
     X = np.empty((n_train, mnist.n_features), dtype=np.float32)
     X[:n] = mnist.X_train
     np.divide(copies, np.float32(255), out=X[n:], dtype=np.float32)
@@ -226,11 +223,15 @@ def _deformed_mnist(mnist: Dataset, n_train: int, seed: int, folder: Path) -> Da
     )  # fmt: skip
 
 
+def _folder_key(folder: Path) -> str:
+    """A short name for a data folder in cache keys: entries from two folders never mix."""
+    return hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
+
+
 def _from_files(spec: DatasetSpec, folder: Path, allow_download, progress, mirrors) -> Dataset:
     """A downloadable set: its files checked against their pins, decoded once and cached."""
     paths = [_ensure_file(spec, f, folder, allow_download, progress, mirrors) for f in spec.files]
-    where = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
-    key = f"{spec.name}-v{_CACHE_VERSION}-{where}"
+    key = f"{spec.name}-v{_CACHE_VERSION}-{_folder_key(folder)}"
     reader = read_usps if spec.name == "usps" else read_idx_set
 
     def decode() -> dict[str, np.ndarray]:

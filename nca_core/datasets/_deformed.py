@@ -49,7 +49,12 @@ def deformed_copies(images: np.ndarray, count: int, seed: int) -> tuple[np.ndarr
     chunks = range(math.ceil(count / CHUNK))
     with numpy_blas_on_one_thread(), ThreadPoolExecutor(min(len(chunks), _cores(), MOST_THREADS) or 1) as pool:
         list(pool.map(fill, chunks))
-    return out, np.arange(count) % n
+    return out, copied_images(count, n)
+
+
+def copied_images(count: int, n: int) -> np.ndarray:
+    """The index of the image each of ``count`` copies deforms: copy j deforms image j mod n."""
+    return np.arange(count) % n
 
 
 def _cores() -> int:

@@ -88,3 +88,5 @@ def test_a_generated_set_is_kept_and_read_back_without_generating_again(data_dir
     np.testing.assert_array_equal(again.y_train, first.y_train)
     with pytest.raises(AssertionError, match="generated again"):  # another seed is another set
         datasets.load("mnist-deformed", data_dir, download=False, n_train=60_500, seed=8)
+    with pytest.raises(AssertionError, match="generated again"):  # and so is another size
+        datasets.load("mnist-deformed", data_dir, download=False, n_train=60_400, seed=7)
