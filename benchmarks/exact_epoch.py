@@ -30,7 +30,8 @@ and b = 1024).
 Beyond 60,000 the images are ``mnist-deformed``'s: MNIST and its deformed copies.
 
 On a GPU every timing waits for the device (``torch.cuda.synchronize``) before reading the
-clock, and float32 products stay float32 (PyTorch's default: no TF32).
+clock, and float32 products stay float32 (PyTorch's default) unless ``--tf32`` lets the
+epoch and the floors alike use TF32.
 
 ``quick()`` (for ``make bench``) times one repeat on 20,000 MNIST images.
 """
@@ -194,7 +195,8 @@ def main() -> None:
     timings = measure(args.n, args.d, args.repeats, args.device, lambda name, t: print(f"{name}: {t:.2f} s", flush=True))
     tf32 = "; TF32 products" if args.tf32 else ""
     print(f"machine: {machine()}; torch threads: {torch.get_num_threads()}; device: {resolve_device(args.device)}{tf32}")
-    print(f"MNIST n = {args.n}, d = {args.d}, blocks of {BATCH} anchors\n")
+    images = "MNIST" if args.n <= 60000 else "mnist-deformed"
+    print(f"{images} n = {args.n}, d = {args.d}, blocks of {BATCH} anchors\n")
     print("| measure | median s | each repeat (s) |")
     print("| --- | --- | --- |")
     for name, t in timings.items():

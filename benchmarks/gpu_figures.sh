@@ -11,8 +11,9 @@
 # GPU but for small L-BFGS fits), exact (benchmarks/exact_epoch.py on the GPU), scaling (benchmarks/scaling.py
 # on the GPU, 60k to 1M), torchrun (the CLI's data-parallel training, one process on the GPU),
 # torchrun2 (two processes on a machine with fewer GPUs than that), exact_tf32 (the exact
-# epoch with TF32 products), exact1m (one exact epoch on a million mnist-deformed points,
-# float32 then TF32), tf32 (the float32-against-float64 tests with TF32 products), knn
+# epoch with TF32 products), exact1m and exact1m_tf32 (one exact epoch on a million
+# mnist-deformed points, float32 or TF32; each in its own step, as one takes minutes), far
+# (block_shapes.py --far at 250k: the far anchors' pass sizes), tf32 (the float32-against-float64 tests with TF32 products), knn
 # (benchmarks/knn_search.py with the library's exact search on the GPU beside FAISS on the CPU),
 # defaults (benchmarks/defaults.py: NCA(n_components=32).fit on all of MNIST, "auto" device),
 # network (benchmarks/network_defaults.py: NCA(encoder="mlp") defaults, MNIST 30-D, seed 0),
@@ -49,7 +50,9 @@ for name in "$@"; do
         defaults) step defaults 60 $PY benchmarks/defaults.py ;;
         network) step network 100 $PY benchmarks/network_defaults.py --dataset mnist --dims 30 --seeds 0 --candidates defaults ;;
         scaling1m) step scaling1m 230 $PY benchmarks/scaling.py --device cuda --sizes 1000000 ;;
-        exact1m) step exact1m 330 bash -c "$PY benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 && $PY benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 --tf32" ;;
+        exact1m) step exact1m 400 $PY benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 ;;
+        exact1m_tf32) step exact1m_tf32 400 $PY benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 --tf32 ;;
+        far) step far 300 bash -c "cd benchmarks && $PY block_shapes.py --far --n 250000" ;;
         tf32) step tf32 200 env NCA_TEST_TF32=1 $PY -m pytest -q -p no:cacheprovider -n 8 -m "not e2e" -k "float32 or far or origin or float64" \
             tests/objective tests/training tests/search tests/estimator ;;
         knn) step knn 300 $PY benchmarks/knn_search.py --repeats 3 ;;

@@ -29,8 +29,8 @@ from .speed_table import TOO_QUICK_SECONDS, query_points, space_names
 K = 5  # neighbours per query, as the page's title says
 # Each search of all queries is timed as often as fits in 2 s (guessing each next search
 # as long as the last), at least once and at most 7 times, and the median kept: a search of
-# milliseconds, whose timings scatter most, is timed 7 times; raw MNIST's (2-3 s, within 10%
-# from run to run) once, so that a first visit to a machine shows its table sooner
+# milliseconds, whose timings scatter most, is timed 7 times; one of seconds (raw MNIST's,
+# steady from run to run) once, so that a first visit to a machine shows its table sooner
 # (benchmarks/RESULTS.md, "The kNN page's first visit").
 REPEATS, MIN_REPEATS, BUDGET_SECONDS = 7, 1, 2.0
 # Graphs are built on every core torch may use: about twice as fast on two cores, so the
