@@ -54,7 +54,7 @@ if loading:
 
 from app_pages.ui import notices, views  # noqa: E402  (see the buttons: these load torch)
 from app_pages.ui.controls import demo_for, run_settings  # noqa: E402
-from nca_core.runs.run import Run, resolve_config  # noqa: E402
+from nca_core.runs.run import Run  # noqa: E402
 
 data = app_data.load_dataset(name)
 if data is None:
@@ -70,7 +70,8 @@ chosen = run_settings(
     data, key=name, overrides=share.take(*share.RUN_FIELDS), start=demo.init if demo else None
 )
 st.query_params.from_dict(share.to_params(name, chosen, presenting))  # a link opens these settings
-config, notes = resolve_config(chosen, data)
+run = Run(chosen, data)  # the settings made possible for the data, resolved once
+config, notes = run.config, run.notes
 with about:
     if not presenting:
         with st.expander(
@@ -88,7 +89,7 @@ with about:
 
 pace = controls.pace_controls()
 if requested:
-    active = state.start(name, Run(config, data), pace)
+    active = state.start(name, run, pace)
 
 
 def status_and_picture(page: dict, first_frame_due: bool = False) -> None:

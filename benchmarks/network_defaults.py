@@ -70,7 +70,7 @@ def main() -> None:
                 seconds.append(time.perf_counter() - start)
                 errors.append(five_nn_error(model, data))
                 if not resolved:
-                    settings = model._resolve(DataShape(len(data.y_train), data.n_features, data.n_classes))
+                    settings = model.plan(DataShape(len(data.y_train), data.n_features, data.n_classes)).settings
                     resolved = ", ".join(f"{k}={settings[k]}" for k in SHOWN)
             print(
                 f"| {d} | {name} | {resolved} | {', '.join(f'{e:.2%}' for e in errors)} "

@@ -74,10 +74,10 @@ def _add_flag(group, setting) -> None:
     group.add_argument(setting.flag, type=parse_flag(setting), metavar=metavar, help=text)
 
 
-def _config(args: argparse.Namespace, data, device: str):
-    """The recommended settings for ``data``, changed by the flags given, made possible."""
+def _run(args: argparse.Namespace, data, device: str):
+    """A run of the recommended settings for ``data``, changed by the flags given, made possible."""
     from .config.settings import SETTINGS
-    from .runs.run import recommended_config, resolve_config
+    from .runs.run import Run, recommended_config
 
     given = {s.name: getattr(args, s.name) for s in SETTINGS if getattr(args, s.name) is not None}
     base = recommended_config(
@@ -86,7 +86,7 @@ def _config(args: argparse.Namespace, data, device: str):
         encoder=given.get("encoder", "linear"),
         optimizer=given.get("optimizer", "adam"),
     )
-    return resolve_config(base.replace(**{**given, "device": device}), data)
+    return Run(base.replace(**{**given, "device": device}), data)
 
 
 def _load(args: argparse.Namespace, lead: bool):
@@ -126,16 +126,14 @@ def _train_with_progress(run, args, title: str, lead: bool) -> tuple[list[dict],
 def train(args: argparse.Namespace) -> dict:
     """Run one training as described by ``args``; returns the metrics written (rank 0)."""
     from . import knn_accuracy
-    from .runs.run import Run
     from .training import distributed
 
     rank, world_size, device = distributed.init_from_environment(args.device or "auto")
     lead = rank == 0
     data = _load(args, lead)
-    config, notes = _config(args, data, device)
-    for note in notes if lead else ():
+    run = _run(args, data, device)
+    for note in run.notes if lead else ():
         print(f"note: {note}", file=sys.stderr)
-    run = Run(config, data)
     title = f"NCA {args.dataset}" + (f" x{world_size} processes on {device}" if world_size > 1 else "")
     start = time.perf_counter()
     history, embeddings = _train_with_progress(run, args, title, lead)
@@ -144,17 +142,17 @@ def train(args: argparse.Namespace) -> dict:
     test_error = None
     if len(data.y_test):
         Z_train, Z_test = run.transform(data.X_train), run.transform(data.X_test)
-        test_error = 1 - knn_accuracy(Z_train, data.y_train, Z_test, data.y_test, config.k)
+        test_error = 1 - knn_accuracy(Z_train, data.y_train, Z_test, data.y_test, run.config.k)
     metrics = {
         "dataset": args.dataset,
-        "settings": {**config.as_dict(), "eval_every": args.eval_every},
-        "notes": notes,
+        "settings": {**run.config.as_dict(), "eval_every": args.eval_every},
+        "notes": run.notes,
         "device": run.model.device_,
         "world_size": world_size,
         "epochs_run": run.model.n_iter_,
         "training_seconds": history[-1]["seconds"],
         "wall_seconds": time.perf_counter() - start,
-        f"test_error_{config.k}nn": test_error,
+        f"test_error_{run.config.k}nn": test_error,
         "history": history,
     }
     _write_outputs(args.out, run, metrics, embeddings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -21,6 +22,7 @@ from ..config.rules import (
     OPTIONS,
     SCHEDULE_CHOICES,
     DataShape,
+    Note,
     resolve,
 )
 from ..objective.kernels import make_kernel
@@ -35,7 +37,7 @@ from ..util.sampling import stratified_subsample
 from .report import Report
 from .starts import lda_directions, pca_directions
 
-__all__ = ["NCA"]
+__all__ = ["NCA", "Plan"]
 
 # The parameters that ``rules.resolve`` turns into concrete settings for the data.
 _RESOLVED = (
@@ -44,6 +46,17 @@ _RESOLVED = (
     "image_shape", "shift",
 )  # fmt: skip
 _TRANSFORM_BATCH = 8192
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a fit on data of ``shape`` will use (``NCA.plan``): ``rules.resolve``'s concrete
+    settings and its notes, with the parameters (``request``) they were resolved from."""
+
+    request: dict
+    shape: DataShape
+    settings: dict
+    notes: tuple[Note, ...]
 
 
 @dataclass(frozen=True)
@@ -354,6 +367,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         eval_size: int | None = 10000,
         frames_per_epoch: int = 1,
         should_stop: Callable[[], bool] | None = None,
+        plan: Plan | None = None,
     ) -> Iterator[Snapshot]:
         """Train and yield a frozen Snapshot at the start and after every epoch.
 
@@ -378,13 +392,17 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             Asked between minibatches and before each evaluation; once it returns True,
             training ends as a close would (``training.loop.train``). For a Stop button in
             another thread, which would otherwise wait for the next snapshot.
+        plan : Plan or None
+            This estimator's ``plan`` for this data, made earlier to show its notes: the fit
+            uses it instead of resolving the settings again (ValueError if the parameters or
+            the data's shape have changed since).
 
         The fitted attributes are updated after every epoch, so closing the generator (or a
         callback returning True) keeps everything learnt so far.
         """
         self._validate_params()
         return self._fit_iter(
-            X, y, X_test, y_test, display_size, eval_every, k, eval_size, frames_per_epoch, should_stop
+            X, y, X_test, y_test, display_size, eval_every, k, eval_size, frames_per_epoch, should_stop, plan
         )
 
     def _fit_iter(
@@ -399,9 +417,10 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         eval_size=10000,
         frames_per_epoch=1,
         should_stop=None,
+        plan=None,
     ):
         report = Report(self, self.verbose)
-        start = self._prepare(X, y, report)
+        start = self._prepare(X, y, report, plan)
         offset = _training_offset(start)
         order = np.argsort(start.y_index, kind="stable")  # training wants classes in turn
         X_t = _training_rows(start.X, order, offset, start.dtype, start.device)
@@ -439,19 +458,12 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             decay_epochs=settings["max_iter"] if settings["learning_rate_schedule"] == "cosine" else None,
         )  # fmt: skip
 
-    def _prepare(self, X, y, report) -> _Start:
-        """Validate, resolve the settings and build the encoder and kernel; a failure leaves
+    def _prepare(self, X, y, report, plan: Plan | None = None) -> _Start:
+        """Validate, settle the settings and build the encoder and kernel; a failure leaves
         the estimator as it was before this call."""
-        before = {
-            name: getattr(self, name)
-            for name in ("n_features_in_", "feature_names_in_")
-            if hasattr(self, name)
-        }
-        try:
-            X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=[np.float64, np.float32])
-            check_classification_targets(y)
-            classes, y_index = np.unique(y, return_inverse=True)
-            settings = self._resolve(DataShape.of(X, len(classes), self.encoder))
+        with self._input_attributes_restored_on_failure():
+            X, y, classes, y_index = self._validated(X, y)
+            settings = self._settings(self._plan_for(plan, X, len(classes)))
             rng = check_random_state(self.random_state)
             device = self._device(settings, len(X))
             dtype = resolve_dtype(self.dtype, device)
@@ -462,22 +474,35 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             generator = torch.Generator().manual_seed(seed)
             encoder = self._encoder(settings, X.shape[1], components, generator, dtype, device)
             pretrain_curve = self._pretrain(encoder, X, settings, generator, report)
-            if not all(bool(torch.isfinite(p).all()) for p in encoder.parameters()):
-                raise ValueError(
-                    f"the starting map (init={settings['init']!r}) is not finite in {self.dtype}: "
-                    "standardise the inputs, or choose another init or dtype='float64'"
-                )
+            _check_finite_start(encoder, settings["init"], self.dtype)
             kernel = self._kernel(settings, device)
+        self._start_fit(classes, settings, encoder, kernel, device)
+        self.pretrain_curve_ = pretrain_curve
+        return _Start(X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype)
+
+    def _validated(self, X, y) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """X and y as arrays that passed scikit-learn's checks, the classes, and y as class
+        indices 0..n_classes - 1."""
+        X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=[np.float64, np.float32])
+        check_classification_targets(y)
+        classes, y_index = np.unique(y, return_inverse=True)
+        return X, y, classes, y_index
+
+    @contextmanager
+    def _input_attributes_restored_on_failure(self):
+        """``validate_data`` sets ``n_features_in_`` (and feature names) before anything
+        else is checked: a fit that fails puts back what the estimator had."""
+        names = ("n_features_in_", "feature_names_in_")
+        before = {name: getattr(self, name) for name in names if hasattr(self, name)}
+        try:
+            yield
         except BaseException:
-            for name in ("n_features_in_", "feature_names_in_"):
+            for name in names:
                 if name in before:
                     setattr(self, name, before[name])
                 elif hasattr(self, name):
                     delattr(self, name)
             raise
-        self._start_fit(classes, settings, encoder, kernel, device)
-        self.pretrain_curve_ = pretrain_curve
-        return _Start(X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype)
 
     def _device(self, settings: dict, n_samples: int) -> torch.device:
         """``device`` resolved; "auto" keeps on the CPU the small L-BFGS problems that the
@@ -524,15 +549,37 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     # -- helpers ----------------------------------------------------------------------
 
-    def _resolve(self, shape: DataShape) -> dict:
-        """Concrete settings for this data (``rules.resolve``): errors raise, caveats warn."""
+    def plan(self, shape: DataShape) -> Plan:
+        """The concrete settings a fit on data of ``shape`` would use (``rules.resolve``), and
+        notes on what they change. A fit makes its own plan; one made earlier, to show its
+        notes, can be handed to ``fit_iter`` so that the settings are resolved once."""
         request = {name: getattr(self, name) for name in _RESOLVED}
         settings, notes = resolve(request, shape)
-        for note in notes:
+        return Plan(request, shape, settings, tuple(notes))
+
+    def _plan_for(self, plan: Plan | None, X: np.ndarray, n_classes: int) -> Plan:
+        """``plan`` if it was made by these parameters for data of X's shape, else a new one."""
+        if plan is None:
+            return self.plan(DataShape.of(X, n_classes, self.encoder))
+        made_for = (plan.shape.n_samples, plan.shape.n_features, plan.shape.n_classes)
+        if made_for != (len(X), X.shape[1], n_classes):
+            raise ValueError(
+                f"the plan was made for data of (n_samples, n_features, n_classes) = {made_for}, "
+                f"not {(len(X), X.shape[1], n_classes)}"
+            )
+        changed = [name for name in _RESOLVED if not _same_value(plan.request[name], getattr(self, name))]
+        if changed:
+            raise ValueError(f"the plan was made before these parameters changed: {', '.join(changed)}")
+        return plan
+
+    def _settings(self, plan: Plan) -> dict:
+        """The plan's settings for this fit: its errors raise, its caveats warn."""
+        for note in plan.notes:
             if note.level == "error":
                 raise ValueError(note.error)
             if note.level == "warning":
                 warnings.warn(note.error, stacklevel=6)
+        settings = dict(plan.settings)
         if settings["shift"]:
             settings["augment"] = RandomShift(tuple(settings["image_shape"]), settings["shift"])
         return settings
@@ -677,6 +724,21 @@ def _training_offset(start: _Start) -> np.ndarray:
     if s["encoder"] == "mlp" or s["augment"] is not None or s["shift"]:
         return np.zeros(start.X.shape[1])
     return start.X.mean(0, dtype=np.float64)
+
+
+def _same_value(a, b) -> bool:
+    """Whether two parameter values are the same (arrays by their contents)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    return a is b or a == b
+
+
+def _check_finite_start(encoder: torch.nn.Module, init, dtype: str) -> None:
+    if not all(bool(torch.isfinite(p).all()) for p in encoder.parameters()):
+        raise ValueError(
+            f"the starting map (init={init!r}) is not finite in {dtype}: "
+            "standardise the inputs, or choose another init or dtype='float64'"
+        )
 
 
 def _check_augment(augment, X: np.ndarray, dtype: torch.dtype, device) -> None:

@@ -2,16 +2,18 @@
 
 ``RunConfig`` (declared in ``settings``) holds every setting as plain JSON-safe values;
 ``recommended_config`` gives settings that converge on a dataset without tuning;
-``resolve_config`` makes a request possible for the data and says what changed; ``Run``
-standardises (if asked), trains and turns results into files that act on raw inputs. The
+``Run`` resolves a request for the data once (``Run.config``, ``Run.notes``), standardises (if asked), trains with those settings and turns results
+into files that act on raw inputs. The
 app and the command-line trainer both train through ``Run``. No UI code here.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -25,12 +27,11 @@ from ..config.rules import (
     minibatch_defaults,
     neighbor_source,
     network_preset,
-    resolve,
 )
 from ..config.settings import RunConfig
 from ..datasets import Dataset
 from ..estimator.model_io import save_model
-from ..estimator.nca import NCA
+from ..estimator.nca import NCA, Plan
 from ..training.loop import Snapshot
 from ..util.formatting import percent
 from ..util.sampling import stratified_subsample
@@ -43,7 +44,6 @@ __all__ = [
     "blow_up_note",
     "estimator_params",
     "recommended_config",
-    "resolve_config",
 ]
 
 EVAL_POINTS = 2000
@@ -110,13 +110,16 @@ def estimator_params(config: RunConfig, image_shape: tuple[int, int] | None = No
     return {**params, "image_shape": image_shape}
 
 
-def resolve_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[str]]:
-    """``config`` made possible for ``data`` (``rules.resolve``), and what changed, in words."""
-    raw_inputs_to = None if config.standardize else config.encoder  # the map that sees X as it is
-    shape = DataShape.of(data.X_train, data.n_classes, raw_inputs_to)
-    request = estimator_params(config, data.image_shape)
-    settings, notes = resolve(request, shape)
-    texts = [note.text for note in notes]
+def _shape(config: RunConfig, data: Dataset) -> DataShape:
+    """What the rules read of the data the run trains on: the input scale only where the
+    map sees the inputs as they are (not standardised first)."""
+    raw_inputs_to = None if config.standardize else config.encoder
+    return DataShape.of(data.X_train, data.n_classes, raw_inputs_to)
+
+
+def _planned_config(config: RunConfig, plan: Plan, n_samples: int) -> RunConfig:
+    """``config`` with the settings the plan changed, in the run's own fields."""
+    request, settings = plan.request, plan.settings
     changed = {
         name: settings[name]
         for name in ("n_components", "init", "batch_size", "shift")
@@ -124,26 +127,47 @@ def resolve_config(config: RunConfig, data: Dataset) -> tuple[RunConfig, list[st
     }
     if request["neighbors"] not in ("auto", settings["neighbors"]):
         changed["neighbors"] = settings["neighbors"]
-    config = config.replace(**changed, display_size=min(config.display_size, shape.n_samples))
-    return config, texts
+    return config.replace(**changed, display_size=min(config.display_size, n_samples))
+
+
+def _adopted(plan: Plan, model: NCA) -> Plan:
+    """The plan of the request, for the model of the adjusted settings: where the estimator
+    would refuse a request (an "error" note), the run trains what the plan adjusted it to,
+    and resolving those settings again gives the same ones (tests/runs/test_run.py)."""
+    request = {name: model.get_params()[name] for name in plan.request}
+    notes = tuple(note for note in plan.notes if note.level != "error")
+    return dataclasses.replace(plan, request=request, notes=notes)
 
 
 class Run:
     """One training run of NCA on a Dataset with a RunConfig.
 
+    The settings are resolved once, when the run is made: ``config`` is the request made
+    possible for the data, ``notes`` says what changed, and training uses that plan.
+
     Attributes
     ----------
+    config : RunConfig, the settings the run trains with
+    notes : list of str, what was changed or qualified in the request, in words
     model : NCA, fitted progressively while ``stream()`` is consumed
     display_index : ndarray, indices into the training set of the points drawn
     """
 
     def __init__(self, config: RunConfig, data: Dataset):
-        self.config = config
         self.data = data
-        self.scaler = StandardScaler().fit(data.X_train) if config.standardize else None
-        self.model = NCA(**estimator_params(config, data.image_shape), tol=0.0)
+        asked = NCA(**estimator_params(config, data.image_shape))
+        plan = asked.plan(_shape(config, data))
+        self.config = _planned_config(config, plan, len(data.y_train))
+        self.notes = [note.text for note in plan.notes]
+        self.model = NCA(**estimator_params(self.config, data.image_shape), tol=0.0)
+        self.plan = _adopted(plan, self.model)
         self.display_index: np.ndarray | None = None
         self.latest: Snapshot | None = None
+
+    @cached_property
+    def scaler(self) -> StandardScaler | None:
+        """The training set's standardisation, fitted when first needed (None: not asked)."""
+        return StandardScaler().fit(self.data.X_train) if self.config.standardize else None
 
     def _prepare(self, X: np.ndarray) -> np.ndarray:
         return X if self.scaler is None else self.scaler.transform(X).astype(np.float32)
@@ -177,6 +201,7 @@ class Run:
             eval_size=eval_points,
             frames_per_epoch=frames_per_epoch,
             should_stop=should_stop,
+            plan=self.plan,
         )
         for snap in snapshots:
             self.display_index = self.model.display_index_

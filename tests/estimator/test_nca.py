@@ -12,6 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from nca_core import NCA, RandomShift, Snapshot, TrainingDiverged
+from nca_core.config.rules import DataShape
 
 DEVICES = [
     "cpu",
@@ -602,3 +603,26 @@ def test_a_network_handed_inputs_far_from_unit_scale_says_to_standardise_them(di
         warnings_module.simplefilter("error")
         NCA(5, max_iter=1, random_state=0, device="cpu", optimizer="adam").fit(raw, y)
         NCA(5, encoder="mlp", max_iter=1, hidden_sizes=(16,), random_state=0, device="cpu").fit(pixels, y)
+
+
+def test_fit_iter_trains_with_a_plan_made_before_and_refuses_a_stale_one(wine, monkeypatch):
+    """A plan shown before training is used as it is (no second resolve); one made for other
+    parameters or other data is refused rather than trained."""
+    import nca_core.estimator.nca as estimator
+
+    X, y = wine
+    model = NCA(n_components=20, max_iter=2, device="cpu")
+    shape = DataShape.of(X, 3)
+    plan = model.plan(shape)
+    assert plan.settings["n_components"] == 13 and plan.notes[0].level == "error"
+    with pytest.raises(ValueError, match="n_components"):  # the estimator refuses what the app adjusts
+        list(model.fit_iter(X, y, plan=plan))
+    model.set_params(n_components=2)
+    with pytest.raises(ValueError, match="made before these parameters changed: n_components"):
+        list(model.fit_iter(X, y, plan=plan))
+    plan = model.plan(shape)
+    with pytest.raises(ValueError, match=r"made for data of .* = \(178, 13, 3\), not \(150, 13, 3\)"):
+        list(model.fit_iter(X[:150], y[:150], plan=plan))
+    monkeypatch.setattr(estimator, "resolve", lambda *args: pytest.fail("resolved again"))
+    snaps = list(model.fit_iter(X, y, plan=plan))
+    assert snaps[-1].epoch == 2 and model.n_components_ == 2

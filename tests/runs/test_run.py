@@ -5,7 +5,7 @@ import pytest
 
 from nca_core import NCA, datasets, load_model
 from nca_core.config.rules import DataShape
-from nca_core.runs.run import Run, RunConfig, blow_up_note, recommended_config, resolve_config
+from nca_core.runs.run import Run, RunConfig, blow_up_note, recommended_config
 
 
 @pytest.mark.parametrize("name", ["rings", "wine", "digits"])
@@ -19,6 +19,12 @@ def test_recommended_settings_converge(name):
     assert last.objective > first.objective
     # digits in 2-D: scikit-learn's NCA reaches about 74% test accuracy on this split
     assert last.test_accuracy >= {"rings": 0.95, "wine": 0.9, "digits": 0.72}[name]
+
+
+def _resolved(config: RunConfig, data) -> tuple[RunConfig, list[str]]:
+    """What a run makes of ``config`` on ``data``: its settings and notes."""
+    run = Run(config, data)
+    return run.config, run.notes
 
 
 def test_exports(tmp_path):
@@ -57,30 +63,30 @@ def test_neighbours_are_nearest_first():
     assert 0 not in order and np.all(np.diff(distances) >= 0)
 
 
-def test_resolve_config_explains_adjustments():
+def test_run_explains_adjustments():
     wine = datasets.load("wine")
-    config, notes = resolve_config(RunConfig(n_components=20, batch_size=4096), wine)
+    config, notes = _resolved(RunConfig(n_components=20, batch_size=4096), wine)
     assert config.n_components == 13 and config.batch_size == len(wine.y_train)
     assert notes == [
         "The output dimension is capped at the 13 input features.",
         "The batch size is capped at the 125 training points (one batch per epoch).",
     ]
-    config, notes = resolve_config(RunConfig(n_components=5, init="lda", batch_size=64), wine)
+    config, notes = _resolved(RunConfig(n_components=5, init="lda", batch_size=64), wine)
     assert notes == ["LDA gives at most n_classes - 1 = 2 directions; the other 3 start from PCA."]
-    config, notes = resolve_config(RunConfig(encoder="diagonal", init="pca", batch_size=64), wine)
+    config, notes = _resolved(RunConfig(encoder="diagonal", init="pca", batch_size=64), wine)
     assert config.n_components == 13 and config.init == "identity" and len(notes) == 2
 
 
-def test_resolve_config_says_when_a_network_gets_inputs_far_from_unit_scale():
+def test_run_says_when_a_network_gets_inputs_far_from_unit_scale():
     from nca_core.config.rules import input_scale_note
 
     wine = datasets.load("wine")  # proline's values vary by hundreds
     scale_text = input_scale_note("mlp", 1e3).text
-    assert scale_text in resolve_config(RunConfig(encoder="mlp", standardize=False), wine)[1]
+    assert scale_text in _resolved(RunConfig(encoder="mlp", standardize=False), wine)[1]
     for config in (RunConfig(encoder="mlp", standardize=True), RunConfig(encoder="linear", standardize=False)):
-        assert scale_text not in resolve_config(config, wine)[1]
+        assert scale_text not in _resolved(config, wine)[1]
     digits = datasets.load("digits")  # pixels of 0 to 16: near enough
-    assert scale_text not in resolve_config(RunConfig(encoder="mlp", standardize=False), digits)[1]
+    assert scale_text not in _resolved(RunConfig(encoder="mlp", standardize=False), digits)[1]
 
 
 @pytest.mark.parametrize("name", ["rings", "wine", "digits"])
@@ -107,9 +113,9 @@ def test_deep_model_file_has_the_scaler_folded_into_the_first_layer():
     )
 
 
-def test_resolve_config_explains_deep_adjustments():
+def test_run_explains_deep_adjustments():
     wine = datasets.load("wine")
-    config, notes = resolve_config(
+    config, notes = _resolved(
         RunConfig(encoder="mlp", init="pca", optimizer="lbfgs", neighbors="memory", standardize=True), wine
     )
     assert config.init == "random" and config.neighbors == "all"
@@ -180,22 +186,23 @@ def test_the_deep_preset_shifts_images_and_decays_its_step_size():
     )
     run = Run(deep.replace(device="cpu"), images)
     assert (run.model.shift, run.model.image_shape, run.model.learning_rate_schedule) == (1, (16, 16), "cosine")
-    assert run.model._resolve(DataShape(len(images.y_train), 256, 10))["augment"] == RandomShift((16, 16), 1)
+    plan = run.model.plan(DataShape(len(images.y_train), 256, 10))
+    assert run.model._settings(plan)["augment"] == RandomShift((16, 16), 1)
 
 
-def test_resolve_config_turns_shifting_off_where_it_cannot_apply():
-    config, notes = resolve_config(
+def test_run_turns_shifting_off_where_it_cannot_apply():
+    config, notes = _resolved(
         RunConfig(encoder="mlp", init="random", shift=1, batch_size=64, standardize=True), datasets.load("wine")
     )
     assert config.shift == 0
     assert notes == ["Shifting is for images; this dataset's rows are not images, so it is off."]
     images = _digits_at_16_pixels()
-    config, notes = resolve_config(RunConfig(shift=1, neighbors="all"), images)  # a linear map, all points
+    config, notes = _resolved(RunConfig(shift=1, neighbors="all"), images)  # a linear map, all points
     assert config.shift == 0 and notes == [
         "Shifting images while training needs minibatches with neighbours from a memory bank "
         "or the batch, so it is off."
     ]
-    config, notes = resolve_config(RunConfig(shift=1, neighbors="batch"), images)
+    config, notes = _resolved(RunConfig(shift=1, neighbors="batch"), images)
     assert config.shift == 1 and notes == []
 
 
@@ -218,8 +225,47 @@ def test_the_apps_network_preset_is_what_the_estimator_gives_a_network(optimizer
     for d in (2, 30):
         preset = recommended_config(images, d, encoder="mlp", optimizer=optimizer)
         model = NCA(d, encoder="mlp", image_shape=images.image_shape, optimizer=optimizer)
-        library = model._resolve(shape)
+        library = model.plan(shape).settings
         assert {name: getattr(preset, name) for name in names} == {name: library[name] for name in names}
         assert preset.hidden_sizes == model.hidden_sizes
         assert preset.shift == (0 if optimizer == "lbfgs" else 1)  # L-BFGS encodes all points together
         assert preset.objective == ("g" if d == 2 else "mcml")
+
+
+def test_a_run_resolves_its_settings_once(monkeypatch):
+    """The page shows a run's notes before Train and then trains that same run: the rules
+    run once, when the run is made, not again when it trains."""
+    import nca_core.estimator.nca as estimator
+
+    calls = []
+    resolve = estimator.resolve
+    monkeypatch.setattr(estimator, "resolve", lambda *args: calls.append(1) or resolve(*args))
+    wine = datasets.load("wine")
+    run = Run(RunConfig(n_components=20, batch_size=4096, max_iter=2, device="cpu"), wine)
+    assert run.config.n_components == 13 and len(calls) == 1
+    snaps = list(run.stream())
+    assert len(calls) == 1 and run.model.n_components_ == 13 and snaps[-1].epoch == 2
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        RunConfig(n_components=20, batch_size=4096),
+        RunConfig(n_components=5, init="lda", batch_size=64),
+        RunConfig(encoder="diagonal", init="pca"),
+        RunConfig(encoder="mlp", init="pca", optimizer="lbfgs", neighbors="memory", standardize=True),
+        RunConfig(encoder="mlp", init="random", shift=1, batch_size=64, standardize=True),
+        RunConfig(optimizer="lbfgs", neighbors="nearest"),
+        RunConfig(encoder="mlp", objective="mcml", kernel="student-t", n_components=3),
+    ],
+)
+def test_the_settings_a_run_trains_with_are_what_its_own_parameters_resolve_to(config):
+    """A run trains the request's plan with the model of the adjusted settings: resolving
+    that model's parameters again must give the same settings, or the plan would lie."""
+    wine = datasets.load("wine")
+    run = Run(config, wine)
+    again = run.model.plan(run.plan.shape)
+    assert run.plan.settings == again.settings
+    warnings = [note for note in again.notes if note.level == "warning"]
+    assert warnings == [note for note in run.plan.notes if note.level == "warning"]
+    assert all(note.level != "error" for note in again.notes + run.plan.notes)
