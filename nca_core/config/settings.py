@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .rules import (
     NEAREST_MIN_SAMPLES,
     NETWORK_HIDDEN_SIZES,
@@ -27,7 +29,23 @@ from .rules import (
     uses_minibatches,
 )
 
-__all__ = ["SETTINGS", "RunConfig", "Setting", "parse_boolean", "parse_dof", "parse_flag", "parse_layer_sizes"]
+__all__ = [
+    "SETTINGS", "Accepts", "RunConfig", "Setting", "parse_boolean", "parse_dof", "parse_flag", "parse_layer_sizes",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Accepts:
+    """What the estimator's parameter of a setting's name accepts beyond the app's controls,
+    which offer a few useful values: numbers from ``low`` (``above``: strictly more) up to
+    ``high`` (None: no limit), and ``also`` these values or values of these types ("auto"
+    and None: decided for the data; "learn"; ``tuple``). A setting whose choices are words
+    accepts those words as well. ``NCA._parameter_constraints`` is built from these."""
+
+    low: float | None = None
+    high: float | None = None
+    above: bool = False
+    also: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -41,6 +59,7 @@ class Setting:
     "image_shape") limits the choices to the data. ``widget`` picks the app's control;
     ``url_key`` None keeps it out of links. ``parser`` reads a value that is not one plain
     type (a tuple of layer sizes, a number or "learn") from text; ``text_of`` writes it.
+    ``accepts`` is what the estimator's parameter of the same name takes (``Accepts``).
     """
 
     name: str
@@ -60,6 +79,7 @@ class Setting:
     parser: Callable[[str], Any] | None = None
     text_of: Callable[[Any], str] = str
     values_text: str = ""
+    accepts: Accepts | None = None  # None: not a parameter of the estimator
 
     @property
     def kind(self) -> type:
@@ -133,12 +153,13 @@ SETTINGS: tuple[Setting, ...] = (
         "n_components", 2, "Output dimension d",
         "2 or 3 to look at; larger keeps more for kNN (then the first three coordinates are drawn).",
         "Map", "select_slider", choices=(2, 3, 5, 10, 16, 32, 64), url_key="d", bound="n_features",
+        accepts=Accepts(low=1, also=(None,)),
     ),
     Setting(
         "encoder", "linear", "Map type",
         "A diagonal map only rescales features (the paper's feature-weighting variant); "
         "a neural network bends space too (nonlinear NCA), starting from random weights.",
-        "Map", "selectbox", choices=OPTIONS["encoder"], url_key="encoder",
+        "Map", "selectbox", choices=OPTIONS["encoder"], url_key="encoder", accepts=Accepts(),
         labels={
             "linear": "linear (full d × D map)",
             "diagonal": "diagonal (feature scaling)",
@@ -150,6 +171,7 @@ SETTINGS: tuple[Setting, ...] = (
         "A network always starts from random weights. A linear map can start from PCA (the "
         "directions of largest variance), LDA (the class-separating ones), the identity or at random.",
         "Map", "selectbox", choices=OPTIONS["init"], url_key="init", reset_on=("encoder",),
+        accepts=Accepts(also=(np.ndarray,)),
         labels={"auto": "automatic", "pca": "PCA", "lda": "LDA", "identity": "identity", "random": "random"},
     ),
     Setting(
@@ -158,12 +180,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Map", "select_slider", choices=tuple((w, w) for w in _HIDDEN_WIDTHS), url_key="hidden",
         applies=lambda v: v.get("encoder") == "mlp", labels={(w, w): f"2 × {w}" for w in _HIDDEN_WIDTHS},
         parser=lambda text: parse_layer_sizes(text), text_of=lambda sizes: ",".join(map(str, sizes)),
+        accepts=Accepts(also=(tuple, list)),
     ),
     Setting(
         "kernel", "gaussian", "Kernel",
         "How fast a neighbour's chance of being picked falls with distance. The Student-t's "
         "heavy tail lets classes sit close in 2-D without crushing each other (Min et al., 2010).",
         "Map", "radio", choices=OPTIONS["kernel"], url_key="kernel", reset_on=("encoder",),
+        accepts=Accepts(also=("auto",)),
         labels={"gaussian": "Gaussian (the paper's)", "student-t": "Student-t (heavy-tailed)"},
     ),
     Setting(
@@ -173,12 +197,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Map", "dof", low=0.0, high=DOF_MAX, url_key="dof", applies=lambda v: v.get("kernel") == "student-t",
         parser=lambda text: parse_dof(text), text_of=lambda dof: "0" if dof is None else str(dof),
         values_text=f"a number from 0 to {DOF_MAX:g} (0: d − 1) or learn",
+        accepts=Accepts(low=0, above=True, also=("learn", None)),
     ),
     Setting(
         "objective", "f", "Objective",
         "f counts expected correct classifications; g is its log-likelihood version, which punishes "
         "hopeless points more; MCML pulls all same-class pairs together at once (Min et al., 2010).",
         "Map", "radio", choices=OPTIONS["objective"], url_key="objective", reset_on=("encoder", "n_components"),
+        accepts=Accepts(also=("auto",)),
         labels={
             "f": "f: expected correct (Σ pᵢ)",
             "g": "g: log-likelihood (Σ log pᵢ)",
@@ -194,26 +220,27 @@ SETTINGS: tuple[Setting, ...] = (
         "optimizer", "adam", "Optimiser",
         "L-BFGS uses every point each step; Adam and SGD take batches of anchors, whose neighbours "
         "still come from all points.",
-        "Optimiser", "selectbox", choices=OPTIONS["optimizer"], url_key="optimizer",
+        "Optimiser", "selectbox", choices=OPTIONS["optimizer"], url_key="optimizer", accepts=Accepts(also=("auto",)),
         labels={"lbfgs": "L-BFGS (full batch)", "adam": "Adam (minibatch)", "sgd": "SGD (minibatch)"},
     ),
     Setting(
         "learning_rate", default_learning_rate("adam"), "Learning rate",
         "Step size. If training diverges, lower it.",
         "Optimiser", "number", low=1e-5, high=1e3, url_key="lr", reset_on=("optimizer", "encoder", "n_components"),
+        accepts=Accepts(low=0, above=True, also=(None,)),
     ),
     Setting(
         "learning_rate_schedule", "constant", "Step size over the run",
         "Constant keeps the learning rate; cosine lowers it smoothly to 0 by the last epoch, so "
         "a network's final epochs settle instead of jittering.",
         "Optimiser", "radio", choices=OPTIONS["learning_rate_schedule"], url_key="schedule",
-        reset_on=("encoder",), applies=_minibatch,
+        reset_on=("encoder",), applies=_minibatch, accepts=Accepts(also=("auto",)),
         labels={"constant": "constant", "cosine": "cosine decay to 0"},
     ),
     Setting(
         "batch_size", 128, "Batch size", "Anchors per step (minibatch optimisers only).",
         "Optimiser", "select_slider", choices=(32, 64, 128, 256, 512, 1024, 2048, 4096), url_key="batch",
-        applies=_minibatch, reset_on=("encoder", "n_components"),
+        applies=_minibatch, reset_on=("encoder", "n_components"), accepts=Accepts(low=1, also=(None,)),
     ),
     Setting(
         "neighbors", "auto", "Neighbours from",
@@ -225,6 +252,7 @@ SETTINGS: tuple[Setting, ...] = (
         f"nearest points for a map on over {NEAREST_MIN_SAMPLES:,} points (over "
         f"{PICTURE_NEAREST_MIN_SAMPLES:,} for a 2-D or 3-D picture), else all points.",
         "Optimiser", "selectbox", choices=OPTIONS["neighbors"], url_key="neighbors", applies=_minibatch,
+        accepts=Accepts(),
         labels={
             "auto": "automatic", "all": "all points (exact)", "nearest": "nearest points (approximate)",
             "memory": "memory bank", "batch": "this batch only",
@@ -237,18 +265,27 @@ SETTINGS: tuple[Setting, ...] = (
         "a memory bank or the batch.",
         "Optimiser", "select_slider", choices=SHIFTS, url_key="shift", reset_on=("encoder",),
         labels={0: "off", 1: "1 pixel", 2: "2 pixels"}, applies=_anchors_alone, bound="image_shape",
+        accepts=Accepts(low=0, also=("auto",)),
     ),
     Setting(
         "max_iter", 60, "Epochs", "Passes over the training set (L-BFGS: iterations).",
         "Optimiser", "slider", low=1, high=300, url_key="epochs", reset_on=("encoder", "n_components"),  # link key: the old name
+        accepts=Accepts(low=1, also=(None,)),
     ),
     Setting(
         "weight_decay", 0.0, "L2 weight on the map",
         "Penalises large maps; a large map means very few effective neighbours.",
-        "Optimiser", "number", low=0.0, high=10.0, url_key="l2",
+        "Optimiser", "number", low=0.0, high=10.0, url_key="l2", accepts=Accepts(low=0),
     ),
-    Setting("device", "auto", "Device", "Where training runs: auto picks CUDA, then MPS, then the CPU, and keeps small L-BFGS fits on the CPU, where they are faster.", "Run", "device"),
-    Setting("random_state", 0, "Seed", "Same seed, same run.", "Run", "number", low=0, high=2**31 - 1, url_key="seed"),
+    Setting(
+        "device", "auto", "Device",
+        "Where training runs: auto picks CUDA, then MPS, then the CPU, and keeps small L-BFGS fits on the CPU, where they are faster.",
+        "Run", "device", accepts=Accepts(also=(str,)),
+    ),
+    Setting(
+        "random_state", 0, "Seed", "Same seed, same run.", "Run", "number", low=0, high=2**31 - 1, url_key="seed",
+        accepts=Accepts(low=0, high=2**32 - 1, also=(None, np.random.RandomState)),  # scikit-learn's random_state
+    ),
     Setting(
         "display_size", 2000, "Points drawn",
         "Training uses every point; the picture shows a fixed stratified subset.",

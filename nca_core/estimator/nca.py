@@ -16,15 +16,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from ..config.rules import (
-    KERNEL_CHOICES,
-    OBJECTIVE_CHOICES,
-    OPTIMIZER_CHOICES,
-    OPTIONS,
-    SCHEDULE_CHOICES,
     DataShape,
     Note,
     resolve,
 )
+from ..config.settings import SETTINGS, Setting
 from ..objective.kernels import make_kernel
 from ..search import knn
 from ..training.augmentation import RandomShift
@@ -46,6 +42,19 @@ _RESOLVED = (
     "image_shape", "shift",
 )  # fmt: skip
 _TRANSFORM_BATCH = 8192
+
+
+def _constraints(setting: Setting) -> list:
+    """scikit-learn's constraints for the estimator's parameter of a run setting's name
+    (``Setting.accepts``)."""
+    accepts = setting.accepts
+    words = {c for c in setting.choices if isinstance(c, str)} | {v for v in accepts.also if isinstance(v, str)}
+    constraints: list = [StrOptions(words)] if words else []
+    if accepts.low is not None:
+        number = Integral if setting.kind is int else Real
+        closed = ("neither" if accepts.above else "left") if accepts.high is None else "both"
+        constraints.append(Interval(number, accepts.low, accepts.high, closed=closed))
+    return constraints + [v for v in accepts.also if v is None or isinstance(v, type)]
 
 
 @dataclass(frozen=True)
@@ -226,33 +235,17 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {  # noqa: RUF012 (scikit-learn's convention)
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "init": [StrOptions(set(OPTIONS["init"])), np.ndarray],
+        **{s.name: _constraints(s) for s in SETTINGS if s.accepts is not None},  # the run settings'
         "warm_start": ["boolean"],
-        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
         "callback": [callable, None],
         "verbose": ["verbose"],
-        "random_state": ["random_state"],
-        "objective": [StrOptions(set(OBJECTIVE_CHOICES))],
-        "encoder": [StrOptions(set(OPTIONS["encoder"]))],
-        "hidden_sizes": [tuple, list],
         "pretrain_epochs": [Interval(Integral, 0, None, closed="left")],
-        "kernel": [StrOptions(set(KERNEL_CHOICES))],
-        "dof": [Interval(Real, 0, None, closed="neither"), StrOptions({"learn"}), None],
-        "neighbors": [StrOptions(set(OPTIONS["neighbors"]))],
         "bank_momentum": [Interval(Real, 0, 1, closed="left")],
-        "optimizer": [StrOptions(set(OPTIMIZER_CHOICES))],
-        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
-        "learning_rate_schedule": [StrOptions(set(SCHEDULE_CHOICES))],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
         "n_candidates": [Interval(Integral, 1, None, closed="left"), None],
         "candidate_refresh": [Interval(Integral, 1, None, closed="left")],
         "image_shape": [tuple, list, None],
-        "shift": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "augment": [callable, None],
-        "device": [str],
         "dtype": [StrOptions({"float32", "float64"})],
     }
 

@@ -1,5 +1,6 @@
 """The one declaration of run settings, checked as a table (like scikit-learn's constraints)."""
 
+import numpy as np
 import pytest
 
 from nca_core import NCA
@@ -80,3 +81,41 @@ def test_hidden_layers_read_and_write_as_comma_separated_sizes():
     for bad in ("256", "0,5", "a,b", ""):  # the app's grid: two equal layers
         with pytest.raises(ValueError):
             setting.parse(bad)
+
+
+def test_each_estimator_parameter_is_declared_once():
+    """A run setting that is an estimator parameter declares what the estimator accepts
+    (``Setting.accepts``); the estimator declares only the parameters no run setting has."""
+    from nca_core.runs.run import RUN_ONLY
+
+    params = set(NCA().get_params())
+    declared = {s.name for s in SETTINGS if s.accepts is not None}
+    assert declared <= params and {s.name for s in SETTINGS} - declared == set(RUN_ONLY)
+    assert set(NCA._parameter_constraints) == params
+
+
+@pytest.mark.parametrize(
+    "name, accepted, refused",
+    [
+        ("n_components", [1, 500, None], [0, 2.5, "2"]),  # beyond the app's 2..64
+        ("max_iter", [1, 5000, None], [0]),
+        ("learning_rate", [1e-9, 5e3, None], [0.0, -1.0]),
+        ("dof", [1e-3, 5e3, "learn", None], [0.0, "auto"]),
+        ("shift", [0, 3, "auto"], [-1, "learn"]),
+        ("kernel", ["auto", "gaussian", "student-t"], ["cauchy"]),
+        ("objective", ["auto", "f", "g", "mcml"], ["h"]),
+        ("batch_size", [1, 10_000, None], [0]),
+        ("weight_decay", [0.0, 100.0], [-0.1]),
+        ("random_state", [None, 0, 2**32 - 1, np.random.RandomState(0)], [-1, 2**32]),
+        ("init", ["auto", "pca", np.eye(2, 4)], ["svd"]),
+        ("hidden_sizes", [(8,), [8, 8]], [8]),
+    ],
+)
+def test_the_estimator_takes_what_its_setting_accepts(name, accepted, refused):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    for value in accepted:
+        NCA(**{name: value})._validate_params()
+    for value in refused:
+        with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
+            NCA(**{name: value})._validate_params()
