@@ -1,17 +1,15 @@
 """Fetching files from mirrors so that nothing unverified is ever left where it is trusted.
 
-A download streams into a temporary file in the target folder; only when its decompressed
-content matches its pins is it renamed into place. Any failure (HTTP error, refused
-connection, timeout, truncated or altered body) deletes the temporary file and moves on to
-the next mirror.
+pooch's HTTP downloader (requests underneath) streams each file into a temporary file in
+the target folder; only when its decompressed content matches its pins is it renamed into
+place (the pins are of decoded arrays, so pooch's own hash of the compressed file cannot
+serve). Any failure (HTTP error, refused connection, timeout, truncated or altered body)
+deletes the temporary file and moves on to the next mirror.
 """
 
 from __future__ import annotations
 
-import http.client
 import logging
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -55,8 +53,8 @@ def download(
                 _stream(url, out, file_name, progress, timeout)
             _log.info("downloaded %s from %s", file_name, url)
             return
-        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, DatasetError) as exc:
-            failures.append(f"{url}: {getattr(exc, 'reason', exc)}")
+        except (OSError, ValueError, DatasetError) as exc:  # requests' errors are OSErrors
+            failures.append(f"{url}: {_reason(exc)}")
     raise DatasetError(
         f"could not download {file_name} into {target.parent}: "
         + "; ".join(failures or ["no mirrors configured"]).rstrip(".")
@@ -65,15 +63,42 @@ def download(
 
 
 def _stream(url: str, out, file_name: str, progress: ProgressCallback | None, timeout: float) -> None:
-    request = urllib.request.Request(url, headers={"User-Agent": "nca-explorer"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        length = response.headers.get("Content-Length")
-        total = int(length) if length and length.isdigit() else None
-        done = 0
-        while chunk := response.read(_CHUNK):
-            out.write(chunk)
-            done += len(chunk)
-            if progress is not None:
-                progress(file_name, done, total)
-        if total is not None and done != total:
-            raise OSError(f"connection closed after {done} of {total} bytes")
+    import pooch  # imported when a file is fetched: loading a set from disk needs none of it
+
+    fetch = pooch.HTTPDownloader(
+        progressbar=_Progress(file_name, progress) if progress is not None else False,
+        chunk_size=_CHUNK, timeout=timeout, headers={"User-Agent": "nca-explorer"},
+    )  # fmt: skip
+    fetch(url, out, None)
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a fetch failed, in a few words: requests nests the cause in reprs of its pools."""
+    response = getattr(exc, "response", None)
+    if response is not None:
+        return f"HTTP {response.status_code} {response.reason}"
+    if isinstance(exc, DatasetError) or not exc.args:
+        return str(exc)
+    cause = exc.args[0] if isinstance(exc.args[0], BaseException) else exc
+    cause = getattr(cause, "reason", None) or cause  # a connection pool's: what went wrong
+    text = cause.args[0] if cause.args and isinstance(cause.args[0], str) else str(cause)
+    return text.rsplit(": ", 1)[-1]  # past "HTTPConnection(host=..., port=...): "
+
+
+class _Progress:
+    """pooch's progress-bar interface (``total``, ``update``, ``reset``, ``close``), passed on
+    as ``progress(file_name, bytes_done, bytes_total_or_None)``."""
+
+    def __init__(self, file_name: str, report: ProgressCallback):
+        self.file_name, self.report = file_name, report
+        self.total, self.done = 0, 0  # pooch sets total from Content-Length (0: not sent)
+
+    def update(self, size: int) -> None:
+        self.done = min(self.done + size, self.total) if self.total else self.done + size
+        self.report(self.file_name, self.done, self.total or None)
+
+    def reset(self) -> None:
+        self.done = 0
+
+    def close(self) -> None:
+        pass
