@@ -25,7 +25,7 @@ from compare_sklearn import machine
 
 from app_pages.ui.pacing import SLOW_FRAME_SECONDS, SLOW_FRAMES
 from nca_core import datasets
-from nca_core.runs.run import Run, recommended_config, resolve_config
+from nca_core.runs.run import Run, recommended_config
 
 
 def frame_seconds(run: Run, frames: int, wait: float) -> list[float]:
@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=SLOW_FRAMES, help="frames timed each way")
     args = parser.parse_args()
     data = datasets.load("mnist")
-    config, _ = resolve_config(recommended_config(data, 2), data)
+    config = Run(recommended_config(data, 2), data).config
     print(f"Machine: {machine()}; MNIST's default Train page run, {args.frames} frames each way\n")
     print("| frames asked for | median ms a frame |")
     print("| --- | --- |")
