@@ -2,9 +2,9 @@
 
 ``RunConfig`` (declared in ``settings``) holds every setting as plain JSON-safe values;
 ``recommended_config`` gives settings that converge on a dataset without tuning;
-``Run`` resolves a request for the data once (``Run.config``, ``Run.notes``), standardises (if asked), trains with those settings and turns results
-into files that act on raw inputs. The
-app and the command-line trainer both train through ``Run``. No UI code here.
+``Run`` resolves a request for the data once (``Run.config``, ``Run.notes``), standardises
+(if asked), trains with those settings and turns results into files that act on raw
+inputs. The app and the command-line trainer both train through ``Run``. No UI code here.
 """
 
 from __future__ import annotations
@@ -134,7 +134,8 @@ def _adopted(plan: Plan, model: NCA) -> Plan:
     """The plan of the request, for the model of the adjusted settings: where the estimator
     would refuse a request (an "error" note), the run trains what the plan adjusted it to,
     and resolving those settings again gives the same ones (tests/runs/test_run.py)."""
-    request = {name: model.get_params()[name] for name in plan.request}
+    params = model.get_params()
+    request = {name: params[name] for name in plan.request}
     notes = tuple(note for note in plan.notes if note.level != "error")
     return dataclasses.replace(plan, request=request, notes=notes)
 
