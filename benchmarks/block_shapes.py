@@ -2,7 +2,7 @@
 and its skinny products (few output rows and columns, a huge inner dimension) timed alone.
 
 One minibatch step of 1,024 anchors against n synthetic class-sorted points (10 classes,
-d = 32, distances of order one) through ``losses.GaussianBlocks``, in the GPU's blocks
+d = 32, distances of order one) through ``blocks.GaussianBlocks``, in the GPU's blocks
 (``util.device.block_elements``), against the pair floor of the same step (three products
 and one exp over the same pairs). Then each product shape of a block timed on its own.
 
@@ -25,7 +25,7 @@ import time
 
 import torch
 
-from nca_core.objective.losses import GaussianBlocks
+from nca_core.objective.blocks import GaussianBlocks
 from nca_core.util.device import block_elements
 
 
@@ -46,16 +46,16 @@ def far_epochs(n: int, device: str = "cuda", repeats: int = 2) -> None:
     (the order alternating between repeats), after one untimed epoch."""
     from exact_epoch import _epoch, _mnist, _pair_floor, _start_map
 
-    from nca_core.objective import losses
+    from nca_core.objective import blocks
 
     X, y = _mnist(n, torch.device(device))
     A = _start_map(X, 32)
     passes: list[int] = []
-    recompute, setup = losses._per_anchor_slopes, losses.GaussianBlocks.__init__
+    recompute, setup = blocks.per_anchor_terms_and_weights, blocks.GaussianBlocks.__init__
 
-    def counted(pairs, objective):
-        passes.append(len(pairs.log_k))
-        return recompute(pairs, objective)
+    def counted(log_k, mates, objective):
+        passes.append(len(log_k))
+        return recompute(log_k, mates, objective)
 
     def sized(elements):
         def init(self, *args, **kwargs):
@@ -65,20 +65,20 @@ def far_epochs(n: int, device: str = "cuda", repeats: int = 2) -> None:
 
         return init
 
-    sizes = {"2^22 pairs a pass (before)": losses._REDO_ELEMENTS, "an eighth of the block buffer": None}
-    losses._per_anchor_slopes = counted
+    sizes = {"2^22 pairs a pass (before)": blocks._REDO_ELEMENTS, "an eighth of the block buffer": None}
+    blocks.per_anchor_terms_and_weights = counted
     try:
         _epoch(X, y, A)  # untimed: the device's first epoch also pays for its start
         print(f"n = {n:,}; pair floor {_pair_floor(X, A):.2f} s")
         print("| far anchors' passes | epoch (s) | far anchors | passes |\n| --- | --- | --- | --- |")
         for repeat in range(repeats):
             for label in list(sizes)[:: 1 if repeat % 2 == 0 else -1]:
-                losses.GaussianBlocks.__init__ = sized(sizes[label])
+                blocks.GaussianBlocks.__init__ = sized(sizes[label])
                 passes.clear()
                 seconds = _epoch(X, y, A)
                 print(f"| {label} | {seconds:.2f} | {sum(passes):,} of {n:,} | {len(passes):,} |", flush=True)
     finally:
-        losses._per_anchor_slopes, losses.GaussianBlocks.__init__ = recompute, setup
+        blocks.per_anchor_terms_and_weights, blocks.GaussianBlocks.__init__ = recompute, setup
 
 
 def main() -> None:

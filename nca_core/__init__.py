@@ -25,7 +25,7 @@ _HOMES = {
     "knn_predict": "search.knn",
     "leave_one_out_accuracy": "search.knn",
     "load_model": "estimator.model_io",
-    "nca_objective": "objective.losses",
+    "nca_objective": "objective.function",
     "resolve_device": "util.device",
     "save_model": "estimator.model_io",
     "stratified_subsample": "util.sampling",

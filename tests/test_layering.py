@@ -215,7 +215,7 @@ def test_the_layer_check_catches_an_upward_import(tmp_path):
     kernels = copy / "objective" / "kernels.py"
     kernels.write_text(kernels.read_text() + "\nfrom ..training.loop import Snapshot\n")
     knn = copy / "search" / "knn.py"
-    knn.write_text(knn.read_text() + "\nfrom ..objective import losses\n")
+    knn.write_text(knn.read_text() + "\nfrom ..objective import weights\n")
     assert _violations(copy) == [
         "objective/kernels.py (objective) imports nca_core.training.loop (training), which is not below it",
         "search/knn.py (search) imports nca_core.objective (objective), which is not below it",

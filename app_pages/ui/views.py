@@ -10,7 +10,7 @@ import streamlit as st
 from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.config.settings import BY_NAME
 from nca_core.datasets import Dataset
-from nca_core.objective.losses import selection_probabilities
+from nca_core.objective.function import selection_probabilities
 from nca_core.plots import figures, live_charts
 from nca_core.plots.gif import replay_gif
 from nca_core.plots.regions import DRAWN_WIDTHS, decision_regions, region_box

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..datasets import make_stretched_blobs
-from ..objective.losses import selection_probabilities
+from ..objective.function import selection_probabilities
 
 __all__ = ["Neighbourhood", "ToyProblem", "effective_neighbours", "neighbourhood", "toy_problem"]
 

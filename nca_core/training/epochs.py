@@ -33,28 +33,17 @@ from ..config.rules import (
     neighbors_note,
 )
 from ..objective import dense
+from ..objective.blocks import candidate_terms_and_gradients, kernel_block_gradients
 from ..objective.dense import DenseObjective
+from ..objective.engine import DEFAULT_BLOCK_ELEMENTS, Workspace
+from ..objective.function import nca_objective
 from ..objective.kernels import GaussianKernel
-from ..objective.losses import (
-    PER_ANCHOR_OBJECTIVES,
-    candidate_terms_and_gradients,
-    kernel_block_gradients,
-    log_class_mass,
-    mcml_objective,
-    objective_terms,
-)
+from ..objective.weights import PER_ANCHOR_OBJECTIVES
 from ..search import knn
 from ..util.device import block_elements
 from ..util.threads import numpy_blas_on_one_thread
 from .distributed import LOCAL, DataParallelGroup, active_world_size
-from .gradients import (
-    DEFAULT_BLOCK_ELEMENTS,
-    Workspace,
-    backward,
-    class_bounds,
-    evaluate_objective,
-    objective_and_gradient,
-)
+from .gradients import backward, evaluate_objective, objective_and_gradient
 from .lbfgs import LBFGS
 from .optimizers import SGD, Adam, cosine_factor
 
@@ -463,14 +452,11 @@ class BatchEpochs(MinibatchEpochs):
         if len(anchors) < 2:
             return None
         p = self.problem
-        anchors = anchors[torch.argsort(p.y[anchors], stable=True)]
         self.optimizer.zero_grad()
-        Z, y = p.encoder(p.anchor_inputs(anchors, self.generator)), p.y[anchors]
-        index = torch.arange(len(anchors), device=Z.device)
-        if p.objective == "mcml":
-            value = mcml_objective(Z, y, Z, y, index, p.kernel)
-        else:
-            value = objective_terms(log_class_mass(Z, y, Z, y, index, p.kernel), p.objective).mean()
+        Z = p.encoder(p.anchor_inputs(anchors, self.generator))
+        value = nca_objective(Z, p.y[anchors], p.objective, p.kernel)
+        if p.objective in PER_ANCHOR_OBJECTIVES:
+            value = value / len(anchors)
         loss = -value + (p.weight_decay * p.encoder.penalty() if p.weight_decay else 0.0)
         if loss.requires_grad:
             loss.backward()
@@ -501,7 +487,8 @@ class BankEpochs(MinibatchEpochs):
     """Minibatches whose anchors take neighbours from a memory bank of every point.
 
     Gradients flow through the anchors only, so each step's gradient comes from the closed
-    form against the (class-sorted) bank without autograd over the (batch, n) matrix.
+    form against the bank (``blocks.kernel_block_gradients``) without autograd over the
+    (batch, n) matrix.
     """
 
     def __init__(
@@ -513,15 +500,13 @@ class BankEpochs(MinibatchEpochs):
             with torch.no_grad():
                 bank = MemoryBank(problem.encoder(problem.X), momentum)
         self.bank = bank
-        self.bounds = class_bounds(problem.y)
 
     def step(self, anchors: torch.Tensor) -> float:
         p = self.problem
-        anchors = anchors[torch.argsort(p.y[anchors], stable=True)]
         self.optimizer.zero_grad()
         Z_a = p.encoder(p.anchor_inputs(anchors, self.generator))
         value, grad_a, _, grad_dof = kernel_block_gradients(
-            Z_a.detach(), p.y[anchors], self.bank.embeddings, self.bounds, anchors, p.objective, p.kernel,
+            Z_a.detach(), p.y[anchors], self.bank.embeddings, p.y, anchors, p.objective, p.kernel,
             ref_grad=False,
         )  # fmt: skip
         scale = -1.0 if p.objective == "mcml" else -1.0 / len(anchors)

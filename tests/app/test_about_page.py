@@ -1,7 +1,7 @@
 """AppTest of How NCA works: formulas and the neighbour-probability illustration."""
 
 from nca_core.datasets import make_stretched_blobs
-from nca_core.objective.losses import selection_probabilities
+from nca_core.objective.function import selection_probabilities
 
 
 def test_formulas_and_the_illustration(app):

@@ -283,7 +283,7 @@ def test_decision_regions_can_be_shaded_behind_the_final_embedding(app):
 
 
 def test_clicking_a_point_inspects_it_and_draws_its_p_ij_on_every_rerun(app):
-    from nca_core.objective.losses import selection_probabilities
+    from nca_core.objective.function import selection_probabilities
 
     run = finished_run(app, 3)
     row = 17
@@ -339,7 +339,7 @@ def test_a_3d_run_ends_in_a_plotly_view_whose_clicked_point_is_inspected(app):
 def test_a_point_clicked_while_training_keeps_its_lines_on_later_frames(app):
     """The click is taken while the run trains; later frames draw the ring where the point
     has moved to, and its lines from there."""
-    from nca_core.objective.losses import selection_probabilities
+    from nca_core.objective.function import selection_probabilities
 
     app.sidebar.slider(key="rings-epochs-linear-2").set_value(300)
     app.sidebar.slider(key="pace").set_value(5)

@@ -197,11 +197,11 @@ def test_the_encoder_names_the_rules_offer_are_the_ones_make_encoder_builds():
     """Declared in rules (read without torch) and, until encoders.py takes them from there,
     in encoders too: the two must agree."""
     from nca_core.config import rules
-    from nca_core.objective import kernels, losses
+    from nca_core.objective import kernels, weights
     from nca_core.training import encoders
 
     assert encoders.ENCODERS == rules.ENCODERS
-    assert kernels.KERNELS is rules.KERNELS and losses.OBJECTIVES is rules.OBJECTIVES
+    assert kernels.KERNELS is rules.KERNELS and weights.OBJECTIVES is rules.OBJECTIVES
 
 
 def test_only_a_network_is_warned_of_inputs_far_from_unit_scale():

@@ -14,7 +14,7 @@ from nca_core import NCA  # noqa: E402
 
 PRIVATE = {
     "test_toy_example_collapse_points": "computes the loss with scikit-learn's private _loss_grad_lbfgs",
-    "test_finite_differences": "checks scikit-learn's private _loss_grad_lbfgs (ours: tests/objective/test_losses.py)",
+    "test_finite_differences": "checks scikit-learn's private _loss_grad_lbfgs (ours: tests/objective/test_function.py)",
     "test_expected_transformation_shape": "calls scikit-learn's private _loss_grad_lbfgs",
 }
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from nca_core.objective.losses import selection_probabilities
+from nca_core.objective.function import selection_probabilities
 from nca_core.runs import toy
 
 

@@ -136,7 +136,7 @@ def _one_step(problem, bank_mode, augment=None):
 
 
 def test_memory_mode_takes_gradients_through_anchors_only_and_then_refreshes_the_bank(problem):
-    from nca_core.objective.losses import log_class_mass, objective_terms
+    from tests.objective.reference import log_class_mass, objective_terms
 
     X, y, A = problem
     encoder, bank, before = _one_step(problem, bank_mode=True)
@@ -149,12 +149,12 @@ def test_memory_mode_takes_gradients_through_anchors_only_and_then_refreshes_the
 
 
 def test_batch_mode_takes_neighbours_from_the_batch_with_gradients_through_both(problem):
-    from nca_core.objective.losses import nca_objective
+    from tests.objective.reference import reference_objective
 
     X, y, A = problem
     encoder, _, _ = _one_step(problem, bank_mode=False)
     A_ref = A.clone().requires_grad_(True)
-    (-nca_objective(X @ A_ref.T, y, "f") / len(X)).backward()
+    (-reference_objective(X @ A_ref.T, y, "f") / len(X)).backward()
     torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
 
 
@@ -179,7 +179,7 @@ def _mirrored(X, generator):
 
 
 def test_memory_mode_steps_on_the_augmented_anchors_and_banks_their_embeddings(problem):
-    from nca_core.objective.losses import log_class_mass, objective_terms
+    from tests.objective.reference import log_class_mass, objective_terms
 
     X, y, A = problem
     encoder, bank, before = _one_step(problem, bank_mode=True, augment=_mirrored)
@@ -194,12 +194,12 @@ def test_memory_mode_steps_on_the_augmented_anchors_and_banks_their_embeddings(p
 
 
 def test_batch_mode_steps_on_the_augmented_batch(problem):
-    from nca_core.objective.losses import nca_objective
+    from tests.objective.reference import reference_objective
 
     X, y, A = problem
     encoder, _, _ = _one_step(problem, bank_mode=False, augment=_mirrored)
     A_ref = A.clone().requires_grad_(True)
-    (-nca_objective(X.flip(1) @ A_ref.T, y, "f") / len(X)).backward()
+    (-reference_objective(X.flip(1) @ A_ref.T, y, "f") / len(X)).backward()
     torch.testing.assert_close(encoder.weight.grad, A_ref.grad, rtol=1e-10, atol=1e-12)
 
 
@@ -310,7 +310,7 @@ def test_nearest_step_in_float32_matches_float64_far_from_the_origin_with_a_far_
 
 
 def test_a_problem_takes_its_devices_block_size_unless_given_one():
-    from nca_core.training.gradients import DEFAULT_BLOCK_ELEMENTS
+    from nca_core.objective.engine import DEFAULT_BLOCK_ELEMENTS
 
     X, y = torch.randn(30, 4), torch.arange(30) % 3
     encoder = LinearEncoder(torch.eye(2, 4))

@@ -1,0 +1,335 @@
+"""One block of the engine: anchors against their neighbours, the objective's terms and
+their gradients in the embedding, in closed form.
+
+A block supplies squared distances s_ij = ||z_i - z_j||^2 and log-similarities
+log k(s_ij); ``weights`` turns those into the objective and G_ij = d(objective)/d(log k_ij),
+and with c_ij = G_ij * (d log k / d s) the gradients are
+2 (rowsum(c) z_i - c Z_ref) in the anchors and 2 (colsum(c) z_j - c^T Z_anchor) in the
+references. The schedules differ only in where the neighbours come from:
+
+- ``kernel_block_gradients``: a block of anchors against one shared reference set, any
+  kernel and objective (the exact engine's general path, and the whole matrix of a small
+  problem);
+- ``GaussianBlocks``: the same for the Gaussian kernel and f or g, fused into a few
+  products over one reused (block, n) matrix: the exact engine's fast path;
+- ``candidate_terms_and_gradients``: each anchor against its own candidates plus a shared
+  sample (the approximate path).
+
+``engine`` walks the blocks; ``function.nca_objective`` is the whole as one autograd op.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .kernels import GaussianKernel
+from .weights import (
+    PER_ANCHOR_OBJECTIVES,
+    McmlTotals,
+    anchor_scales,
+    mcml_value_and_weights,
+    per_anchor_terms_and_weights,
+)
+
+__all__ = [
+    "GaussianBlocks",
+    "candidate_terms_and_gradients",
+    "kernel_block_gradients",
+    "kernel_pairs",
+    "squared_distances",
+]
+
+
+def squared_distances(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Tensor:
+    """Squared Euclidean distances, shape (n_anchor, n_ref), clamped at zero (centred first,
+    see ``_centred``)."""
+    return _squared_distances_of_centred(*_centred(Z_anchor, Z_ref))
+
+
+def _squared_distances_of_centred(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> torch.Tensor:
+    """|a|^2 + |b|^2 - 2ab for inputs already centred on the references' mean."""
+    sq = (Z_anchor * Z_anchor).sum(1, keepdim=True) + (Z_ref * Z_ref).sum(1) - 2.0 * Z_anchor @ Z_ref.T
+    return sq.clamp_min(0.0)
+
+
+def _centred(Z_anchor: torch.Tensor, Z_ref: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both sets moved so the references' mean is 0: distances and gradients are unchanged,
+    and |a|^2 + |b|^2 - 2ab keeps its digits in float32 for data far from the origin."""
+    centre = Z_ref.mean(0)
+    return Z_anchor - centre, Z_ref - centre
+
+
+def _with_ones(Z: torch.Tensor) -> torch.Tensor:
+    """[Z, 1]: one product then gives both the weighted sum of rows and the sum of weights."""
+    return torch.cat([Z, torch.ones(len(Z), 1, dtype=Z.dtype, device=Z.device)], 1)
+
+
+@torch.no_grad()
+def kernel_pairs(Z_anchor, y_anchor, Z_ref, y_ref, anchor_index, kernel, dof_slope: bool = False):
+    """The pairs of a block: squared distances, log k (-inf where the anchor meets itself),
+    the class-mate mask (the anchor itself left out) and, if asked and the kernel learns
+    its dof, d log k / d dof (else None). ``anchor_index`` gives each anchor's row among
+    the references, None when the two are disjoint."""
+    sq = _squared_distances_of_centred(Z_anchor, Z_ref)
+    log_k = kernel(sq)
+    dof_slope = kernel.dof_slope(sq, log_k) if dof_slope and kernel.learnable else None
+    mates = y_anchor[:, None] == y_ref[None, :]
+    if anchor_index is not None:
+        rows = torch.arange(len(sq), device=sq.device)
+        log_k[rows, anchor_index] = -math.inf
+        mates[rows, anchor_index] = False
+    return sq, log_k, mates, dof_slope
+
+
+@torch.no_grad()
+def kernel_block_gradients(
+    Z_anchor: torch.Tensor,
+    y_anchor: torch.Tensor,
+    Z_ref: torch.Tensor,
+    y_ref: torch.Tensor,
+    anchor_index: torch.Tensor | None,
+    objective: str,
+    kernel,
+    totals: McmlTotals | None = None,
+    ref_grad: bool = True,
+) -> tuple[float, torch.Tensor, torch.Tensor | None, float | None]:
+    """A block's objective and its gradients in closed form, for any kernel and objective.
+
+    ``kernel`` is a ``kernels`` module (``slope``, and ``dof_slope`` when ``learnable``).
+    For "mcml", ``totals`` couples the block to the others (``weights.McmlTotals``); with
+    None the block is all the pairs and the value is the whole -KL.
+
+    Returns
+    -------
+    value : float, the sum of the block's terms ("f", "g"), or MCML's as described
+    grad_anchor : Tensor of shape (b, d)
+    grad_ref : Tensor of shape (n, d), or None when not ``ref_grad``
+    grad_dof : float or None, d(value)/d(dof) for a kernel with a learnable dof
+    """
+    Z_anchor, Z_ref = _centred(Z_anchor, Z_ref)  # the gradients below use the centred rows too
+    sq, log_k, mates, dof_slope = kernel_pairs(Z_anchor, y_anchor, Z_ref, y_ref, anchor_index, kernel, True)
+    if objective == "mcml":
+        value, G = mcml_value_and_weights(log_k, mates, totals)
+    else:
+        terms, G = per_anchor_terms_and_weights(log_k, mates, objective)
+        value = float(terms.sum())
+    grad_dof = None if dof_slope is None else float((G * dof_slope).sum())
+    grad_anchor, grad_ref = _slope_gradients(G.mul_(kernel.slope(sq)), Z_anchor, Z_ref, ref_grad)
+    return value, grad_anchor, grad_ref, grad_dof
+
+
+def _slope_gradients(c, Z_anchor, Z_ref, ref_grad: bool = True):
+    """Gradients in the anchors and references from c_ij = d(value)/d(s_ij)."""
+    row = c @ _with_ones(Z_ref)
+    grad_anchor = 2.0 * (row[:, -1:] * Z_anchor - row[:, :-1])
+    if not ref_grad:
+        return grad_anchor, None
+    col = c.T @ _with_ones(Z_anchor)
+    return grad_anchor, 2.0 * (col[:, -1:] * Z_ref - col[:, :-1])
+
+
+@torch.no_grad()
+def candidate_terms_and_gradients(
+    Z_anchor: torch.Tensor,
+    Z_near: torch.Tensor,
+    Z_sample: torch.Tensor,
+    excluded: torch.Tensor,
+    same: torch.Tensor,
+    sample_weight: float,
+    kernel,
+    objective: str,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, float | None]:
+    """f's or g's terms for anchors that each take neighbours from their own candidates
+    and from one shared sample, and the gradients of the terms' sum, in closed form.
+
+    Parameters
+    ----------
+    Z_anchor : Tensor of shape (b, d)
+    Z_near : Tensor of shape (b, k, d), each anchor's candidates
+    Z_sample : Tensor of shape (s, d), the sample every anchor also sees
+    excluded : bool Tensor of shape (b, k + s), pairs that are no neighbour (a missing
+        candidate, a draw that is the anchor or one of its candidates)
+    same : bool Tensor of shape (b, k + s), class mates
+    sample_weight : float, how many points each draw stands for (its log is added to the
+        draws' log-similarities)
+    kernel : a ``kernels`` module (``slope``, and ``dof_slope`` when ``learnable``)
+
+    Returns terms (b,), d(sum of terms)/d of Z_anchor, Z_near and Z_sample, and
+    d(sum of terms)/d(dof) for a learnable kernel (else None); the candidates' gradients
+    pair by pair, the sample's as in ``kernel_block_gradients``.
+    """
+    k = Z_near.shape[1]
+    offsets = Z_anchor[:, None] - Z_near
+    Z_anchor_c, Z_sample_c = _centred(Z_anchor, Z_sample)
+    sq = torch.cat([(offsets * offsets).sum(-1), _squared_distances_of_centred(Z_anchor_c, Z_sample_c)], 1)
+    log_k = kernel(sq)
+    logits = log_k.clone()
+    logits[:, k:] += math.log(sample_weight)
+    terms, G = per_anchor_terms_and_weights(
+        logits.masked_fill_(excluded, -math.inf), same & ~excluded, objective
+    )
+    grad_dof = float((G * kernel.dof_slope(sq, log_k)).sum()) if kernel.learnable else None
+    c = G.mul_(kernel.slope(sq))
+    grad_anchor, grad_sample = _slope_gradients(c[:, k:], Z_anchor_c, Z_sample_c)
+    pulls = 2.0 * c[:, :k, None] * offsets
+    return terms, grad_anchor + pulls.sum(1), -pulls, grad_sample, grad_dof
+
+
+class GaussianBlocks:
+    """The Gaussian kernel's f or g, block by block of anchors against one reference set.
+
+    The exact engine's fast path. References must be sorted by class, class c occupying rows
+    ``ref_bounds[c]:ref_bounds[c + 1]``, and each block's anchors sorted by class too. Then
+    every same-class sum is a small product on a sub-block of one (b, n) matrix E of kernel
+    values, and a block costs what the arithmetic needs: one product for the exponents, one
+    exp (``_gaussian_kernel_values``), one product for the sums and one that adds the block's
+    share of the references' gradient to an (n, d + 1) total. Rows of the neighbour weights
+    W sum to zero, so the anchor gradient is 2 (W Z_ref)_i and the reference gradient
+    2 (W^T Z_anchor - colsum(W) z_j). Work on the references alone (centring, the product's
+    right-hand side, the final gradient) is done once, not per block.
+
+    E is the kernel itself, unshifted. An anchor whose nearest neighbours or class mates
+    are so far that their mass falls under ``_SMALLEST_MASS`` (where float32 would lose
+    p_i) is computed again by the shifted path of ``weights``, which keeps log p_i exact.
+
+    ``buffer``, a flat tensor of at least b * n elements, holds E: reused across blocks and
+    calls, it spares the page faults of a fresh matrix that size, which cost as much as the
+    product that fills it.
+    """
+
+    def __init__(
+        self,
+        Z_ref: torch.Tensor,
+        ref_bounds: list[int],
+        objective: str,
+        buffer: torch.Tensor | None = None,
+        ref_grad: bool = True,
+    ):
+        if objective not in PER_ANCHOR_OBJECTIVES:
+            raise ValueError(f"objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
+        # centred on the references' mean: distances and gradients are unchanged, and
+        # |a|^2 + |b|^2 - 2ab keeps its digits in float32 for data far from the origin
+        self.centre = Z_ref.mean(0)
+        self.Z_ref = Z_ref - self.centre
+        self.bounds, self.objective, self.buffer = ref_bounds, objective, buffer
+        counts = torch.tensor(ref_bounds, device=Z_ref.device).diff()
+        self.y_ref = torch.repeat_interleave(torch.arange(len(counts), device=Z_ref.device), counts)
+        self.R = _with_ones(self.Z_ref)  # one product gives weighted sums of rows and of weights
+        squares = (self.Z_ref * self.Z_ref).sum(1, keepdim=True)
+        self.exponent_right = torch.cat([2.0 * self.Z_ref, -torch.ones_like(squares), -squares], 1)
+        self.back = torch.zeros_like(self.R) if ref_grad else None  # sum_i W_ij [z_i, 1]
+        self.far_grad: torch.Tensor | None = None  # the recomputed anchors' share
+        # pairs per pass of the far anchors' recomputation: a share of the block the device
+        # was given, so a GPU recomputes many anchors a pass where launches cost most
+        self.redo_elements = max(_REDO_ELEMENTS, 0 if buffer is None else buffer.numel() // _REDO_SHARE)
+
+    @torch.no_grad()
+    def block(self, Z_anchor, y_anchor, anchor_index) -> tuple[torch.Tensor, torch.Tensor]:
+        """Terms (b,) and d(sum of terms)/d(Z_anchor) (b, d) of a block of anchors; their
+        share of the references' gradient is added to the total."""
+        d = Z_anchor.shape[1]
+        Z_anchor = Z_anchor - self.centre
+        E = _gaussian_kernel_values(Z_anchor, self.exponent_right, anchor_index, self._out(len(Z_anchor)))
+        blocks = _same_class_blocks(y_anchor, self.bounds)
+        every = E @ self.R  # (b, d + 1): sum_j e_ij z_j and sum_j e_ij
+        same = torch.zeros_like(every)  # the same over the anchor's class
+        for a, r in blocks:
+            same[a] = E[a, r] @ self.R[r]
+        far = _is_far(same[:, d]) | _is_far(every[:, d])
+        any_far = bool(far.any())  # one wait for the device per block, not two
+        zero = torch.zeros_like(every[:, 0])
+        log_same, log_total = torch.log(same[:, d]), torch.log(every[:, d])
+        terms, scale_same, scale_all = anchor_scales(log_same, log_total, zero, zero, self.objective)
+        if any_far:
+            scale_same[far], scale_all[far] = 0.0, 0.0
+        grad_anchor = 2.0 * (scale_same * same[:, :d] - scale_all * every[:, :d])
+        if self.back is not None:
+            A = _with_ones(Z_anchor)
+            self.back.addmm_(E.T, scale_all * A, alpha=-1.0)  # the -beta part of W
+            for a, r in blocks:
+                self.back[r].addmm_(E[a, r].T, scale_same[a] * A[a])
+        if any_far:
+            self._redo(far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index)
+        return terms, grad_anchor
+
+    def reference_gradient(self) -> torch.Tensor:
+        """d(sum of every block's terms)/d(Z_ref), shape (n, d)."""
+        d = self.Z_ref.shape[1]
+        grad = 2.0 * (self.back[:, :d] - self.back[:, d:] * self.Z_ref)
+        return grad if self.far_grad is None else grad.add_(self.far_grad)
+
+    def _out(self, rows: int) -> torch.Tensor | None:
+        size = rows * len(self.Z_ref)
+        return (
+            None if self.buffer is None or self.buffer.numel() < size else self.buffer[:size].view(rows, -1)
+        )
+
+    def _redo(self, far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index) -> None:
+        """The far anchors again, through the shifted path of ``weights``, a few rows at a
+        time: that path holds several matrices of their size."""
+        step = max(1, self.redo_elements // len(self.Z_ref))
+        for rows in far.nonzero()[:, 0].split(step):
+            index = None if anchor_index is None else anchor_index[rows]
+            Z_far = Z_anchor[rows]
+            _, log_k, mates, _ = kernel_pairs(Z_far, y_anchor[rows], self.Z_ref, self.y_ref, index, _GAUSSIAN)
+            terms[rows], G = per_anchor_terms_and_weights(log_k, mates, self.objective)
+            grad_anchor[rows], far_ref = _slope_gradients(G.neg_(), Z_far, self.Z_ref, self.back is not None)
+            if far_ref is not None:
+                self.far_grad = far_ref if self.far_grad is None else self.far_grad.add_(far_ref)
+
+
+_GAUSSIAN = GaussianKernel()  # d log k / ds = -1, so c = -G
+
+
+# An anchor whose neighbours, or class mates, hold less kernel mass than this is computed
+# again with shifted kernel values: below it, float32 would start to lose p_i to the
+# floored values (each e^floor, about 3e-35 in float32, so even a million of them stay
+# under 1e-11 of this mass).
+_SMALLEST_MASS = math.exp(-40.0)
+
+
+# Pairs per pass of the recomputation of far anchors: at least this many, and one
+# _REDO_SHARE-th of the block buffer where that is more (the recomputation holds about six
+# matrices of a pass's size, the block about three of its own).
+_REDO_ELEMENTS = 1 << 22
+_REDO_SHARE = 8
+
+
+def _is_far(mass: torch.Tensor) -> torch.Tensor:
+    """Rows whose kernel mass is positive but too small to keep its digits (``_SMALLEST_MASS``)."""
+    return (mass < _SMALLEST_MASS) & (mass > 0)
+
+
+def _gaussian_kernel_values(Z_anchor, exponent_right, anchor_index, out=None) -> torch.Tensor:
+    """E_ij = exp(-||z_i - z_j||^2), shape (b, n), with E_ii = 0; floored at
+    e^``_gaussian_floor``, so no value is subnormal.
+
+    One product gives the whole exponent, [z_i, |z_i|^2, 1] . [2 z_j, -1, -|z_j|^2] (the
+    right-hand rows given), and two in-place passes (floor, exp) turn it into E. Written
+    into ``out`` when given.
+    """
+    ones = torch.ones(len(Z_anchor), 1, dtype=Z_anchor.dtype, device=Z_anchor.device)
+    left = torch.cat([Z_anchor, (Z_anchor * Z_anchor).sum(1, keepdim=True), ones], 1)
+    E = torch.mm(left, exponent_right.T, out=out)
+    E.clamp_(min=_gaussian_floor(E.dtype), max=0.0).exp_()
+    if anchor_index is not None:
+        E[torch.arange(len(Z_anchor), device=E.device), anchor_index] = 0.0
+    return E
+
+
+def _gaussian_floor(dtype: torch.dtype) -> float:
+    """The unshifted Gaussian values are raised to at least e^floor, a little above the
+    smallest normal float, so that exp() yields no subnormal (many times slower on CPUs)."""
+    return math.log(torch.finfo(dtype).tiny) + 8.0
+
+
+def _same_class_blocks(y_anchor: torch.Tensor, ref_bounds: list[int]) -> list[tuple[slice, slice]]:
+    """(anchor rows, reference rows) of each class present in both, for class-sorted data."""
+    bounds = torch.searchsorted(y_anchor, torch.arange(len(ref_bounds), device=y_anchor.device)).tolist()
+    return [
+        (slice(bounds[c], bounds[c + 1]), slice(ref_bounds[c], ref_bounds[c + 1]))
+        for c in range(len(ref_bounds) - 1)
+        if bounds[c + 1] > bounds[c] and ref_bounds[c + 1] > ref_bounds[c]
+    ]

@@ -1,0 +1,92 @@
+"""The objective of an embedding as one autograd operation, and one anchor's p_ij.
+
+``nca_objective`` runs the training engine (``engine``) forward and hands its closed-form
+gradient to autograd, so the function users call and the loop that trains are one code
+path, in blocks (never an (n, n) matrix). The autograd transcription it replaces lives in
+the tests as their reference.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .engine import loss_gradient
+from .kernels import GaussianKernel
+from .weights import OBJECTIVES, PER_ANCHOR_OBJECTIVES
+
+__all__ = ["nca_objective", "selection_probabilities"]
+
+
+def nca_objective(
+    Z: torch.Tensor, y, objective: str = "f", kernel: torch.nn.Module | None = None
+) -> torch.Tensor:
+    """The paper's objective on an embedding, to be maximised.
+
+    Parameters
+    ----------
+    Z : Tensor of shape (n_samples, d)
+        The embedding A x_i of every point.
+    y : array-like of shape (n_samples,)
+        Integer class labels.
+    objective : {"f", "g", "mcml"}
+        "f": sum_i p_i, the expected number of points classified correctly (eq. 3);
+        "g": sum_i log p_i (eq. 6), anchors without a class mate left out;
+        "mcml": -KL(P || Q) of Min et al. (2010), P uniform over same-class pairs.
+    kernel : a ``kernels`` module, optional
+        None is the paper's Gaussian; a Student-t kernel with a learnable dof receives
+        d(objective)/d(dof) too.
+
+    Returns
+    -------
+    Tensor of shape ()
+        Backward gives the paper's gradients, eqs. (5) and (7) (once differentiable).
+    """
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    kernel = GaussianKernel() if kernel is None else kernel
+    y = torch.as_tensor(y, device=Z.device)
+    dof = kernel.dof if getattr(kernel, "learnable", False) else None
+    return _Objective.apply(Z, dof, y, objective, kernel)
+
+
+class _Objective(torch.autograd.Function):
+    """Forward: the engine's value and gradient on class-sorted rows; backward: that
+    gradient, put back in the caller's order and scaled by the incoming one."""
+
+    @staticmethod
+    def forward(ctx, Z, dof, y, objective, kernel):
+        n = len(Z)
+        order = torch.argsort(y, stable=True)
+        labels = torch.unique(y, return_inverse=True)[1][order]  # 0..C-1, as class bounds need
+        grad, grad_dof, value = loss_gradient(
+            Z.detach()[order], labels, torch.arange(n, device=Z.device), objective, kernel
+        )
+        scale = -float(n) if objective in PER_ANCHOR_OBJECTIVES else -1.0  # the loss is -mean or -KL
+        ctx.grad_Z = torch.empty_like(grad).index_copy_(0, order, grad).mul_(scale)
+        ctx.grad_dof = grad_dof * scale
+        return Z.new_tensor(-value * scale if objective in PER_ANCHOR_OBJECTIVES else value)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_output):
+        grad_dof = None
+        if ctx.needs_input_grad[1]:
+            grad_dof = grad_output * ctx.grad_dof
+        return grad_output * ctx.grad_Z, grad_dof, None, None, None
+
+
+def selection_probabilities(Z, anchor: int, dof: float | None = None):
+    """p_ij of one anchor i to every point j (p_ii = 0), as a float64 numpy array.
+
+    Z : array of shape (n, d), the embedding A x.
+    dof : the Student-t kernel's degrees of freedom (``Snapshot.dof``); None for the Gaussian.
+    """
+    import numpy as np
+
+    from .kernels import StudentTKernel
+
+    Z = torch.as_tensor(np.asarray(Z, dtype=np.float64))
+    kernel = GaussianKernel() if dof is None else StudentTKernel(float(dof)).double()
+    logits = kernel(((Z - Z[anchor]) ** 2).sum(1))
+    logits[anchor] = float("-inf")
+    return torch.softmax(logits, 0).numpy()
