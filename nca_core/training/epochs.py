@@ -41,7 +41,7 @@ from ..objective.kernels import GaussianKernel
 from ..objective.weights import PER_ANCHOR_OBJECTIVES
 from ..search import knn
 from ..util.device import block_elements
-from ..util.threads import numpy_blas_on_one_thread
+from ..util.threads import torch_on_one_thread
 from .distributed import LOCAL, DataParallelGroup, active_world_size
 from .gradients import backward, evaluate_objective, objective_and_gradient
 from .lbfgs import LBFGS
@@ -203,7 +203,7 @@ class LBFGSEpochs:
         self.scale = float(len(problem.X)) if problem.objective in PER_ANCHOR_OBJECTIVES else 1.0
         x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
         if dense_applies(problem):
-            self.lbfgs = LBFGS(DenseObjective(problem), x0, ftol=tol, gtol=tol, within=numpy_blas_on_one_thread)
+            self.lbfgs = LBFGS(DenseObjective(problem), x0, ftol=tol, gtol=tol, within=torch_on_one_thread)
         else:  # the blockwise engine; a float32 search is confirmed by fresh ones (``lbfgs``)
             restarts = FLOAT32_RESTARTS if problem.X.dtype == torch.float32 else 0
             self.lbfgs = LBFGS(self._loss, x0, ftol=tol, gtol=tol, restarts=restarts)

@@ -1,12 +1,13 @@
-"""BLAS on one thread while some work runs: on small matrices, or beside other work on two
-cores, its threads cost more than they share. Enter and leave a block in the same thread
-(OpenBLAS restores a count only where it was set)."""
+"""BLAS, or torch, on one thread while some work runs: on small matrices, or beside other
+work on two cores, their threads cost more than they share. Enter and leave a block in the
+same thread (OpenBLAS restores a count only where it was set)."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 
-__all__ = ["numpy_blas_on_one_thread", "one_blas_thread"]
+__all__ = ["numpy_blas_on_one_thread", "one_blas_thread", "torch_on_one_thread"]
 
 
 def one_blas_thread() -> AbstractContextManager:
@@ -42,3 +43,16 @@ def _numpy_blas():
     if mine:
         _kept = found.select(filepath=mine[0].filepath)
     return _kept or found
+
+
+@contextmanager
+def torch_on_one_thread() -> Iterator[None]:
+    """torch's intra-op work on one thread in the block (small matrices)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -54,8 +54,8 @@ def test_float32_problem_matches_the_float64_autograd_reference(objective, diago
 def test_objective_g_is_exact_when_every_class_mate_is_far_away(far):
     """Point 0's class mates lie ``far`` units off while a point of another class sits next
     to it: log p_0 is about -far^2 (-144: below float32's range relative to the row's
-    largest term; -289 and -400: either side of the engine's e^-300 floor on the kernel;
-    -900: p_0 itself underflows in float64)."""
+    largest term; -289 and -400: either side of float64's e^-354 floor on shifted kernel
+    values; -900: p_0 itself underflows in float64)."""
     X = torch.tensor([[0.0], [0.1], [far], [far + 0.1], [0.2], [far + 0.2]], dtype=torch.float32)
     y = torch.tensor([0, 1, 0, 0, 1, 1])
     problem = _problem(X, y, LinearEncoder(torch.ones(1, 1)), objective="g")

@@ -1,4 +1,4 @@
-"""One BLAS thread while work runs, the count restored after."""
+"""One BLAS (or torch) thread while work runs, the count restored after."""
 
 from threadpoolctl import threadpool_info, threadpool_limits
 
@@ -27,3 +27,18 @@ def test_numpys_blas_alone_runs_on_one_thread_in_its_block():
         with numpy_blas_on_one_thread():
             assert numpy_blas.num_threads == 1
         assert numpy_blas.num_threads == 2
+
+
+def test_torch_runs_on_one_thread_in_its_block_and_as_before_after_it():
+    import torch
+
+    from nca_core.util.threads import torch_on_one_thread
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with torch_on_one_thread():
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
