@@ -61,10 +61,10 @@ class _Objective(torch.autograd.Function):
         grad, grad_dof, value = loss_gradient(
             Z.detach()[order], labels, torch.arange(n, device=Z.device), objective, kernel
         )
-        scale = -float(n) if objective in PER_ANCHOR_OBJECTIVES else -1.0  # the loss is -mean or -KL
-        ctx.grad_Z = torch.empty_like(grad).index_copy_(0, order, grad).mul_(scale)
-        ctx.grad_dof = grad_dof * scale
-        return Z.new_tensor(-value * scale if objective in PER_ANCHOR_OBJECTIVES else value)
+        terms = n if objective in PER_ANCHOR_OBJECTIVES else 1  # the engine's f and g are means
+        ctx.grad_Z = torch.empty_like(grad).index_copy_(0, order, grad).mul_(-terms)  # its loss: -objective
+        ctx.grad_dof = -grad_dof * terms
+        return Z.new_tensor(value * terms)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
