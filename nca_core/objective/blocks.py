@@ -67,14 +67,14 @@ def _with_ones(Z: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def kernel_pairs(Z_anchor, y_anchor, Z_ref, y_ref, anchor_index, kernel, dof_slope: bool = False):
+def kernel_pairs(Z_anchor, y_anchor, Z_ref, y_ref, anchor_index, kernel, with_dof_slope: bool = False):
     """The pairs of a block: squared distances, log k (-inf where the anchor meets itself),
     the class-mate mask (the anchor itself left out) and, if asked and the kernel learns
     its dof, d log k / d dof (else None). ``anchor_index`` gives each anchor's row among
     the references, None when the two are disjoint."""
     sq = _squared_distances_of_centred(Z_anchor, Z_ref)
     log_k = kernel(sq)
-    dof_slope = kernel.dof_slope(sq, log_k) if dof_slope and kernel.learnable else None
+    dof_slope = kernel.dof_slope(sq, log_k) if with_dof_slope and kernel.learnable else None
     mates = y_anchor[:, None] == y_ref[None, :]
     if anchor_index is not None:
         rows = torch.arange(len(sq), device=sq.device)
