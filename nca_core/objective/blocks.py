@@ -13,7 +13,9 @@ references. The schedules differ only in where the neighbours come from:
 - ``GaussianBlocks``: the same for the Gaussian kernel and f or g, fused into a few
   products over one reused (block, n) matrix: the exact engine's fast path;
 - ``candidate_terms_and_gradients``: each anchor against its own candidates plus a shared
-  sample (the approximate path).
+  sample (the approximate path);
+- ``all_pairs_terms_and_gradient``: every point of a small set against every other, its
+  two roles (anchor and neighbour) summed in one product (``dense``'s whole matrix).
 
 ``engine`` walks the blocks; ``function.nca_objective`` is the whole as one autograd op.
 """
@@ -35,6 +37,7 @@ from .weights import (
 
 __all__ = [
     "GaussianBlocks",
+    "all_pairs_terms_and_gradient",
     "candidate_terms_and_gradients",
     "kernel_block_gradients",
     "kernel_pairs",
@@ -128,6 +131,27 @@ def _slope_gradients(c, Z_anchor, Z_ref, ref_grad: bool = True):
         return grad_anchor, None
     col = c.T @ _with_ones(Z_anchor)
     return grad_anchor, 2.0 * (col[:, -1:] * Z_ref - col[:, :-1])
+
+
+@torch.no_grad()
+def all_pairs_terms_and_gradient(
+    Z: torch.Tensor, mates: torch.Tensor, objective: str, kernel
+) -> tuple[float, torch.Tensor]:
+    """f or g over every point of a set against every other, and its gradient in ``Z``.
+
+    What ``kernel_block_gradients`` gives for the set against itself, in about half the
+    calls, for a set small enough that calls, not arithmetic, set the pace: ``Z`` comes
+    centred and ``mates`` (the class-mate mask, its diagonal False) comes from the caller,
+    once per problem rather than once per evaluation. Each point is an anchor and a
+    neighbour, so with C = c + c^T its gradient is 2 (rowsum(C) z_i - (C Z)_i).
+    """
+    squares = (Z * Z).sum(1)
+    sq = (squares[:, None] + squares).sub_(Z @ Z.T, alpha=2.0).clamp_min_(0.0)
+    log_k = kernel(sq).fill_diagonal_(-math.inf)
+    terms, G = per_anchor_terms_and_weights(log_k, mates, objective)
+    c = G.mul_(kernel.slope(sq))
+    C = c + c.T
+    return float(terms.sum()), (C.sum(1, keepdim=True) * Z).sub_(C @ Z).mul_(2.0)
 
 
 @torch.no_grad()

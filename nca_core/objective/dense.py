@@ -1,10 +1,11 @@
-"""The whole matrix of a small linear problem as one block of the engine, in float64, with
-the gradient taken straight in the map's parameters.
+"""The whole matrix of a small linear problem as one schedule of the engine, in float64,
+with the gradient taken straight in the map's parameters.
 
 For a few hundred points the blockwise walk (``engine``) spends its time on the fixed cost
 of many small torch calls and an autograd pass through the encoder, not on arithmetic.
-Here an evaluation is one block, all points against all (``blocks.kernel_block_gradients``),
-and the gradient in A is G_Z^T X, so full-batch L-BFGS on iris or wine takes a few
+Here an evaluation is all points against all (``blocks.all_pairs_terms_and_gradient``),
+what stays the same between evaluations (the centred inputs, the class-mate mask) is
+made once, and the gradient in A is G_Z^T X, so full-batch L-BFGS on iris or wine takes a few
 milliseconds (benchmarks/sklearn_parity.py). Float64 throughout also makes the objective
 exact for anchors whose class mates are far away.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .blocks import kernel_block_gradients
+from .blocks import all_pairs_terms_and_gradient
 from .kernels import GaussianKernel
 
 __all__ = ["DENSE_MAX_SAMPLES", "DenseObjective"]
@@ -38,8 +39,8 @@ class DenseObjective:
         # centred once: every embedding is then centred too, so |a|^2 + |b|^2 - 2ab keeps
         # its digits for data far from the origin (distances and gradients are unchanged)
         self.X = X - X.mean(0)
-        self.y = problem.y.cpu()
-        self.index = torch.arange(len(X))
+        y = problem.y.cpu()
+        self.mates = (y[:, None] == y).fill_diagonal_(False)
         self.objective, self.weight_decay = problem.objective, problem.weight_decay
         self.shape = tuple(problem.parameters[0].shape)
         self.diagonal = len(self.shape) == 1
@@ -49,10 +50,7 @@ class DenseObjective:
         Fastest on one thread: threads cost more than they share on matrices this small."""
         params = torch.from_numpy(x).view(self.shape)
         Z = self.X * params if self.diagonal else self.X @ params.T
-        value, grad_anchor, grad_ref, _ = kernel_block_gradients(
-            Z, self.y, Z, self.y, self.index, self.objective, _GAUSSIAN
-        )
-        grad_Z = grad_anchor.add_(grad_ref)  # d(sum of terms)/dZ
+        value, grad_Z = all_pairs_terms_and_gradient(Z, self.mates, self.objective, _GAUSSIAN)
         grad = (grad_Z * self.X).sum(0) if self.diagonal else grad_Z.T @ self.X
         loss = -value
         if self.weight_decay:

@@ -29,9 +29,10 @@ class GaussianKernel(nn.Module):
     def forward(self, sq_distances: torch.Tensor) -> torch.Tensor:
         return -sq_distances
 
-    def slope(self, sq_distances: torch.Tensor) -> torch.Tensor:
-        """d log k / d s."""
-        return torch.full_like(sq_distances, -1.0)
+    def slope(self, sq_distances: torch.Tensor) -> float:
+        """d log k / d s: the constant -1, as a number (it multiplies a block of pairs as a
+        tensor of -1s would, without making one)."""
+        return -1.0
 
     def extra_repr(self) -> str:
         return "gaussian"
@@ -73,7 +74,7 @@ class StudentTKernel(nn.Module):
 
     @torch.no_grad()
     def slope(self, sq_distances: torch.Tensor) -> torch.Tensor:
-        """d log k / d s = -(a + 1) / (2 (a + s))."""
+        """d log k / d s = -(a + 1) / (2 (a + s)), the shape of ``sq_distances``."""
         a = float(self.dof)
         return (sq_distances + a).reciprocal_().mul_(-0.5 * (a + 1.0))
 

@@ -80,14 +80,15 @@ def anchor_scales(log_same, log_total, same_shift, total_shift, objective: str):
     that multiply E' (the alpha part) and E (the beta part). An anchor without a class
     mate adds nothing.
     """
-    has_mate = torch.isfinite(log_same)
+    has_mate = log_same > -math.inf  # finite: a positive mass, shifted by a finite logit
     log_p = torch.where(has_mate, log_same - log_total, -math.inf)
-    if objective == "f":
-        terms, log_alpha, beta = log_p.exp(), torch.zeros_like(log_p), log_p.exp()
-    else:
-        terms = torch.where(has_mate, log_p, 0.0)
-        log_alpha, beta = torch.where(has_mate, -log_p, 0.0), has_mate.to(log_p.dtype)
-    scale_same = torch.where(has_mate, (log_alpha + same_shift - log_total).exp(), 0.0)
+    if objective == "f":  # alpha = 1
+        terms = beta = log_p.exp()
+        log_scale_same = same_shift - log_total
+    else:  # log alpha = -log p_i, so log alpha + same_shift - log_total = same_shift - log_same
+        terms, beta = torch.where(has_mate, log_p, 0.0), has_mate.to(log_p.dtype)
+        log_scale_same = same_shift - log_same
+    scale_same = torch.where(has_mate, log_scale_same.exp(), 0.0)
     scale_all = beta * (total_shift - log_total).exp()
     return terms, scale_same[:, None], scale_all[:, None]
 
@@ -159,8 +160,7 @@ def _exp_shifted(logits: torch.Tensor, shift, floor: float, out: torch.Tensor | 
 
 def _row_shift(logits: torch.Tensor) -> torch.Tensor:
     """Each row's largest logit, as a column; 0 for a row with no finite logit."""
-    top = logits.amax(1, keepdim=True)
-    return torch.where(torch.isfinite(top), top, 0.0)
+    return logits.amax(1, keepdim=True).nan_to_num_(nan=0.0, posinf=0.0, neginf=0.0)
 
 
 def _log_mass(E_sums: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
