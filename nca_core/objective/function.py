@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from .engine import loss_gradient
+from .engine import loss_gradient, objective_value
 from .kernels import GaussianKernel
 from .weights import OBJECTIVES, PER_ANCHOR_OBJECTIVES
 
@@ -40,13 +40,33 @@ def nca_objective(
     -------
     Tensor of shape ()
         Backward gives the paper's gradients, eqs. (5) and (7) (once differentiable).
+        Where nothing asks for a gradient (no input requires one, or under
+        ``torch.no_grad``), only the value is computed.
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     kernel = GaussianKernel() if kernel is None else kernel
     y = torch.as_tensor(y, device=Z.device)
     dof = kernel.dof if getattr(kernel, "learnable", False) else None
-    return _Objective.apply(Z, dof, y, objective, kernel)
+    wanted = [t for t in (Z, dof) if t is not None and t.requires_grad]
+    if torch.is_grad_enabled() and wanted:
+        return _Objective.apply(Z, dof, y, objective, kernel)
+    order, labels = _class_sorted(y)
+    anchors = torch.arange(len(Z), device=Z.device)
+    value = objective_value(Z.detach()[order], labels, anchors, objective, kernel)
+    return Z.new_tensor(value * _terms(len(Z), objective))
+
+
+def _class_sorted(y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The order that sorts rows by class, and the sorted labels as 0..C-1 (what the
+    engine's class bounds need), for labels in any order and of any values."""
+    order = torch.argsort(y, stable=True)
+    return order, torch.unique(y, return_inverse=True)[1][order]
+
+
+def _terms(n: int, objective: str) -> int:
+    """What turns the engine's value into the objective's: its f and g are means."""
+    return n if objective in PER_ANCHOR_OBJECTIVES else 1
 
 
 class _Objective(torch.autograd.Function):
@@ -56,12 +76,11 @@ class _Objective(torch.autograd.Function):
     @staticmethod
     def forward(ctx, Z, dof, y, objective, kernel):
         n = len(Z)
-        order = torch.argsort(y, stable=True)
-        labels = torch.unique(y, return_inverse=True)[1][order]  # 0..C-1, as class bounds need
+        order, labels = _class_sorted(y)
         grad, grad_dof, value = loss_gradient(
             Z.detach()[order], labels, torch.arange(n, device=Z.device), objective, kernel
         )
-        terms = n if objective in PER_ANCHOR_OBJECTIVES else 1  # the engine's f and g are means
+        terms = _terms(n, objective)
         ctx.grad_Z = torch.empty_like(grad).index_copy_(0, order, grad).mul_(-terms)  # its loss: -objective
         ctx.grad_dof = -grad_dof * terms
         return Z.new_tensor(value * terms)

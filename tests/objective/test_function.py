@@ -226,3 +226,29 @@ def test_float32_objective_matches_the_float64_reference_for_labels_in_any_order
     if kernel_name == "student-t":
         assert got64[2] == pytest.approx(want[2], rel=1e-9)
         assert got32[2] == pytest.approx(want[2], rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("objective", ["f", "g", "mcml"])
+@pytest.mark.parametrize("kernel_name", ["gaussian", "student-t"])
+def test_a_value_nobody_differentiates_is_computed_without_a_gradient(objective, kernel_name, monkeypatch):
+    """Under no_grad, or with no input that requires a gradient, the value comes from the
+    engine's value-only walk, in float32 the reference's value, labels in any order."""
+    from nca_core.objective import function
+
+    X, y, A = make_problem(3, n=40, D=4, d=2, n_classes=3)
+    y = np.array([7, 2, 5])[y]
+
+    def kernel(learn=False):
+        return None if kernel_name == "gaussian" else StudentTKernel(2.0, learn=learn).float()
+
+    want = reference_objective(torch.tensor(X @ A.T), torch.tensor(y), objective, kernel() and kernel().double())
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the gradient was computed for a value nobody differentiates")
+
+    monkeypatch.setattr(function, "loss_gradient", refuse)
+    Z = torch.tensor(X @ A.T, dtype=torch.float32)
+    assert nca_objective(Z, torch.tensor(y), objective, kernel()).item() == pytest.approx(want.item(), rel=1e-5)
+    with torch.no_grad():  # inputs that would want one, a learnt dof among them
+        value = nca_objective(Z.requires_grad_(), torch.tensor(y), objective, kernel(learn=True))
+    assert value.item() == pytest.approx(want.item(), rel=1e-5) and not value.requires_grad
