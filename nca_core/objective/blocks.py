@@ -189,7 +189,7 @@ def candidate_terms_and_gradients(
     Z_anchor_c, Z_sample_c = _centred(Z_anchor, Z_sample)
     sq = torch.cat([(offsets * offsets).sum(-1), _squared_distances_of_centred(Z_anchor_c, Z_sample_c)], 1)
     log_k = kernel(sq)
-    logits = log_k.clone()
+    logits = log_k.clone() if kernel.learnable else log_k  # the dof's slope needs log k as it was
     logits[:, k:] += math.log(sample_weight)
     terms, G = per_anchor_terms_and_weights(
         logits.masked_fill_(excluded, -math.inf), same & ~excluded, objective

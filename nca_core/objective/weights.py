@@ -64,7 +64,7 @@ def per_anchor_terms_and_weights(
     terms, scale_same, scale_all = anchor_scales(
         log_same, log_total, same_shift[:, 0], total_shift[:, 0], objective
     )
-    return terms, E_same.mul_(scale_same).sub_(E.mul_(scale_all))
+    return terms, E.mul_(scale_all.neg_()).addcmul_(E_same, scale_same)
 
 
 def anchor_scales(log_same, log_total, same_shift, total_shift, objective: str):
