@@ -14,7 +14,7 @@ references. The schedules differ only in where the neighbours come from:
   products over one reused (block, n) matrix: the exact engine's fast path;
 - ``candidate_terms_and_gradients``: each anchor against its own candidates plus a shared
   sample (the approximate path);
-- ``all_pairs_terms_and_gradient``: every point of a small set against every other, its
+- ``all_pairs_value_and_gradient``: every point of a small set against every other, its
   two roles (anchor and neighbour) summed in one product (``dense``'s whole matrix).
 
 ``engine`` walks the blocks; ``function.nca_objective`` is the whole as one autograd op.
@@ -37,7 +37,7 @@ from .weights import (
 
 __all__ = [
     "GaussianBlocks",
-    "all_pairs_terms_and_gradient",
+    "all_pairs_value_and_gradient",
     "candidate_terms_and_gradients",
     "kernel_block_gradients",
     "kernel_pairs",
@@ -134,7 +134,7 @@ def _slope_gradients(c, Z_anchor, Z_ref, ref_grad: bool = True):
 
 
 @torch.no_grad()
-def all_pairs_terms_and_gradient(
+def all_pairs_value_and_gradient(
     Z: torch.Tensor, mates: torch.Tensor, objective: str, kernel
 ) -> tuple[float, torch.Tensor]:
     """f or g over every point of a set against every other, and its gradient in ``Z``.

@@ -3,7 +3,7 @@ with the gradient taken straight in the map's parameters.
 
 For a few hundred points the blockwise walk (``engine``) spends its time on the fixed cost
 of many small torch calls and an autograd pass through the encoder, not on arithmetic.
-Here an evaluation is all points against all (``blocks.all_pairs_terms_and_gradient``),
+Here an evaluation is all points against all (``blocks.all_pairs_value_and_gradient``),
 what stays the same between evaluations (the centred inputs, the class-mate mask) is
 made once, and the gradient in A is G_Z^T X, so full-batch L-BFGS on iris or wine takes a few
 milliseconds (benchmarks/sklearn_parity.py). Float64 throughout also makes the objective
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .blocks import all_pairs_terms_and_gradient
+from .blocks import all_pairs_value_and_gradient
 from .kernels import GaussianKernel
 
 __all__ = ["DENSE_MAX_SAMPLES", "DenseObjective"]
@@ -50,7 +50,7 @@ class DenseObjective:
         Fastest on one thread: threads cost more than they share on matrices this small."""
         params = torch.from_numpy(x).view(self.shape)
         Z = self.X * params if self.diagonal else self.X @ params.T
-        value, grad_Z = all_pairs_terms_and_gradient(Z, self.mates, self.objective, _GAUSSIAN)
+        value, grad_Z = all_pairs_value_and_gradient(Z, self.mates, self.objective, _GAUSSIAN)
         grad = (grad_Z * self.X).sum(0) if self.diagonal else grad_Z.T @ self.X
         loss = -value
         if self.weight_decay:

@@ -1,8 +1,8 @@
 """The objective of an embedding as one autograd operation, and one anchor's p_ij.
 
-``nca_objective`` runs the training engine (``engine``) forward and hands its closed-form
-gradient to autograd, so the function users call and the loop that trains are one code
-path, in blocks (never an (n, n) matrix). The autograd transcription it replaces lives in
+``nca_objective`` runs the training engine (``engine``) forward and, when a gradient is
+wanted, hands its closed-form gradient to autograd, so the function users call and the loop
+that trains are one code path, in blocks (never an (n, n) matrix). The autograd transcription it replaces lives in
 the tests as their reference.
 """
 
@@ -48,8 +48,8 @@ def nca_objective(
     kernel = GaussianKernel() if kernel is None else kernel
     y = torch.as_tensor(y, device=Z.device)
     dof = kernel.dof if getattr(kernel, "learnable", False) else None
-    wanted = [t for t in (Z, dof) if t is not None and t.requires_grad]
-    if torch.is_grad_enabled() and wanted:
+    needs_grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (Z, dof))
+    if needs_grad:
         return _Objective.apply(Z, dof, y, objective, kernel)
     order, labels = _class_sorted(y)
     anchors = torch.arange(len(Z), device=Z.device)

@@ -86,10 +86,11 @@ def anchor_scales(log_same, log_total, same_shift, total_shift, objective: str):
         terms = beta = log_p.exp()
         log_scale_same = same_shift - log_total
     else:  # log alpha = -log p_i, so log alpha + same_shift - log_total = same_shift - log_same
-        terms, beta = torch.where(has_mate, log_p, 0.0), has_mate.to(log_p.dtype)
+        terms, beta = torch.where(has_mate, log_p, 0.0), 1.0
         log_scale_same = same_shift - log_same
+    # an anchor without a class mate (or without any neighbour: log_total = -inf) adds nothing
     scale_same = torch.where(has_mate, log_scale_same.exp(), 0.0)
-    scale_all = beta * (total_shift - log_total).exp()
+    scale_all = torch.where(has_mate, beta * (total_shift - log_total).exp(), 0.0)
     return terms, scale_same[:, None], scale_all[:, None]
 
 

@@ -51,6 +51,19 @@ def _mcml_by_autograd(log_k: torch.Tensor, mates: torch.Tensor):
     return value.item() + math.log(n_same), log_k.grad
 
 
+@pytest.mark.parametrize("objective", ["f", "g"])
+def test_a_row_without_any_neighbour_adds_nothing_and_stays_finite(objective):
+    """Every pair of the first row excluded (an anchor with no candidate and every draw
+    among its own): term 0 and no weight, not 0 * inf; the other rows as usual."""
+    logits = torch.tensor([[-math.inf, -math.inf, -math.inf], [0.0, -1.0, -math.inf]])
+    mates = torch.tensor([[False, False, False], [True, False, False]])
+    terms, G = per_anchor_terms_and_weights(logits, mates, objective)
+    want_terms, want_G = _logit_terms_by_autograd(logits[1:].double(), mates[1:], objective)
+    assert terms[0] == 0.0 and bool((G[0] == 0).all())
+    torch.testing.assert_close(terms[1:].double(), want_terms, rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(G[1:].double(), want_G, rtol=1e-6, atol=1e-7)
+
+
 def test_mcml_value_and_weights_match_autograd_whole_and_in_shares():
     """The whole block's -KL and G; then the same pairs cut in two row blocks with the
     totals of both, whose shares add up to the whole (as the engine's walk adds them)."""
