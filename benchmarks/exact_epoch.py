@@ -8,7 +8,8 @@ patch of the machine falls on all alike:
 - ``epoch``: one epoch of the library (``training.epochs.MinibatchEpochs`` on a
   ``Problem``, as ``NCA`` builds it), objective f;
 - ``pair floor``: the issue's floor, just those three products and one exp per block of
-  1024 anchors (``mm`` into one reused buffer, ``exp_``, ``E @ Z``, ``E.T @ Z_anchor``),
+  1024 anchors (``mm`` into one reused buffer, ``exp_``, ``E @ Z``, and ``Z_anchor.T @ E``,
+  the transpose of E^T Z_anchor, up to twice as fast on CPUs as that tall product),
   nothing else;
 - ``encoder``: the two products every minibatch step also needs for a linear map over all
   n points (``X @ A.T`` to embed them, G^T X for the gradient in A, summed in blocks as
@@ -98,7 +99,7 @@ def _pair_floor(X, A, fresh: bool = False) -> float:
         E = torch.mm(Z_anchor, Z.T, out=out)
         E.exp_()
         E @ Z
-        E.T @ Z_anchor
+        Z_anchor.T @ E  # (E^T Z_anchor)^T: a wide, short result, the faster layout on CPUs
     return _clock(X.device) - start
 
 

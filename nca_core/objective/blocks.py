@@ -209,7 +209,7 @@ class GaussianBlocks:
     every same-class sum is a small product on a sub-block of one (b, n) matrix E of kernel
     values, and a block costs what the arithmetic needs: one product for the exponents, one
     exp (``_gaussian_kernel_values``), one product for the sums and one that adds the block's
-    share of the references' gradient to an (n, d + 1) total. Rows of the neighbour weights
+    share of the references' gradient to a (d + 1, n) total. Rows of the neighbour weights
     W sum to zero, so the anchor gradient is 2 (W Z_ref)_i and the reference gradient
     2 (W^T Z_anchor - colsum(W) z_j). Work on the references alone (centring, the product's
     right-hand side, the final gradient) is done once, not per block.
@@ -243,7 +243,9 @@ class GaussianBlocks:
         self.R = _with_ones(self.Z_ref)  # one product gives weighted sums of rows and of weights
         squares = (self.Z_ref * self.Z_ref).sum(1, keepdim=True)
         self.exponent_right = torch.cat([2.0 * self.Z_ref, -torch.ones_like(squares), -squares], 1)
-        self.back = torch.zeros_like(self.R) if ref_grad else None  # sum_i W_ij [z_i, 1]
+        # sum_i W_ij [z_i, 1], kept as its transpose, (d + 1, n): a product that adds into a
+        # wide, short matrix runs up to twice as fast as one into its tall transpose on CPUs
+        self.back = self.R.new_zeros(self.R.shape[1], len(self.R)) if ref_grad else None
         self.far_grad: torch.Tensor | None = None  # the recomputed anchors' share
         # pairs per pass of the far anchors' recomputation: a share of the block the device
         # was given, so a GPU recomputes many anchors a pass where launches cost most
@@ -271,17 +273,17 @@ class GaussianBlocks:
         grad_anchor = 2.0 * (scale_same * same[:, :d] - scale_all * every[:, :d])
         if self.back is not None:
             A = _with_ones(Z_anchor)
-            self.back.addmm_(E.T, scale_all * A, alpha=-1.0)  # the -beta part of W
+            self.back.addmm_((scale_all * A).T, E, alpha=-1.0)  # the -beta part of W
             for a, r in blocks:
-                self.back[r].addmm_(E[a, r].T, scale_same[a] * A[a])
+                self.back[:, r].addmm_((scale_same[a] * A[a]).T, E[a, r])
         if any_far:
             self._redo(far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index)
         return terms, grad_anchor
 
     def reference_gradient(self) -> torch.Tensor:
         """d(sum of every block's terms)/d(Z_ref), shape (n, d)."""
-        d = self.Z_ref.shape[1]
-        grad = 2.0 * (self.back[:, :d] - self.back[:, d:] * self.Z_ref)
+        d, back = self.Z_ref.shape[1], self.back.T
+        grad = 2.0 * (back[:, :d] - back[:, d:] * self.Z_ref)
         return grad if self.far_grad is None else grad.add_(self.far_grad)
 
     def _out(self, rows: int) -> torch.Tensor | None:
