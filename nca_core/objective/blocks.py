@@ -145,8 +145,7 @@ def all_pairs_value_and_gradient(
     once per problem rather than once per evaluation. Each point is an anchor and a
     neighbour, so with C = c + c^T its gradient is 2 (rowsum(C) z_i - (C Z)_i).
     """
-    squares = (Z * Z).sum(1)
-    sq = (squares[:, None] + squares).sub_(Z @ Z.T, alpha=2.0).clamp_min_(0.0)
+    sq = _squared_distances_of_centred(Z, Z)
     log_k = kernel(sq).fill_diagonal_(-math.inf)
     terms, G = per_anchor_terms_and_weights(log_k, mates, objective)
     c = G.mul_(kernel.slope(sq))

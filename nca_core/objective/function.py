@@ -2,8 +2,8 @@
 
 ``nca_objective`` runs the training engine (``engine``) forward and, when a gradient is
 wanted, hands its closed-form gradient to autograd, so the function users call and the loop
-that trains are one code path, in blocks (never an (n, n) matrix). The autograd transcription it replaces lives in
-the tests as their reference.
+that trains are one code path, in blocks (never an (n, n) matrix). The autograd
+transcription it replaces lives in the tests as their reference.
 """
 
 from __future__ import annotations
