@@ -10,7 +10,7 @@ and one exp over the same pairs). Then each product shape of a block timed on it
 
 ``--far`` instead times exact epochs of ``exact_epoch.py`` on ``--n`` images of
 mnist-deformed in one process, after one untimed epoch: the far anchors' recomputation
-taking 2^22 pairs a pass (as before it took a share of the block buffer) and the engine's
+taking 2^22 pairs a pass (as before it took a share of the block) and the engine's
 own size, in turn, the order alternating between repeats; and counts the anchors it
 recomputed and its passes: on a map that grows over many steps, more and more anchors are
 too far from their neighbours for the unshifted kernel values of float32.
@@ -26,6 +26,7 @@ import time
 import torch
 
 from nca_core.objective.blocks import GaussianBlocks
+from nca_core.objective.workspace import Workspace
 from nca_core.util.device import block_elements
 
 
@@ -51,21 +52,14 @@ def far_epochs(n: int, device: str = "cuda", repeats: int = 2) -> None:
     X, y = _mnist(n, torch.device(device))
     A = _start_map(X, 32)
     passes: list[int] = []
-    recompute, setup = blocks.per_anchor_terms_and_weights, blocks.GaussianBlocks.__init__
+    recompute, share = blocks.per_anchor_terms_and_weights, blocks._REDO_SHARE
 
     def counted(log_k, mates, objective):
         passes.append(len(log_k))
         return recompute(log_k, mates, objective)
 
-    def sized(elements):
-        def init(self, *args, **kwargs):
-            setup(self, *args, **kwargs)
-            if elements is not None:
-                self.redo_elements = elements
-
-        return init
-
-    sizes = {"2^22 pairs a pass (before)": blocks._REDO_ELEMENTS, "an eighth of the block buffer": None}
+    # a share so small that every pass takes the least, 2^22 pairs; then the engine's own
+    sizes = {"2^22 pairs a pass (before)": 1 << 40, "an eighth of the block": share}
     blocks.per_anchor_terms_and_weights = counted
     try:
         _epoch(X, y, A)  # untimed: the device's first epoch also pays for its start
@@ -73,12 +67,12 @@ def far_epochs(n: int, device: str = "cuda", repeats: int = 2) -> None:
         print("| far anchors' passes | epoch (s) | far anchors | passes |\n| --- | --- | --- | --- |")
         for repeat in range(repeats):
             for label in list(sizes)[:: 1 if repeat % 2 == 0 else -1]:
-                blocks.GaussianBlocks.__init__ = sized(sizes[label])
+                blocks._REDO_SHARE = sizes[label]
                 passes.clear()
                 seconds = _epoch(X, y, A)
                 print(f"| {label} | {seconds:.2f} | {sum(passes):,} of {n:,} | {len(passes):,} |", flush=True)
     finally:
-        blocks.per_anchor_terms_and_weights, blocks.GaussianBlocks.__init__ = recompute, setup
+        blocks.per_anchor_terms_and_weights, blocks._REDO_SHARE = recompute, share
 
 
 def main() -> None:
@@ -99,12 +93,13 @@ def main() -> None:
     bounds = [0, *torch.bincount(y, minlength=10).cumsum(0).tolist()]
     elements = block_elements(1 << 25, device)
     rows = max(1, elements // n)
-    buffer = torch.empty(rows * n, device=device)
+    workspace = Workspace()
+    buffer = workspace.buffer(rows * n, Z)
     anchors = torch.randperm(n, device=device, generator=generator)[:batch]
     anchors = anchors[torch.argsort(y[anchors], stable=True)]
 
     def engine_step():
-        blocks = GaussianBlocks(Z, bounds, "f", buffer=buffer)
+        blocks = GaussianBlocks(Z, bounds, "f", workspace)
         for start in range(0, batch, rows):
             a = anchors[start : start + rows]
             blocks.block(Z[a], y[a], a)

@@ -22,6 +22,7 @@ references. The schedules differ only in where the neighbours come from:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -34,6 +35,7 @@ from .weights import (
     mcml_value_and_weights,
     per_anchor_terms_and_weights,
 )
+from .workspace import Workspace
 
 __all__ = [
     "GaussianBlocks",
@@ -217,9 +219,9 @@ class GaussianBlocks:
     are so far that their mass falls under ``_SMALLEST_MASS`` (where float32 would lose
     p_i) is computed again by the shifted path of ``weights``, which keeps log p_i exact.
 
-    ``buffer``, a flat tensor of at least b * n elements, holds E: reused across blocks and
-    calls, it spares the page faults of a fresh matrix that size, which cost as much as the
-    product that fills it.
+    E and the per-call matrices over the references live in ``workspace``
+    (``workspace.Workspace``): reused across blocks and calls, they spare the page faults
+    of fresh matrices that size, which cost as much as the passes that fill them.
     """
 
     def __init__(
@@ -227,28 +229,35 @@ class GaussianBlocks:
         Z_ref: torch.Tensor,
         ref_bounds: list[int],
         objective: str,
-        buffer: torch.Tensor | None = None,
+        workspace: Workspace | None = None,
         ref_grad: bool = True,
     ):
         if objective not in PER_ANCHOR_OBJECTIVES:
             raise ValueError(f"objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
+        n, d = Z_ref.shape
+        self.bounds, self.objective = ref_bounds, objective
+        self.workspace = Workspace() if workspace is None else workspace
         # centred on the references' mean: distances and gradients are unchanged, and
-        # |a|^2 + |b|^2 - 2ab keeps its digits in float32 for data far from the origin
+        # |a|^2 + |b|^2 - 2ab keeps its digits in float32 for data far from the origin.
+        # Each matrix is written in place, a column block at a time.
         self.centre = Z_ref.mean(0)
-        self.Z_ref = Z_ref - self.centre
-        self.bounds, self.objective, self.buffer = ref_bounds, objective, buffer
-        counts = torch.tensor(ref_bounds, device=Z_ref.device).diff()
-        self.y_ref = torch.repeat_interleave(torch.arange(len(counts), device=Z_ref.device), counts)
-        self.R = _with_ones(self.Z_ref)  # one product gives weighted sums of rows and of weights
-        squares = (self.Z_ref * self.Z_ref).sum(1, keepdim=True)
-        self.exponent_right = torch.cat([2.0 * self.Z_ref, -torch.ones_like(squares), -squares], 1)
+        self.R = self.workspace.matrix(n, d + 1, Z_ref, "references")  # [z, 1]: one product
+        self.Z_ref = torch.sub(Z_ref, self.centre, out=self.R[:, :d])  # gives weighted sums of
+        self.R[:, d] = 1.0  # rows and of weights
+        self.exponent_right = self.workspace.matrix(n, d + 2, Z_ref, "exponent")  # [2 z, -1, -|z|^2]
+        torch.mul(self.Z_ref, 2.0, out=self.exponent_right[:, :d])
+        self.exponent_right[:, d] = -1.0
+        torch.linalg.vecdot(self.Z_ref, self.Z_ref, out=self.exponent_right[:, d + 1]).neg_()
         # sum_i W_ij [z_i, 1], kept as its transpose, (d + 1, n): a product that adds into a
         # wide, short matrix runs up to twice as fast as one into its tall transpose on CPUs
-        self.back = self.R.new_zeros(self.R.shape[1], len(self.R)) if ref_grad else None
+        self.back = self.workspace.matrix(d + 1, n, Z_ref, "reference sums").zero_() if ref_grad else None
         self.far_grad: torch.Tensor | None = None  # the recomputed anchors' share
-        # pairs per pass of the far anchors' recomputation: a share of the block the device
-        # was given, so a GPU recomputes many anchors a pass where launches cost most
-        self.redo_elements = max(_REDO_ELEMENTS, 0 if buffer is None else buffer.numel() // _REDO_SHARE)
+
+    @functools.cached_property
+    def y_ref(self) -> torch.Tensor:
+        """Each reference's class (only the far anchors' recomputation needs it)."""
+        counts = torch.tensor(self.bounds, device=self.R.device).diff()
+        return torch.repeat_interleave(torch.arange(len(counts), device=self.R.device), counts)
 
     @torch.no_grad()
     def block(self, Z_anchor, y_anchor, anchor_index) -> tuple[torch.Tensor, torch.Tensor]:
@@ -256,7 +265,8 @@ class GaussianBlocks:
         share of the references' gradient is added to the total."""
         d = Z_anchor.shape[1]
         Z_anchor = Z_anchor - self.centre
-        E = _gaussian_kernel_values(Z_anchor, self.exponent_right, anchor_index, self._out(len(Z_anchor)))
+        out = self.workspace.matrix(len(Z_anchor), len(self.Z_ref), Z_anchor, "pairs")
+        E = _gaussian_kernel_values(Z_anchor, self.exponent_right, anchor_index, out)
         blocks = _same_class_blocks(y_anchor, self.bounds)
         every = E @ self.R  # (b, d + 1): sum_j e_ij z_j and sum_j e_ij
         same = torch.zeros_like(every)  # the same over the anchor's class
@@ -282,19 +292,19 @@ class GaussianBlocks:
     def reference_gradient(self) -> torch.Tensor:
         """d(sum of every block's terms)/d(Z_ref), shape (n, d)."""
         d, back = self.Z_ref.shape[1], self.back.T
-        grad = 2.0 * (back[:, :d] - back[:, d:] * self.Z_ref)
+        # into a fresh row-major matrix: left to itself, the result would take the
+        # transposed layout of ``back`` and every later pass over it would be strided
+        grad = torch.mul(back[:, d:], self.Z_ref, out=self.Z_ref.new_empty(self.Z_ref.shape))
+        grad = torch.sub(back[:, :d], grad, out=grad).mul_(2.0)
         return grad if self.far_grad is None else grad.add_(self.far_grad)
-
-    def _out(self, rows: int) -> torch.Tensor | None:
-        size = rows * len(self.Z_ref)
-        return (
-            None if self.buffer is None or self.buffer.numel() < size else self.buffer[:size].view(rows, -1)
-        )
 
     def _redo(self, far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index) -> None:
         """The far anchors again, through the shifted path of ``weights``, a few rows at a
-        time: that path holds several matrices of their size."""
-        step = max(1, self.redo_elements // len(self.Z_ref))
+        time: that path holds several matrices of their size. A pass takes a share of the
+        block (at least ``_REDO_ELEMENTS`` pairs), so on a GPU, given large blocks, it
+        recomputes many anchors at once where launches cost most."""
+        n = len(self.Z_ref)
+        step = max(1, max(_REDO_ELEMENTS, len(Z_anchor) * n // _REDO_SHARE) // n)
         for rows in far.nonzero()[:, 0].split(step):
             index = None if anchor_index is None else anchor_index[rows]
             Z_far = Z_anchor[rows]
@@ -316,7 +326,7 @@ _SMALLEST_MASS = math.exp(-40.0)
 
 
 # Pairs per pass of the recomputation of far anchors: at least this many, and one
-# _REDO_SHARE-th of the block buffer where that is more (the recomputation holds about six
+# _REDO_SHARE-th of the block where that is more (the recomputation holds about six
 # matrices of a pass's size, the block about three of its own).
 _REDO_ELEMENTS = 1 << 22
 _REDO_SHARE = 8

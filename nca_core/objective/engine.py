@@ -16,6 +16,7 @@ import torch
 from .blocks import GaussianBlocks, kernel_block_gradients, kernel_pairs
 from .kernels import GaussianKernel
 from .weights import PER_ANCHOR_OBJECTIVES, McmlTotals, mcml_whole
+from .workspace import Workspace
 
 __all__ = [
     "DEFAULT_BLOCK_ELEMENTS",
@@ -34,24 +35,6 @@ __all__ = [
 # that size.
 DEFAULT_BLOCK_ELEMENTS = 1 << 25
 KERNEL_BLOCK_ELEMENTS = 1 << 23
-
-
-class Workspace:
-    """One buffer for the engine's (block, n) matrix, kept between calls.
-
-    A fresh matrix of that size per block costs page faults for as long as the product that
-    fills it takes; one training run keeps one workspace.
-    """
-
-    def __init__(self):
-        self._buffer: torch.Tensor | None = None
-
-    def buffer(self, size: int, like: torch.Tensor) -> torch.Tensor:
-        """A flat tensor of at least ``size`` elements of ``like``'s dtype and device."""
-        b = self._buffer
-        if b is None or b.numel() < size or b.dtype != like.dtype or b.device != like.device:
-            self._buffer = b = torch.empty(size, dtype=like.dtype, device=like.device)
-        return b
 
 
 def fused(kernel, objective: str) -> bool:
@@ -115,20 +98,21 @@ def loss_gradient(
 
 def _fused_gradient(Z, y, anchors, objective, block_elements, count, workspace):
     blocks = anchor_blocks(anchors, len(Z), block_elements)
-    engine = _gaussian_blocks(Z, y, blocks, objective, workspace)
+    engine = _gaussian_blocks(Z, y, objective, workspace)
     total = torch.zeros((), dtype=torch.float64, device=Z.device)
-    grad = torch.zeros_like(Z)
+    anchor_grads = []
     for a in blocks:
         terms, grad_a = engine.block(Z[a], y[a], a)
         total += terms.sum()
-        grad.index_add_(0, a, grad_a)
-    grad.add_(engine.reference_gradient())
+        anchor_grads.append(grad_a)
+    grad = engine.reference_gradient()  # a fresh (n, d) matrix: the anchors' shares go into it
+    if blocks:
+        grad.index_add_(0, torch.cat(blocks), torch.cat(anchor_grads))
     return grad.div_(-count), 0.0, float(total / count)
 
 
-def _gaussian_blocks(Z, y, blocks, objective, workspace, ref_grad=True) -> GaussianBlocks:
-    rows = max(len(a) for a in blocks) if blocks else 0
-    return GaussianBlocks(Z, class_bounds(y), objective, workspace.buffer(rows * len(Z), Z), ref_grad)
+def _gaussian_blocks(Z, y, objective, workspace, ref_grad=True) -> GaussianBlocks:
+    return GaussianBlocks(Z, class_bounds(y), objective, workspace, ref_grad)
 
 
 @torch.no_grad()
@@ -146,7 +130,7 @@ def objective_value(
     and g forms the anchors' gradient too (not the references'): a small part of its cost."""
     if fused(kernel, objective):
         blocks = anchor_blocks(anchors, len(Z), block_elements)
-        engine = _gaussian_blocks(Z, y, blocks, objective, workspace or Workspace(), ref_grad=False)
+        engine = _gaussian_blocks(Z, y, objective, workspace or Workspace(), ref_grad=False)
         return sum(engine.block(Z[a], y[a], a)[0].sum().item() for a in blocks) / len(anchors)
     kernel = GaussianKernel() if kernel is None else kernel
     blocks = anchor_blocks(anchors, len(Z), min(block_elements, KERNEL_BLOCK_ELEMENTS))

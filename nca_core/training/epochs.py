@@ -373,6 +373,7 @@ class CandidateEpochs(MinibatchEpochs):
     def prepare(self, epoch: int) -> None:
         if (epoch - 1) % self.refresh == 0:
             p = self.problem
+            p.workspace.clear()  # the exact engine's matrices (from the start's objective): unused here
             seed = int(torch.randint(2**31 - 1, (1,), generator=self.generator))
             self.candidates = knn.neighbour_lists(embed_all(p.encoder, p.X), self.n_candidates, seed).to(p.X.device)
 
@@ -380,8 +381,7 @@ class CandidateEpochs(MinibatchEpochs):
         """X[rows], written into the problem's workspace (a fresh tensor that size costs
         page faults several times the copy)."""
         X = self.problem.X
-        size = len(rows) * X[0].numel()
-        out = self.problem.workspace.buffer(size, X)[:size].view(len(rows), *X.shape[1:])
+        out = self.problem.workspace.matrix(len(rows), X[0].numel(), X, "gathered").view(len(rows), *X.shape[1:])
         return torch.index_select(X, 0, rows, out=out)
 
     def step(self, anchors: torch.Tensor) -> float:

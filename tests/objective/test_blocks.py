@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from nca_core.objective.blocks import GaussianBlocks, all_pairs_value_and_gradient, kernel_block_gradients
+from nca_core.objective.workspace import Workspace
 from tests.objective.reference import (
     log_class_mass,
     make_problem,
@@ -223,30 +224,36 @@ def test_float32_start_objective_matches_float64_on_real_data(digits, objective,
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_gaussian_blocks_over_several_blocks_and_one_buffer_match_autograd(dtype):
-    """The training loop's schedule: blocks of anchors, one reused buffer, the references'
-    gradient summed over blocks; a far anchor in one block takes the shifted path."""
+def test_gaussian_blocks_over_several_blocks_and_one_workspace_match_autograd(dtype):
+    """The training loop's schedule: blocks of anchors, one reused workspace whose buffers
+    hold stale values (NaN), the references' gradient summed over blocks; a far anchor in
+    one block takes the shifted path. A call after it on the same workspace agrees."""
     Z64, y = _far_mates_problem()
     Z_ref = torch.tensor(Z64, requires_grad=True)
     y_t = torch.tensor(y)
     reference_objective(Z_ref, y_t, "g").backward()
     bounds = [0, *np.cumsum(np.bincount(y)).tolist()]
     Z = torch.tensor(Z64, dtype=dtype)
-    blocks = GaussianBlocks(Z, bounds, "g", buffer=torch.full((10 * len(Z),), float("nan"), dtype=dtype))
-    total, grad = 0.0, torch.zeros_like(Z)
-    for a in torch.arange(len(Z)).split(10):
-        terms, grad_a = blocks.block(Z[a], y_t[a], a)
-        total += float(terms.sum())
-        grad.index_add_(0, a, grad_a)
-    grad += blocks.reference_gradient()
+    workspace = Workspace()
+    for name, size in (("pairs", 10 * len(Z)), ("references", 99 * len(Z)), ("exponent", 99 * len(Z)),
+                       ("reference sums", 99 * len(Z))):  # fmt: skip
+        workspace.buffer(size, Z, name).fill_(float("nan"))
     want = reference_objective(torch.tensor(Z64), y_t, "g").item()
-    assert total == pytest.approx(want, rel=1e-4 if dtype == torch.float32 else 1e-10)
-    _assert_gradients_close(grad.double(), Z_ref.grad, 1e-4 if dtype == torch.float32 else 1e-10)
+    for _ in range(2):
+        blocks = GaussianBlocks(Z, bounds, "g", workspace)
+        total, grad = 0.0, torch.zeros_like(Z)
+        for a in torch.arange(len(Z)).split(10):
+            terms, grad_a = blocks.block(Z[a], y_t[a], a)
+            total += float(terms.sum())
+            grad.index_add_(0, a, grad_a)
+        grad += blocks.reference_gradient()
+        assert total == pytest.approx(want, rel=1e-4 if dtype == torch.float32 else 1e-10)
+        _assert_gradients_close(grad.double(), Z_ref.grad, 1e-4 if dtype == torch.float32 else 1e-10)
 
 
-def test_far_anchors_are_recomputed_in_passes_sized_by_the_block_buffer(monkeypatch):
-    """A GPU's block buffer is large, and there a pass of the far anchors' recomputation costs
-    launches more than arithmetic: the passes take a share of the buffer (at least
+def test_far_anchors_are_recomputed_in_passes_sized_by_the_block(monkeypatch):
+    """A GPU's blocks are large, and there a pass of the far anchors' recomputation costs
+    launches more than arithmetic: the passes take a share of the block (at least
     ``_REDO_ELEMENTS`` pairs), with the same results as small passes."""
     from nca_core.objective import blocks as engine_blocks
 
@@ -263,15 +270,16 @@ def test_far_anchors_are_recomputed_in_passes_sized_by_the_block_buffer(monkeypa
 
     monkeypatch.setattr(engine_blocks, "per_anchor_terms_and_weights", counted)
     results = {}
-    for label, buffer in (("no buffer", None), ("large buffer", torch.empty(engine_blocks._REDO_SHARE * 10 * n))):
+    for label, rows in (("small blocks", 8), ("large block", n)):
         passes.clear()
-        blocks = GaussianBlocks(Z, bounds, "g", buffer=buffer)
-        terms, grad_anchor = blocks.block(Z, y, index)
+        blocks = GaussianBlocks(Z, bounds, "g")
+        split = index.split(rows)
+        terms, grad_anchor = (torch.cat(parts) for parts in zip(*(blocks.block(Z[a], y[a], a) for a in split)))
         results[label] = (terms, grad_anchor, blocks.reference_gradient(), list(passes))
-    assert results["no buffer"][3] == [2] * 20
-    assert results["large buffer"][3] == [10] * 4
-    torch.testing.assert_close(results["large buffer"][0], results["no buffer"][0])
-    for got, want in zip(results["large buffer"][1:3], results["no buffer"][1:3]):
+    assert results["small blocks"][3] == [2] * 20  # 8 x 40 pairs a block: passes of the least
+    assert results["large block"][3] == [5] * 8  # 40 x 40 pairs: passes of an eighth of it
+    torch.testing.assert_close(results["large block"][0], results["small blocks"][0])
+    for got, want in zip(results["large block"][1:3], results["small blocks"][1:3]):
         _assert_gradients_close(got, want, 1e-5)  # float32 sums in another order
     want = reference_objective(Z.double(), y, "g").item()
-    assert float(results["large buffer"][0].sum()) == pytest.approx(want, rel=1e-5)
+    assert float(results["large block"][0].sum()) == pytest.approx(want, rel=1e-5)
