@@ -427,7 +427,11 @@ def _sampled_candidates(candidates: torch.Tensor, sample: torch.Tensor, n: int) 
     found = position[candidates]  # -1 marks the table's last entry: no candidate there
     mask = torch.zeros(len(candidates), len(sample) + 1, dtype=torch.bool, device=sample.device)
     mask.scatter_(1, torch.where(found < 0, len(sample), found), True)
-    return mask[:, position[sample]]  # a point drawn twice: every draw masked alike
+    # a point drawn twice got the column of one of its draws: its other draws copy that one
+    column = position[sample]
+    repeats = (column != torch.arange(len(sample), device=sample.device)).nonzero()[:, 0]
+    mask[:, repeats] = mask[:, column[repeats]]
+    return mask[:, :-1]
 
 
 def _uniform_sample(n: int, size: int, generator) -> torch.Tensor:

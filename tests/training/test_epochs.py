@@ -279,6 +279,20 @@ def test_a_point_drawn_twice_is_masked_in_both_draws():
     assert mask.tolist() == [[True, False, True, False, False], [False, False, False, True, False]]
 
 
+def test_the_drawn_candidates_mask_matches_a_direct_search_with_many_repeats():
+    """Draws repeated two and three times, candidates missing (-1): the mask is exactly
+    'this draw is one of the row's candidates'."""
+    from nca_core.training.epochs import _sampled_candidates
+
+    generator = torch.Generator().manual_seed(0)
+    n = 30
+    candidates = torch.randint(-1, n, (50, 6), generator=generator)
+    sample = torch.randint(n, (40,), generator=generator)  # 40 draws of 30 points: many repeats
+    assert len(torch.unique(sample)) < 30
+    want = [[int(s) in set(row.tolist()) - {-1} for s in sample] for row in candidates]
+    assert _sampled_candidates(candidates, sample, n).tolist() == want
+
+
 @pytest.mark.parametrize("student_t", [False, True])
 @pytest.mark.parametrize("objective", ["f", "g"])
 def test_nearest_step_in_float32_matches_float64_far_from_the_origin_with_a_far_class(
