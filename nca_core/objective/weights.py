@@ -51,7 +51,7 @@ def per_anchor_terms_and_weights(
     floor = _floor(log_k.dtype)
     total_shift = _row_shift(log_k)
     E = _exp_shifted(log_k, total_shift, floor)
-    E_same = torch.where(mates, E, 0.0)  # one pass: E * mates would first copy the mask to floats
+    E_same = E * mates
     mass = E_same.sum(1)
     same_shift = total_shift.clone()
     far = _imprecise(mass, floor, log_k.shape[1]).nonzero()[:, 0]
