@@ -41,10 +41,16 @@ SPEED_TARGET = 5.0
 ERROR_TARGET = 0.1  # points of 5-NN test error
 
 
-def fit_once(n_train: int, neighbors: str, max_iter: int | None = None, device: str = "cpu") -> dict:
+def fit_once(
+    n_train: int, neighbors: str, max_iter: int | None = None, device: str = "cpu", seed: int = 0,
+    n_candidates: int | None = None,
+) -> dict:
     """One fit on mnist-deformed of ``n_train`` images, measured in this process."""
     data = datasets.load("mnist-deformed", download=False, n_train=n_train, seed=0)
-    model = NCA(n_components=32, random_state=0, neighbors=neighbors, max_iter=max_iter, device=device)
+    model = NCA(
+        n_components=32, random_state=seed, neighbors=neighbors, max_iter=max_iter, device=device,
+        n_candidates=n_candidates,
+    )
     start = time.perf_counter()
     times = [(snapshot.epoch, time.perf_counter()) for snapshot in model.fit_iter(data.X_train, data.y_train)]
     fit_seconds = time.perf_counter() - start
@@ -61,9 +67,9 @@ def fit_once(n_train: int, neighbors: str, max_iter: int | None = None, device: 
     }  # fmt: skip
 
 
-def _in_subprocess(n_train: int, neighbors: str, max_iter: int | None = None, device: str = "cpu") -> dict:
+def in_subprocess(n_train: int, neighbors: str, **options) -> dict:
     """``fit_once`` in a fresh process, so each peak RSS is its own."""
-    args = [sys.executable, __file__, "--one", str(n_train), neighbors, str(max_iter or 0), device]
+    args = [sys.executable, __file__, "--one", json.dumps({"n_train": n_train, "neighbors": neighbors, **options})]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -74,7 +80,7 @@ def quick() -> list[dict]:
         datasets.load("mnist", download=False)
     except datasets.DatasetError:
         return []
-    exact, nearest = (_in_subprocess(60000, neighbors, max_iter=1) for neighbors in ("all", "nearest"))
+    exact, nearest = (in_subprocess(60000, neighbors, max_iter=1) for neighbors in ("all", "nearest"))
     speed = exact["epoch_seconds"] / nearest["epoch_seconds"]
     gap = nearest["error"] - exact["error"]
     figures = (
@@ -94,11 +100,10 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[60000, 250000, 1000000])
     parser.add_argument("--exact-max", type=int, default=60000, help="largest N trained exactly as well")
     parser.add_argument("--device", default="cpu", help='"cpu" (default), "cuda" or "auto"')
-    parser.add_argument("--one", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # fit_once's arguments, as JSON
     args = parser.parse_args()
     if args.one:
-        n, neighbors, max_iter, device = args.one
-        print(json.dumps(fit_once(int(n), neighbors, int(max_iter) or None, device)))
+        print(json.dumps(fit_once(**json.loads(args.one))))
         return
     device = str(resolve_device(args.device))
     gpu = device.startswith("cuda")
@@ -108,7 +113,7 @@ def main() -> None:
     rows = []
     for n in args.sizes:
         for neighbors in ("all", "nearest") if n <= args.exact_max else ("nearest",):
-            row = _in_subprocess(n, neighbors, device=device)
+            row = in_subprocess(n, neighbors, device=device)
             rows.append(row)
             gpu_peak = f" {row['gpu_peak_gb']:.2f} |" if gpu else ""
             print(
