@@ -10,7 +10,7 @@ and one exp over the same pairs). Then each product shape of a block timed on it
 
 ``--far`` instead times exact epochs of ``exact_epoch.py`` on ``--n`` images of
 mnist-deformed in one process, after one untimed epoch: the far anchors' recomputation
-taking 2^22 pairs a pass (as before it took a share of the block) and the engine's
+taking 2^22 pairs a pass (as it did before it took a share of the block) and the engine's
 own size, in turn, the order alternating between repeats; and counts the anchors it
 recomputed and its passes: on a map that grows over many steps, more and more anchors are
 too far from their neighbours for the unshifted kernel values of float32.
@@ -94,7 +94,7 @@ def main() -> None:
     elements = block_elements(1 << 25, device)
     rows = max(1, elements // n)
     workspace = Workspace()
-    buffer = workspace.buffer(rows * n, Z)
+    buffer = workspace.buffer(rows * n, Z, "pairs")
     anchors = torch.randperm(n, device=device, generator=generator)[:batch]
     anchors = anchors[torch.argsort(y[anchors], stable=True)]
 

@@ -22,7 +22,8 @@ from scaling import in_subprocess
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
     parser.add_argument("--n", type=int, default=60000, help="training images (default all of MNIST)")
     parser.add_argument("--candidates", type=int, nargs="+", default=[12, 16])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -39,7 +40,8 @@ def main() -> None:
             print(f"| {seed} | {label} | {row['epoch_seconds']:.2f} | {row['error']:.2f}% |", flush=True)
     exact_error = statistics.mean(r["error"] for r in rows["exact"])
     exact_seconds = statistics.median(r["epoch_seconds"] for r in rows["exact"])
-    print("\n| neighbours | mean error | against exact (points) | exact epoch / this epoch |\n| --- | --- | --- | --- |")
+    print("\n| neighbours | mean error | against exact (points) | exact epoch / this epoch |")
+    print("| --- | --- | --- | --- |")
     for label, fits in rows.items():
         error = statistics.mean(r["error"] for r in fits)
         speed = exact_seconds / statistics.median(r["epoch_seconds"] for r in fits)

@@ -69,7 +69,8 @@ def fit_once(
 
 def in_subprocess(n_train: int, neighbors: str, **options) -> dict:
     """``fit_once`` in a fresh process, so each peak RSS is its own."""
-    args = [sys.executable, __file__, "--one", json.dumps({"n_train": n_train, "neighbors": neighbors, **options})]
+    arguments = json.dumps({"n_train": n_train, "neighbors": neighbors, **options})
+    args = [sys.executable, __file__, "--one", arguments]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 

@@ -98,9 +98,8 @@ LARGE_SET_SAMPLES = 20_000
 PICTURE_NEAREST_MIN_SAMPLES = LARGE_SET_SAMPLES
 PICTURE_MAX_DIM = 3
 # Each anchor's nearest candidates on the nearest-points path: fewer make every step embed
-# fewer points; 12 trains MNIST (d = 32 and the picture's d = 2) to the 5-NN error of 16
-# within the spread between seeds, each epoch about a tenth faster (benchmarks/RESULTS.md,
-# "Fewer candidates").
+# fewer points. The count that kept MNIST's 5-NN error (d = 32 and the picture's d = 2) at
+# the least cost: benchmarks/candidates.py, benchmarks/RESULTS.md ("Fewer candidates").
 DEFAULT_CANDIDATES = 12
 # A network's hidden ReLU layers when none are given (Salakhutdinov and Hinton's first two).
 NETWORK_HIDDEN_SIZES = (500, 500)

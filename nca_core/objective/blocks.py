@@ -221,9 +221,13 @@ class GaussianBlocks:
 
     E and the per-call matrices over the references live in ``workspace``
     (``workspace.Workspace``): reused across blocks and calls, they spare the page faults
-    of fresh matrices that size, which cost as much as the passes that fill them.
+    of fresh matrices that size, which cost as much as the passes that fill them. An engine
+    holds its workspace until another is built on it; it then refuses to go on (RuntimeError)
+    rather than read matrices the other has overwritten, so take ``reference_gradient``
+    before building the next.
     """
 
+    @torch.no_grad()
     def __init__(
         self,
         Z_ref: torch.Tensor,
@@ -237,6 +241,7 @@ class GaussianBlocks:
         n, d = Z_ref.shape
         self.bounds, self.objective = ref_bounds, objective
         self.workspace = Workspace() if workspace is None else workspace
+        self.workspace.holder = self
         # centred on the references' mean: distances and gradients are unchanged, and
         # |a|^2 + |b|^2 - 2ab keeps its digits in float32 for data far from the origin.
         # Each matrix is written in place, a column block at a time.
@@ -263,6 +268,7 @@ class GaussianBlocks:
     def block(self, Z_anchor, y_anchor, anchor_index) -> tuple[torch.Tensor, torch.Tensor]:
         """Terms (b,) and d(sum of terms)/d(Z_anchor) (b, d) of a block of anchors; their
         share of the references' gradient is added to the total."""
+        self._check_holder()
         d = Z_anchor.shape[1]
         Z_anchor = Z_anchor - self.centre
         out = self.workspace.matrix(len(Z_anchor), len(self.Z_ref), Z_anchor, "pairs")
@@ -291,12 +297,17 @@ class GaussianBlocks:
 
     def reference_gradient(self) -> torch.Tensor:
         """d(sum of every block's terms)/d(Z_ref), shape (n, d)."""
+        self._check_holder()
         d, back = self.Z_ref.shape[1], self.back.T
         # into a fresh row-major matrix: left to itself, the result would take the
         # transposed layout of ``back`` and every later pass over it would be strided
         grad = torch.mul(back[:, d:], self.Z_ref, out=self.Z_ref.new_empty(self.Z_ref.shape))
         grad = torch.sub(back[:, :d], grad, out=grad).mul_(2.0)
         return grad if self.far_grad is None else grad.add_(self.far_grad)
+
+    def _check_holder(self) -> None:
+        if self.workspace.holder is not self:
+            raise RuntimeError("another engine has been built on this workspace since: its matrices are gone")
 
     def _redo(self, far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index) -> None:
         """The far anchors again, through the shifted path of ``weights``, a few rows at a

@@ -21,7 +21,6 @@ from .workspace import Workspace
 __all__ = [
     "DEFAULT_BLOCK_ELEMENTS",
     "KERNEL_BLOCK_ELEMENTS",
-    "Workspace",
     "anchor_blocks",
     "class_bounds",
     "fused",
@@ -100,15 +99,14 @@ def _fused_gradient(Z, y, anchors, objective, block_elements, count, workspace):
     blocks = anchor_blocks(anchors, len(Z), block_elements)
     engine = _gaussian_blocks(Z, y, objective, workspace)
     total = torch.zeros((), dtype=torch.float64, device=Z.device)
-    anchor_grads = []
+    grad_anchors = Z.new_empty(len(anchors), Z.shape[1])
+    start = 0
     for a in blocks:
-        terms, grad_a = engine.block(Z[a], y[a], a)
+        terms, grad_anchors[start : start + len(a)] = engine.block(Z[a], y[a], a)
         total += terms.sum()
-        anchor_grads.append(grad_a)
+        start += len(a)
     grad = engine.reference_gradient()  # a fresh (n, d) matrix: the anchors' shares go into it
-    if blocks:
-        grad.index_add_(0, torch.cat(blocks), torch.cat(anchor_grads))
-    return grad.div_(-count), 0.0, float(total / count)
+    return grad.index_add_(0, anchors, grad_anchors).div_(-count), 0.0, float(total / count)
 
 
 def _gaussian_blocks(Z, y, objective, workspace, ref_grad=True) -> GaussianBlocks:

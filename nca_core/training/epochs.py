@@ -35,10 +35,11 @@ from ..config.rules import (
 from ..objective import dense
 from ..objective.blocks import candidate_terms_and_gradients, kernel_block_gradients
 from ..objective.dense import DenseObjective
-from ..objective.engine import DEFAULT_BLOCK_ELEMENTS, Workspace
+from ..objective.engine import DEFAULT_BLOCK_ELEMENTS
 from ..objective.function import nca_objective
 from ..objective.kernels import GaussianKernel
 from ..objective.weights import PER_ANCHOR_OBJECTIVES
+from ..objective.workspace import Workspace
 from ..search import knn
 from ..util.device import block_elements
 from ..util.threads import torch_on_one_thread
@@ -279,6 +280,7 @@ class MinibatchEpochs:
 
     converged = stalled = False  # only the tolerance on the epoch means (``finished``) stops it early
     message = ""
+    steps_use_engine = True  # the steps evaluate the exact engine, whose matrices the workspace keeps
 
     def __init__(
         self,
@@ -296,8 +298,12 @@ class MinibatchEpochs:
         self.learning_rate, self.decay_epochs = learning_rate, decay_epochs
 
     def start_value(self, generator=None) -> float:
-        """The objective before the first step (sampled anchors on very large sets)."""
-        return self.problem.value(generator)
+        """The objective before the first step (sampled anchors on very large sets). A
+        strategy whose steps do not use the exact engine lets its matrices go after it."""
+        value = self.problem.value(generator)
+        if not self.steps_use_engine:
+            self.problem.workspace.clear()
+        return value
 
     def describe(self) -> str:
         schedule = f" falling to 0 over {self.decay_epochs} epochs" if self.decay_epochs else ""
@@ -362,6 +368,8 @@ class CandidateEpochs(MinibatchEpochs):
     where an exact step costs O(n * D * d) and O(batch * n * d).
     """
 
+    steps_use_engine = False
+
     def __init__(
         self, problem, optimizer, learning_rate, batch_size, generator=None, decay_epochs=None,
         n_candidates=DEFAULT_CANDIDATES, refresh=1, sample_size=1024,
@@ -373,7 +381,6 @@ class CandidateEpochs(MinibatchEpochs):
     def prepare(self, epoch: int) -> None:
         if (epoch - 1) % self.refresh == 0:
             p = self.problem
-            p.workspace.clear()  # the exact engine's matrices (from the start's objective): unused here
             seed = int(torch.randint(2**31 - 1, (1,), generator=self.generator))
             self.candidates = knn.neighbour_lists(embed_all(p.encoder, p.X), self.n_candidates, seed).to(p.X.device)
 
@@ -381,8 +388,8 @@ class CandidateEpochs(MinibatchEpochs):
         """X[rows], written into the problem's workspace (a fresh tensor that size costs
         page faults several times the copy)."""
         X = self.problem.X
-        out = self.problem.workspace.matrix(len(rows), X[0].numel(), X, "gathered").view(len(rows), *X.shape[1:])
-        return torch.index_select(X, 0, rows, out=out)
+        out = self.problem.workspace.matrix(len(rows), X[0].numel(), X, "gathered")
+        return torch.index_select(X, 0, rows, out=out.view(len(rows), *X.shape[1:]))
 
     def step(self, anchors: torch.Tensor) -> float:
         p = self.problem
@@ -427,11 +434,7 @@ def _sampled_candidates(candidates: torch.Tensor, sample: torch.Tensor, n: int) 
     found = position[candidates]  # -1 marks the table's last entry: no candidate there
     mask = torch.zeros(len(candidates), len(sample) + 1, dtype=torch.bool, device=sample.device)
     mask.scatter_(1, torch.where(found < 0, len(sample), found), True)
-    # a point drawn twice got the column of one of its draws: its other draws copy that one
-    column = position[sample]
-    repeats = (column != torch.arange(len(sample), device=sample.device)).nonzero()[:, 0]
-    mask[:, repeats] = mask[:, column[repeats]]
-    return mask[:, :-1]
+    return mask[:, position[sample]]  # a point drawn twice: every draw masked alike
 
 
 def _uniform_sample(n: int, size: int, generator) -> torch.Tensor:
@@ -451,6 +454,8 @@ def embed_all(encoder: nn.Module, X: torch.Tensor, rows: int = 65536) -> torch.T
 
 class BatchEpochs(MinibatchEpochs):
     """Minibatches whose anchors take neighbours from the batch alone (gradients through both)."""
+
+    steps_use_engine = False
 
     def step(self, anchors: torch.Tensor) -> float | None:
         if len(anchors) < 2:
@@ -494,6 +499,8 @@ class BankEpochs(MinibatchEpochs):
     form against the bank (``blocks.kernel_block_gradients``) without autograd over the
     (batch, n) matrix.
     """
+
+    steps_use_engine = False
 
     def __init__(
         self, problem, optimizer, learning_rate, batch_size, generator=None, decay_epochs=None,

@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..objective.engine import DEFAULT_BLOCK_ELEMENTS, Workspace, loss_gradient, objective_value
+from ..objective.engine import DEFAULT_BLOCK_ELEMENTS, loss_gradient, objective_value
+from ..objective.workspace import Workspace
 from .distributed import LOCAL
 
 __all__ = ["START_MAX_PAIRS", "backward", "evaluate_objective", "objective_and_gradient"]
@@ -35,7 +36,7 @@ def objective_and_gradient(
     Accumulates the gradient of ``-(objective) + weight_decay * penalty`` into the
     encoder's (and a learnable kernel's) ``.grad`` and returns the objective: the mean
     per anchor for "f" and "g", -KL for "mcml". ``y`` must be sorted ascending (the
-    training loop sorts the data once); ``workspace`` keeps the engine's (block, n) matrix
+    training loop sorts the data once); ``workspace`` keeps the engine's large matrices
     between calls. Cost per call: O(n_anchors * n * d) plus two passes of the encoder over X.
 
     ``group`` (see ``distributed``) shares the work between processes: each embeds its

@@ -1,6 +1,8 @@
 """One block of the engine in closed form against the autograd reference, in float64 and
 in float32 (the dtype users train in)."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -225,9 +227,10 @@ def test_float32_start_objective_matches_float64_on_real_data(digits, objective,
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_gaussian_blocks_over_several_blocks_and_one_workspace_match_autograd(dtype):
-    """The training loop's schedule: blocks of anchors, one reused workspace whose buffers
-    hold stale values (NaN), the references' gradient summed over blocks; a far anchor in
-    one block takes the shifted path. A call after it on the same workspace agrees."""
+    """The training loop's schedule: blocks of anchors, one reused workspace, the
+    references' gradient summed over blocks; a far anchor in one block takes the shifted
+    path. A second call on the workspace, every buffer of it filled with NaN in between,
+    agrees."""
     Z64, y = _far_mates_problem()
     Z_ref = torch.tensor(Z64, requires_grad=True)
     y_t = torch.tensor(y)
@@ -235,9 +238,6 @@ def test_gaussian_blocks_over_several_blocks_and_one_workspace_match_autograd(dt
     bounds = [0, *np.cumsum(np.bincount(y)).tolist()]
     Z = torch.tensor(Z64, dtype=dtype)
     workspace = Workspace()
-    for name, size in (("pairs", 10 * len(Z)), ("references", 99 * len(Z)), ("exponent", 99 * len(Z)),
-                       ("reference sums", 99 * len(Z))):  # fmt: skip
-        workspace.buffer(size, Z, name).fill_(float("nan"))
     want = reference_objective(torch.tensor(Z64), y_t, "g").item()
     for _ in range(2):
         blocks = GaussianBlocks(Z, bounds, "g", workspace)
@@ -249,6 +249,8 @@ def test_gaussian_blocks_over_several_blocks_and_one_workspace_match_autograd(dt
         grad += blocks.reference_gradient()
         assert total == pytest.approx(want, rel=1e-4 if dtype == torch.float32 else 1e-10)
         _assert_gradients_close(grad.double(), Z_ref.grad, 1e-4 if dtype == torch.float32 else 1e-10)
+        for buffer in workspace._buffers.values():  # every matrix the engine keeps: stale for the next call
+            buffer.fill_(float("nan"))
 
 
 def test_far_anchors_are_recomputed_in_passes_sized_by_the_block(monkeypatch):
@@ -283,3 +285,18 @@ def test_far_anchors_are_recomputed_in_passes_sized_by_the_block(monkeypatch):
         _assert_gradients_close(got, want, 1e-5)  # float32 sums in another order
     want = reference_objective(Z.double(), y, "g").item()
     assert float(results["large block"][0].sum()) == pytest.approx(want, rel=1e-5)
+
+
+def test_an_engine_refuses_to_go_on_once_another_has_taken_its_workspace():
+    """Each name of a workspace holds one matrix: a second engine built on it overwrites the
+    first's, which must then fail loudly rather than return the wrong gradient."""
+    Z = torch.randn(12, 2, generator=torch.Generator().manual_seed(0))
+    y, bounds, index = torch.tensor([0] * 6 + [1] * 6), [0, 6, 12], torch.arange(12)
+    workspace = Workspace()
+    first = GaussianBlocks(Z, bounds, "f", workspace)
+    first.block(Z, y, index)
+    GaussianBlocks(3.0 * Z, bounds, "f", workspace)
+    with pytest.raises(RuntimeError, match="another engine"):
+        first.reference_gradient()
+    with pytest.raises(RuntimeError, match="another engine"):
+        first.block(Z, y, index)

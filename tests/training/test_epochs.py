@@ -13,6 +13,7 @@ from nca_core.training.epochs import (
     CandidateEpochs,
     LBFGSEpochs,
     MemoryBank,
+    MinibatchEpochs,
     Problem,
     make_epochs,
 )
@@ -345,3 +346,17 @@ def test_only_float32_blockwise_searches_restart(dtype, restarts):
         assert isinstance(epochs, LBFGSEpochs) and epochs.lbfgs.restarts == restarts
     finally:
         epochs.close()
+
+
+def test_strategies_whose_steps_skip_the_exact_engine_let_its_matrices_go_after_the_start(problem):
+    """The start's objective fills the workspace with the exact engine's matrices: an exact
+    minibatch run keeps them for its steps; the others, which never use them, let them go
+    (at a million points they are several hundred megabytes)."""
+    X, y, A = problem
+    kept = {}
+    for strategy in (MinibatchEpochs, CandidateEpochs, BatchEpochs, BankEpochs):
+        p = Problem(LinearEncoder(A.clone()), X, y, "f")
+        strategy(p, "adam", 0.01, 16, torch.Generator().manual_seed(0)).start_value()
+        kept[strategy.__name__] = sorted(p.workspace._buffers)
+    assert kept["MinibatchEpochs"] == ["exponent", "pairs", "references"]
+    assert kept["CandidateEpochs"] == kept["BatchEpochs"] == kept["BankEpochs"] == []
