@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import real_data_dir
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM_ARGS = [
@@ -40,10 +42,13 @@ def app_url(tmp_path_factory):
     # next one wait in line, which the tab-close test can see. A cache of its own: models
     # and measurements kept by an earlier session or by the user would skip what a test
     # watches (a quick NCA fit, a first measurement); its datasets are decoded anew in it.
+    # The real data folder the other tests use, where there is one, is the server's too.
     env = {
         **os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "NCA_MAX_JOBS": "1",
         "NCA_CACHE_DIR": str(tmp_path_factory.mktemp("app-cache")),
     }  # fmt: skip
+    if real_data_dir() is not None:
+        env["NCA_DATA_DIR"] = str(real_data_dir())
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],

@@ -4,6 +4,8 @@ import urllib.request
 
 import pytest
 
+from tests.conftest import real_data_dir
+
 pytestmark = pytest.mark.e2e
 
 
@@ -44,6 +46,7 @@ def test_the_run_buttons_share_the_datasets_row_on_a_1024_pixel_screen(page, app
     screenshot(page, "train-page-1024")
 
 
+@pytest.mark.skipif(real_data_dir() is None, reason="needs the Fashion-MNIST files (NCA_DATA_DIR or ../shared/data)")
 def test_while_a_dataset_loads_or_a_run_starts_the_page_says_so_instead_of_asking_for_train(
     page, app_url, screenshot
 ):

@@ -1,7 +1,6 @@
 """What an audience sees in a real browser: the start frame first, a visible journey on the
 rings, frames within an epoch on MNIST, and Stop acting part-way through an epoch."""
 
-import os
 import re
 import time
 
@@ -53,10 +52,7 @@ def test_rings_show_the_start_then_a_journey_of_seconds(page, app_url, screensho
     press(page, "Stop")
 
 
-@pytest.mark.skipif(
-    real_data_dir() is None or "NCA_DATA_DIR" not in os.environ,
-    reason="needs the MNIST files, with NCA_DATA_DIR set for the server",
-)
+@pytest.mark.skipif(real_data_dir() is None, reason="needs the MNIST files (NCA_DATA_DIR or ../shared/data)")
 def test_mnist_draws_frames_within_an_epoch_and_stops_part_way_through_one(page, app_url, screenshot):
     """What the page does on a large set; how fast it does it (a frame every 2 s, Stop within
     1 s) is measured by benchmarks/app_live.py, not asserted here."""
