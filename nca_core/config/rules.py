@@ -93,8 +93,8 @@ NEAREST_MIN_SAMPLES = 100_000
 # it trains in large batches from a PCA start, and a live view must pace itself for it.
 LARGE_SET_SAMPLES = 20_000
 # A map to a picture (d <= PICTURE_MAX_DIM) of a large set trains on nearest points: in the
-# plane an epoch on them costs about a third of an exact one, and 40 of them reach the k-NN
-# accuracy of 15 exact ones in half the time (MNIST d = 2; benchmarks/mnist_picture.py).
+# plane an epoch on them costs a fraction of an exact one, and 40 of them reach the k-NN
+# accuracy of 15 exact ones in less time (MNIST d = 2; benchmarks/mnist_picture.py).
 PICTURE_NEAREST_MIN_SAMPLES = LARGE_SET_SAMPLES
 PICTURE_MAX_DIM = 3
 # Each anchor's nearest candidates on the nearest-points path: fewer make every step embed
