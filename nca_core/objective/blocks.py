@@ -244,11 +244,12 @@ class GaussianBlocks:
         self.workspace.holder = self
         # centred on the references' mean: distances and gradients are unchanged, and
         # |a|^2 + |b|^2 - 2ab keeps its digits in float32 for data far from the origin.
-        # Each matrix is written in place, a column block at a time.
+        # Each matrix is written in place, a column block at a time. R = [z, 1]: one product
+        # with it gives the weighted sums of rows and of weights.
         self.centre = Z_ref.mean(0)
-        self.R = self.workspace.matrix(n, d + 1, Z_ref, "references")  # [z, 1]: one product
-        self.Z_ref = torch.sub(Z_ref, self.centre, out=self.R[:, :d])  # gives weighted sums of
-        self.R[:, d] = 1.0  # rows and of weights
+        self.R = self.workspace.matrix(n, d + 1, Z_ref, "references")
+        self.Z_ref = torch.sub(Z_ref, self.centre, out=self.R[:, :d])
+        self.R[:, d] = 1.0
         self.exponent_right = self.workspace.matrix(n, d + 2, Z_ref, "exponent")  # [2 z, -1, -|z|^2]
         torch.mul(self.Z_ref, 2.0, out=self.exponent_right[:, :d])
         self.exponent_right[:, d] = -1.0
