@@ -73,7 +73,7 @@ def loss_gradient(
     """
     count = len(anchors) if count is None else count
     if fused(kernel, objective):
-        return _fused_gradient(Z, y, anchors, objective, block_elements, count, workspace or Workspace())
+        return _fused_gradient(Z, y, anchors, objective, block_elements, count, workspace)
     kernel = GaussianKernel() if kernel is None else kernel
     blocks = anchor_blocks(anchors, len(Z), min(block_elements, KERNEL_BLOCK_ELEMENTS))
     totals = mcml_totals(Z, y, blocks, kernel) if objective == "mcml" and len(blocks) > 1 else None
@@ -110,6 +110,7 @@ def _fused_gradient(Z, y, anchors, objective, block_elements, count, workspace):
 
 
 def _gaussian_blocks(Z, y, objective, workspace, ref_grad=True) -> GaussianBlocks:
+    """The fused engine over Z; with ``workspace`` None it keeps its matrices to itself."""
     return GaussianBlocks(Z, class_bounds(y), objective, workspace, ref_grad)
 
 
@@ -128,7 +129,7 @@ def objective_value(
     and g forms the anchors' gradient too (not the references'): a small part of its cost."""
     if fused(kernel, objective):
         blocks = anchor_blocks(anchors, len(Z), block_elements)
-        engine = _gaussian_blocks(Z, y, objective, workspace or Workspace(), ref_grad=False)
+        engine = _gaussian_blocks(Z, y, objective, workspace, ref_grad=False)
         return sum(engine.block(Z[a], y[a], a)[0].sum().item() for a in blocks) / len(anchors)
     kernel = GaussianKernel() if kernel is None else kernel
     blocks = anchor_blocks(anchors, len(Z), min(block_elements, KERNEL_BLOCK_ELEMENTS))
