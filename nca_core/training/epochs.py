@@ -17,6 +17,7 @@ Each satisfies ``EpochStrategy``; ``make_epochs`` picks one from the estimator's
 from __future__ import annotations
 
 import collections
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -79,7 +80,7 @@ class Problem:
     block_elements: int | None = None  # None: the device's (``util.device.block_elements``)
     group: object = LOCAL
     augment: Callable | None = None
-    workspace: Workspace = field(default_factory=Workspace, repr=False)
+    _scratch: threading.local = field(default_factory=threading.local, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.block_elements is None:
@@ -91,6 +92,14 @@ class Problem:
             return cls(encoder, X, y, **options)
         order = torch.argsort(y, stable=True)
         return cls(encoder, X[order], y[order], **options)
+
+    @property
+    def workspace(self) -> Workspace:
+        """This thread's reused matrices: two runs on one Problem in two threads (or L-BFGS's
+        worker beside its caller) never write into each other's."""
+        if not hasattr(self._scratch, "workspace"):
+            self._scratch.workspace = Workspace()
+        return self._scratch.workspace
 
     @property
     def parameters(self) -> list[torch.Tensor]:

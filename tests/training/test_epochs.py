@@ -1,6 +1,7 @@
 """Epoch strategies: candidate neighbours, the memory bank, batch-only neighbours."""
 
 import math
+import threading
 
 import pytest
 import torch
@@ -360,3 +361,15 @@ def test_strategies_whose_steps_skip_the_exact_engine_let_its_matrices_go_after_
         kept[strategy.__name__] = sorted(p.workspace._buffers)
     assert kept["MinibatchEpochs"] == ["exponent", "pairs", "references"]
     assert kept["CandidateEpochs"] == kept["BatchEpochs"] == kept["BankEpochs"] == []
+
+
+def test_two_threads_on_one_problem_fill_workspaces_of_their_own(problem):
+    """A Problem shared by two runs in two threads (or by L-BFGS's worker and its caller):
+    each thread's engine writes its matrices into its own workspace, not into the other's."""
+    X, y, A = problem
+    p = Problem(LinearEncoder(A.clone()), X, y, "f")
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(p.workspace))
+    worker.start()
+    worker.join()
+    assert p.workspace is p.workspace and seen[0] is not p.workspace
