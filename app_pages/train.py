@@ -152,10 +152,11 @@ def curves() -> None:
 
 running = running and active is not None
 first_frame_due = running and not active.snapshots and not active.job.waits_for_slot
+resting = running and active.job.at_rest  # set by a click (Pause, Step), which reruns the page
 page = {"data": data, "demo": demo, "running": running, "presenting": presenting}
 if running:
     picture_every, curves_every = views.redraw_seconds(
-        len(data.y_train), active.run.config.n_components, first_frame=first_frame_due
+        len(data.y_train), active.run.config.n_components, first_frame=first_frame_due, resting=resting
     )
 if presenting:  # the one big chart, full width
     with stage:

@@ -228,6 +228,12 @@ class TrainingJob:
         """Paused, or pausing at the next frame: what the Pause/Resume button shows."""
         return self.alive and (not self._resume.is_set() or self._step_to is not None)
 
+    @property
+    def at_rest(self) -> bool:
+        """Paused, or pausing at the next frame, with no step to take: after that frame
+        nothing on the page moves until a click."""
+        return self.alive and not self._resume.is_set()
+
     def join(self, timeout: float | None = None) -> None:
         self._thread.join(timeout)
 

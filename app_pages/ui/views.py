@@ -30,9 +30,14 @@ THREE_D_REDRAW_SECONDS = 1.5
 # Until a run's start frame exists the picture is polled this often, so that it shows, and
 # training (which holds the start frame until it is drawn) goes on, as soon as they can.
 FIRST_FRAME_POLL_SECONDS = 0.2
+# A paused run's picture changes only after a click (which reruns the page), so it is
+# polled this seldom: redrawing the same frame ten times a second kept most of a core busy.
+RESTING_POLL_SECONDS = 1.0
 
 
-def redraw_seconds(n_train: int, n_components: int, first_frame: bool = False) -> tuple[float, float]:
+def redraw_seconds(
+    n_train: int, n_components: int, first_frame: bool = False, resting: bool = False
+) -> tuple[float, float]:
     """How often a live run polls its worker: (the picture, the metrics and curves).
 
     Ten times a second for small sets, whose epochs take a few tens of milliseconds; larger
@@ -41,11 +46,14 @@ def redraw_seconds(n_train: int, n_components: int, first_frame: bool = False) -
     benchmarks/RESULTS.md, "MNIST live on the Train page"). Metrics and curves change
     slowly, so they are redrawn less often. While a run waits for its ``first_frame`` (its
     start waits to be drawn), the picture is polled every ``FIRST_FRAME_POLL_SECONDS``
-    whatever the size.
+    whatever the size; while it is ``resting`` (paused, no step to take), at most every
+    ``RESTING_POLL_SECONDS``.
     """
     picture = 0.1 if n_train <= 2000 else 0.2 if n_train <= LARGE_SET_SAMPLES else 1.0
     curves = max(1.0, 5 * picture)
     picture = THREE_D_REDRAW_SECONDS if n_components == 3 else picture
+    if resting:
+        return max(picture, RESTING_POLL_SECONDS), max(curves, RESTING_POLL_SECONDS)
     return (min(picture, FIRST_FRAME_POLL_SECONDS) if first_frame else picture), curves
 
 

@@ -55,6 +55,28 @@ def test_pause_step_resume_stop():
     assert job.state == "stopped" and not job.alive
 
 
+def test_a_job_is_at_rest_only_while_paused_with_no_step_to_take():
+    """What lets the page poll a paused run seldom: a pause rests at once (it holds at the
+    next frame); a step asked for, or a resume, ends the rest at once, before the worker
+    wakes; a step's end is rest again."""
+    job = TrainingJob(rings_stream(max_iter=1000), JobSlots(1), max_epochs_per_second=20)
+    wait(lambda: len(job.snapshots) >= 2)
+    assert not job.at_rest
+    job.pause()
+    assert job.at_rest
+    wait(lambda: job.state == "paused")
+    assert job.at_rest
+    held = len(job.snapshots)
+    job.step()
+    assert not job.at_rest
+    wait(lambda: len(job.snapshots) == held + 1 and job.at_rest)
+    job.resume()
+    assert not job.at_rest
+    job.stop()
+    job.join(10)
+    assert not job.at_rest
+
+
 def test_a_resume_clicked_as_a_step_ends_is_not_lost():
     """The worker ends a step in two changes (no step, then paused); a Resume arriving
     between them used to be undone, and the run stayed paused as if it was never clicked."""

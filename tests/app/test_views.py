@@ -1,6 +1,11 @@
 """The live view's redraw policy (app_pages/ui/views.py)."""
 
-from app_pages.ui.views import FIRST_FRAME_POLL_SECONDS, THREE_D_REDRAW_SECONDS, redraw_seconds
+from app_pages.ui.views import (
+    FIRST_FRAME_POLL_SECONDS,
+    RESTING_POLL_SECONDS,
+    THREE_D_REDRAW_SECONDS,
+    redraw_seconds,
+)
 
 
 def test_small_sets_redraw_ten_times_a_second_and_large_ones_twice():
@@ -100,3 +105,11 @@ def test_until_the_start_frame_exists_every_run_polls_fast():
     assert redraw_seconds(60000, 2, first_frame=True) == (FIRST_FRAME_POLL_SECONDS, 5.0)
     assert redraw_seconds(700, 3, first_frame=True)[0] == FIRST_FRAME_POLL_SECONDS < THREE_D_REDRAW_SECONDS
     assert redraw_seconds(700, 2, first_frame=True)[0] == 0.1  # already faster: kept
+
+
+def test_a_paused_run_at_rest_polls_seldom_whatever_the_size():
+    """Its picture changes only after a click, which reruns the page anyway."""
+    for n, d in ((700, 2), (7291, 2), (60000, 2), (700, 3)):
+        picture, curves = redraw_seconds(n, d, resting=True)
+        assert picture == max(RESTING_POLL_SECONDS, redraw_seconds(n, d)[0]) and curves >= RESTING_POLL_SECONDS
+    assert redraw_seconds(700, 2, resting=True)[0] == RESTING_POLL_SECONDS > redraw_seconds(700, 2)[0]
