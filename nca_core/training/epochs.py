@@ -394,10 +394,14 @@ class CandidateEpochs(MinibatchEpochs):
             self.candidates = knn.neighbour_lists(embed_all(p.encoder, p.X), self.n_candidates, seed).to(p.X.device)
 
     def _gathered(self, rows: torch.Tensor) -> torch.Tensor:
-        """X[rows], written into the problem's workspace (a fresh tensor that size costs
-        page faults several times the copy)."""
+        """X[rows], written into the problem's workspace, sized once for the most rows a
+        step can gather (a fresh tensor that size costs page faults several times the copy,
+        and the rows a step gathers vary, so a buffer grown to each new largest is made
+        afresh several times an epoch)."""
         X = self.problem.X
-        out = self.problem.workspace.matrix(len(rows), X[0].numel(), X, "gathered")
+        most = min(len(X), self.batch_size * (self.n_candidates + 1) + self.sample_size)
+        width = X[0].numel()
+        out = self.problem.workspace.buffer(max(most, len(rows)) * width, X, "gathered")[: len(rows) * width]
         return torch.index_select(X, 0, rows, out=out.view(len(rows), *X.shape[1:]))
 
     def step(self, anchors: torch.Tensor) -> float:

@@ -373,3 +373,17 @@ def test_two_threads_on_one_problem_fill_workspaces_of_their_own(problem):
     worker.start()
     worker.join()
     assert p.workspace is p.workspace and seen[0] is not p.workspace
+
+
+def test_a_candidate_step_gathers_its_rows_into_one_buffer_sized_once(problem):
+    """The rows a step gathers vary from step to step; the buffer they go into is made once,
+    for the most a step can gather (batch * (candidates + 1) + sample), not at each new largest."""
+    X, y, A = problem
+    p = Problem(LinearEncoder(A.clone()), X, y, "f")
+    epochs = CandidateEpochs(p, "adam", 0.01, 16, torch.Generator().manual_seed(0), n_candidates=4, sample_size=8)
+    epochs.prepare(1)
+    buffers = set()
+    for anchors in epochs.batches():
+        epochs.step(anchors)
+        buffers.add(p.workspace._buffers["gathered"].data_ptr())
+    assert len(buffers) == 1 and p.workspace._buffers["gathered"].numel() == (16 * 5 + 8) * X.shape[1]
