@@ -37,13 +37,28 @@ def _correlation(a, b):
     return (a * b).sum(1) / np.sqrt((a * a).sum(1) * (b * b).sum(1))
 
 
-def test_the_same_seed_gives_the_same_bytes_and_a_prefix_of_a_larger_set(grown, data_dir):
+def test_the_same_seed_gives_the_same_bytes(grown):
     digest = hashlib.sha256((grown.X_train[60_000:] * 255).round().astype(np.uint8).tobytes()).hexdigest()
     assert digest == PINNED
-    again = datasets.load("mnist-deformed", data_dir, download=False, n_train=60_000 + CHUNK + 500, seed=0)
-    np.testing.assert_array_equal(again.X_train[:63_000], grown.X_train)
-    other = datasets.load("mnist-deformed", data_dir, download=False, n_train=61_000, seed=1)
-    assert not np.array_equal(other.X_train[60_000:], grown.X_train[60_000:61_000])
+
+
+def test_a_set_is_a_prefix_of_a_larger_one_across_chunks_and_another_seed_differs(
+    data_dir, monkeypatch, tmp_path
+):
+    """With chunks of 200 (each chunk draws all its copies, however few are kept, so the
+    real 10,000 would make this test draw 30,000): 300 copies are the start of 500, across
+    the boundaries of chunks 0 and 1, and seed 1 gives other copies."""
+    from nca_core.datasets import _deformed
+
+    monkeypatch.setattr(_deformed, "CHUNK", 200)
+    monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))  # sets of this chunk size kept apart
+
+    def copies(n_train, seed):
+        return datasets.load("mnist-deformed", data_dir, download=False, n_train=n_train, seed=seed).X_train[60_000:]
+
+    smaller, larger = copies(60_300, 0), copies(60_500, 0)
+    np.testing.assert_array_equal(larger[:300], smaller)
+    assert not np.array_equal(copies(60_300, 1), smaller)
 
 
 def test_too_few_training_images_is_refused(data_dir):
