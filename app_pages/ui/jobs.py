@@ -198,12 +198,16 @@ class TrainingJob:
 
     def step(self) -> None:
         """While paused, train exactly one epoch more (from a part-way frame too), then
-        pause again."""
+        pause again; each click during a step adds one epoch more to it."""
         with self._control:
-            if self.pause_requested and self._step_to is None:
-                latest = self.latest
-                self._step_to = (progress(latest) if latest is not None else 0.0) + 1.0
-                self._resume.set()
+            if not self.pause_requested:
+                return
+            if self._step_to is not None:
+                self._step_to += 1.0
+                return
+            latest = self.latest
+            self._step_to = (progress(latest) if latest is not None else 0.0) + 1.0
+            self._resume.set()
 
     def drawn(self) -> None:
         """The page has drawn a frame (the start frame waits for this)."""
@@ -227,6 +231,11 @@ class TrainingJob:
     def pause_requested(self) -> bool:
         """Paused, or pausing at the next frame: what the Pause/Resume button shows."""
         return self.alive and (not self._resume.is_set() or self._step_to is not None)
+
+    @property
+    def stepping_to(self) -> float | None:
+        """Where the step under way pauses again (epochs done), or None."""
+        return self._step_to
 
     @property
     def at_rest(self) -> bool:

@@ -32,7 +32,8 @@ THREE_D_REDRAW_SECONDS = 1.5
 FIRST_FRAME_POLL_SECONDS = 0.2
 # A paused run's picture changes only after a click (which reruns the page), so it is
 # polled this seldom: redrawing the same frame ten times a second kept most of a core busy.
-RESTING_POLL_SECONDS = 1.0
+# Pausing happens at the next frame, which the page then shows within this time.
+RESTING_POLL_SECONDS = 0.5
 
 
 def redraw_seconds(
@@ -46,15 +47,17 @@ def redraw_seconds(
     benchmarks/RESULTS.md, "MNIST live on the Train page"). Metrics and curves change
     slowly, so they are redrawn less often. While a run waits for its ``first_frame`` (its
     start waits to be drawn), the picture is polled every ``FIRST_FRAME_POLL_SECONDS``
-    whatever the size; while it is ``resting`` (paused, no step to take), at most every
-    ``RESTING_POLL_SECONDS``.
+    whatever the size; otherwise, while it is ``resting`` (paused, no step to take), at most
+    every ``RESTING_POLL_SECONDS``.
     """
     picture = 0.1 if n_train <= 2000 else 0.2 if n_train <= LARGE_SET_SAMPLES else 1.0
     curves = max(1.0, 5 * picture)
     picture = THREE_D_REDRAW_SECONDS if n_components == 3 else picture
+    if first_frame:
+        return min(picture, FIRST_FRAME_POLL_SECONDS), curves
     if resting:
         return max(picture, RESTING_POLL_SECONDS), max(curves, RESTING_POLL_SECONDS)
-    return (min(picture, FIRST_FRAME_POLL_SECONDS) if first_frame else picture), curves
+    return picture, curves
 
 
 STATE_TEXT = {
@@ -105,7 +108,8 @@ def status_text(active: ActiveRun) -> str:
     elif job.alive and job.stop_requested:
         status = "stopping at the next frame"
     elif job.state == JobState.RUNNING and job.pause_requested:
-        status = "pausing at the next frame"
+        step_to = job.stepping_to
+        status = "pausing at the next frame" if step_to is None else f"stepping to epoch {step_to:.3g}"
     latest = job.latest
     if latest is None:  # no frame yet: say so rather than show "Epoch 0"
         return f"Preparing the run · {status} · {_fmt_seconds(job.elapsed)} elapsed"

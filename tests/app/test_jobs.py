@@ -55,6 +55,24 @@ def test_pause_step_resume_stop():
     assert job.state == "stopped" and not job.alive
 
 
+def test_each_step_click_during_a_step_adds_one_epoch():
+    """A second Step clicked while the first still trains (a step takes over a second in
+    the slow-motion start) was dropped: two clicks, one epoch."""
+    job = TrainingJob(rings_stream(max_iter=1000), JobSlots(1), max_epochs_per_second=5)
+    wait(lambda: len(job.snapshots) >= 2)
+    job.pause()
+    wait(lambda: job.state == "paused")
+    start = job.latest.epoch
+    job.step()
+    job.step()  # while the first step trains (an epoch takes 0.2 s at this pace)
+    assert job.stepping_to == start + 2
+    wait(lambda: job.at_rest and job.state == "paused" and job.latest.epoch > start)
+    time.sleep(0.5)  # held there
+    assert job.latest.epoch == start + 2 and job.state == "paused"
+    job.stop()
+    job.join(10)
+
+
 def test_a_job_is_at_rest_only_while_paused_with_no_step_to_take():
     """What lets the page poll a paused run seldom: a pause rests at once (it holds at the
     next frame); a step asked for, or a resume, ends the rest at once, before the worker

@@ -113,3 +113,28 @@ def test_a_paused_run_at_rest_polls_seldom_whatever_the_size():
         picture, curves = redraw_seconds(n, d, resting=True)
         assert picture == max(RESTING_POLL_SECONDS, redraw_seconds(n, d)[0]) and curves >= RESTING_POLL_SECONDS
     assert redraw_seconds(700, 2, resting=True)[0] == RESTING_POLL_SECONDS > redraw_seconds(700, 2)[0]
+
+
+def test_a_first_frame_is_polled_fast_even_for_a_run_paused_before_it():
+    """Pause clicked before the start frame exists: the frame still shows at once."""
+    assert redraw_seconds(60000, 2, first_frame=True, resting=True)[0] == FIRST_FRAME_POLL_SECONDS
+
+
+def test_a_step_under_way_says_where_it_pauses_again():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from app_pages.ui.jobs import JobState
+    from app_pages.ui.views import status_text
+    from nca_core.training.loop import Snapshot
+
+    job = SimpleNamespace(
+        state=JobState.RUNNING, alive=True, stop_requested=False, pause_requested=True, elapsed=3.0,
+        seconds_left=None, epochs_per_second=None, stepping_to=6.75,
+        latest=Snapshot(5, 0.4, 9.0, None, np.zeros((2, 2), np.float32), fraction=0.75),
+    )  # fmt: skip
+    run = SimpleNamespace(config=SimpleNamespace(max_iter=300, device="cpu"), model=None)
+    assert " · stepping to epoch 6.75 · " in status_text(SimpleNamespace(job=job, run=run))
+    job.stepping_to = None  # Pause clicked, the run not yet at its next frame
+    assert " · pausing at the next frame · " in status_text(SimpleNamespace(job=job, run=run))
