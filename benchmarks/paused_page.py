@@ -6,8 +6,8 @@ training one; a lecturer pauses to talk while the laptop's cores are shared with
 browser. For each dataset the script starts `streamlit run app.py`, opens the Train page
 in headless Chromium at 1440 x 900, presses Train, lets the run settle for 5 s, counts CPU
 seconds (user + system, from /proc) of every Chromium process and of the server for
-``--seconds``, presses Pause, waits 2 s and counts again. Run it alone: it counts every
-Chromium process on the machine.
+``--seconds``, presses Pause, notes when the page says "paused" (seconds from the click),
+waits 2 s and counts again. Run it alone: it counts every Chromium process on the machine.
 
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/paused_page.py
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/paused_page.py --datasets rings
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import time
 from pathlib import Path
 
 from _server import CHROMIUM_ARGS, served_for_chromium
@@ -63,8 +64,8 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     print(f"Machine: {machine()}; headless Chromium 1440 x 900; CPU seconds per {args.seconds:g} s\n")
-    print("| dataset | state | browser | server | both | paused / training |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| dataset | state | browser | server | both | paused / training | 'paused' shown after (s) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     with served_for_chromium() as url, sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         page = chromium.new_page(viewport={"width": 1440, "height": 900})
@@ -75,14 +76,16 @@ def main() -> None:
             page.wait_for_timeout(5000)
             training = measure(page, args.seconds)
             main_block.get_by_role("button", name="Pause").click()
-            main_block.get_by_role("button", name="Resume").wait_for()
+            clicked = time.monotonic()
+            page.get_by_text(" · paused · ").wait_for()
+            shown = time.monotonic() - clicked
             page.wait_for_timeout(2000)
             paused = measure(page, args.seconds)
             main_block.get_by_role("button", name="Stop").click()
             main_block.get_by_role("button", name="Train").wait_for()
             for state, (b, s) in (("training", training), ("paused", paused)):
-                ratio = f"{sum(paused) / sum(training):.2f}" if state == "paused" else ""
-                print(f"| {dataset} | {state} | {b:.1f} | {s:.1f} | {b + s:.1f} | {ratio} |", flush=True)
+                ratio, after = (f"{sum(paused) / sum(training):.2f}", f"{shown:.2f}") if state == "paused" else ("", "")
+                print(f"| {dataset} | {state} | {b:.1f} | {s:.1f} | {b + s:.1f} | {ratio} | {after} |", flush=True)
         chromium.close()
 
 
