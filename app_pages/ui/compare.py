@@ -233,6 +233,12 @@ ACCURACY_FORMAT = "{:.1%}"  # accuracies and errors, in the table and the panels
 MISSING = "—"  # a fit time not known (a cached model saved without it), a missing test set
 
 
+def fit_time(seconds: float) -> str:
+    """A fit time in seconds to two decimals, and "< 0.01" rather than "0.00" for a fit
+    (PCA, LDA on small sets) too quick to show that way."""
+    return "< 0.01" if seconds < 0.005 else f"{seconds:.2f}"
+
+
 def results_table(results: list[MethodResult], k: int) -> None:
     """Every method's dimensions, k-NN accuracies and fit time, numbers kept for sorting but
     shown one way: accuracies as in the panels, an unknown value as a dash."""
@@ -249,7 +255,7 @@ def results_table(results: list[MethodResult], k: int) -> None:
         ]
     )
     accuracy = {f"{k}-NN train (leave-one-out)": ACCURACY_FORMAT, f"{k}-NN test": ACCURACY_FORMAT}
-    shown = table.style.format({**accuracy, "fit time (s)": "{:.2f}"}, na_rep=MISSING)
+    shown = table.style.format({**accuracy, "fit time (s)": fit_time}, na_rep=MISSING)
     # the browser draws a missing number from ``placeholder``, not from the Styler
     st.dataframe(shown, hide_index=True, placeholder=MISSING)
 
@@ -380,7 +386,7 @@ def _scores(result: MethodResult, k: int) -> None:
     if result.test_accuracy is not None:
         line += f" · test: **{ACCURACY_FORMAT.format(result.test_accuracy)}**"
     if np.isfinite(result.fit_seconds):
-        line += f" · fit {result.fit_seconds:.2f} s"
+        line += " · " + f"fit {fit_time(result.fit_seconds)} s".replace(" ", "\u00a0")  # on one line
     st.markdown(line)
     if result.note:
         st.warning(result.note, icon=":material/info:")
