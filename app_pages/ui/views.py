@@ -109,7 +109,9 @@ def status_text(active: ActiveRun) -> str:
         status = "stopping at the next frame"
     elif job.state == JobState.RUNNING and job.pause_requested:
         step_to = job.stepping_to
-        status = "pausing at the next frame" if step_to is None else f"stepping to epoch {step_to:.3g}"
+        status = (
+            "pausing at the next frame" if step_to is None else f"stepping to epoch {figures.epochs_text(step_to)}"
+        )
     latest = job.latest
     if latest is None:  # no frame yet: say so rather than show "Epoch 0"
         return f"Preparing the run · {status} · {_fmt_seconds(job.elapsed)} elapsed"

@@ -317,7 +317,12 @@ def epoch_label(snapshot: Snapshot) -> str:
     """Epochs done at a snapshot: "12" after epoch 12, "12.25" a quarter into epoch 13."""
     if snapshot.fraction >= 1.0:
         return str(snapshot.epoch)
-    return f"{snapshot.epoch - 1 + snapshot.fraction:.2f}".rstrip("0")
+    return epochs_text(snapshot.epoch - 1 + snapshot.fraction)
+
+
+def epochs_text(epochs: float) -> str:
+    """A number of epochs to two decimals at most: "12", "12.25", "12.5"."""
+    return f"{epochs:.2f}".rstrip("0").rstrip(".")
 
 
 def _frame_title(title: str, snapshot: Snapshot) -> str:

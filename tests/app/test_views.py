@@ -136,5 +136,9 @@ def test_a_step_under_way_says_where_it_pauses_again():
     )  # fmt: skip
     run = SimpleNamespace(config=SimpleNamespace(max_iter=300, device="cpu"), model=None)
     assert " · stepping to epoch 6.75 · " in status_text(SimpleNamespace(job=job, run=run))
+    job.stepping_to = 12.25  # written as the status writes epochs, not rounded to 12.2
+    assert " · stepping to epoch 12.25 · " in status_text(SimpleNamespace(job=job, run=run))
+    job.stepping_to = 13.0
+    assert " · stepping to epoch 13 · " in status_text(SimpleNamespace(job=job, run=run))
     job.stepping_to = None  # Pause clicked, the run not yet at its next frame
     assert " · pausing at the next frame · " in status_text(SimpleNamespace(job=job, run=run))
