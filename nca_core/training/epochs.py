@@ -399,9 +399,9 @@ class CandidateEpochs(MinibatchEpochs):
         and the rows a step gathers vary, so a buffer grown to each new largest is made
         afresh several times an epoch)."""
         X = self.problem.X
-        most = min(len(X), self.batch_size * (self.n_candidates + 1) + self.sample_size)
+        most = min(len(X), self.batch_size * (self.n_candidates + 1) + self.sample_size)  # >= len(rows)
         width = X[0].numel()
-        out = self.problem.workspace.buffer(max(most, len(rows)) * width, X, "gathered")[: len(rows) * width]
+        out = self.problem.workspace.buffer(most * width, X, "gathered")[: len(rows) * width]
         return torch.index_select(X, 0, rows, out=out.view(len(rows), *X.shape[1:]))
 
     def step(self, anchors: torch.Tensor) -> float:

@@ -1,7 +1,6 @@
 """One block of the engine in closed form against the autograd reference, in float64 and
 in float32 (the dtype users train in)."""
 
-
 import numpy as np
 import pytest
 import torch
