@@ -258,7 +258,8 @@ def _as_float(X: np.ndarray) -> np.ndarray:
     """Images stored as bytes become float32 in [0, 1], one flattened row per image."""
     if X.dtype != np.uint8:
         return X
-    return (X.reshape(len(X), -1) / np.float32(255)).astype(np.float32)
+    X = X.reshape(len(X), -1).astype(np.float32)
+    return np.divide(X, np.float32(255), out=X)  # in place: MNIST's a tenth of a second, not a second
 
 
 def _split(spec: DatasetSpec, X: np.ndarray, y: np.ndarray, seed: int) -> Dataset:
