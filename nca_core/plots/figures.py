@@ -51,6 +51,10 @@ DIVERGING_WORDS = {"positive": "blue", "negative": "red"}
 # Points outside Compare's brush (``live_charts``): faint grey, so the chosen ones stand out.
 DIMMED_MARKER = {"color": "#B4B4B4", "opacity": 0.15}
 
+# The height of the band at a Plotly chart's top where its toolbar appears on hover: a
+# title placed in it is hidden behind the buttons.
+TOOLBAR_BAND = 34
+
 # Lines from a chosen point in ``neighbour_links``, and the words captions use for them:
 # black and grey, solid and dashed, so no line can be read as a class colour.
 SAME_CLASS_LINE = ("#1A1A1A", "solid black")
@@ -569,6 +573,6 @@ def search_cost_chart(
     fig.update_yaxes(rangemode="tozero")
     fig.update_layout(
         height=height, barmode="group", legend=dict(orientation="h", y=-0.15),
-        margin=dict(l=10, r=10, t=40, b=10), uniformtext=dict(mode="hide", minsize=9),
+        margin=dict(l=10, r=10, t=TOOLBAR_BAND + 30, b=10), uniformtext=dict(mode="hide", minsize=9),
     )  # fmt: skip
     return fig

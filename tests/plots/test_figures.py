@@ -233,6 +233,16 @@ def test_search_cost_chart_groups_index_kinds_and_labels_ratios_to_the_first():
     assert list(quick.data[0].hovertext) == ["reference", "too quick"]
 
 
+def test_search_cost_panel_titles_sit_below_the_toolbar_band():
+    """Titles are drawn in the top margin, just above the panels; the toolbar that appears
+    on hover covered the right-hand one ("test error") on a 1024-pixel screen."""
+    from nca_core.search.costs import SearchCost
+
+    fig = figures.search_cost_chart([SearchCost("raw 64-D", 64, 0.02, 0.8, 3_000_000)])
+    tallest = max(a.font.size for a in fig.layout.annotations)
+    assert fig.layout.margin.t - figures.TOOLBAR_BAND >= tallest
+
+
 def test_hover_text_names_the_class_over_the_text_with_short_coordinates():
     Z = np.array([[0.123456789, 1.0], [2.0, 3.0]])
     fig = figures.embedding_scatter(
