@@ -588,6 +588,25 @@ def test_float32_rows_centred_in_float32_keep_the_float64_distances():
     np.testing.assert_allclose(_training_rows(X64, np.arange(300), mean, torch.float64, "cpu").numpy(), exact)
 
 
+def test_float32_rows_are_gathered_in_order_less_the_offset_rounded_to_float32():
+    """The CPU path for float32 rows (one gather, one subtraction in torch) gives what
+    subtracting in numpy gives, bit for bit, from a read-only X that it leaves alone."""
+    import warnings as warnings_module
+
+    from nca_core.estimator.nca import _training_rows
+
+    rng = np.random.default_rng(1)
+    X = (50 + rng.normal(size=(500, 7))).astype(np.float32)
+    X.flags.writeable = False  # as the app shares its datasets
+    order, mean = rng.permutation(500), X.mean(0, dtype=np.float64)
+    with warnings_module.catch_warnings():
+        warnings_module.simplefilter("error")
+        rows = _training_rows(X, order, mean, torch.float32, "cpu")
+    expected = X[order] - mean.astype(np.float32)
+    assert rows.dtype == torch.float32 and np.array_equal(rows.numpy().view(np.int32), expected.view(np.int32))
+    assert np.array_equal(X, (50 + np.random.default_rng(1).normal(size=(500, 7))).astype(np.float32))
+
+
 def test_a_network_handed_inputs_far_from_unit_scale_says_to_standardise_them(digits):
     """Digits' pixels (0 to 16) train a network; four times them do not (about 78% 5-NN
     error at d = 30, benchmarks/RESULTS.md), so the fit warns, naming the cure. A linear
