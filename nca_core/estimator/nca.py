@@ -710,8 +710,8 @@ _CHUNK_ROWS = 65536
 
 def _float32_rows(X: np.ndarray, order: np.ndarray, offset: np.ndarray) -> torch.Tensor:
     """``_training_rows`` of float32 rows kept on the CPU: one gather into the tensor training
-    keeps, less the float32 offset in place, both on torch's threads. The chunks' copies of X
-    took most of a second of fresh memory before MNIST's first frame."""
+    keeps, less the float32 offset in place, both on torch's threads: no copy of X on the
+    way, which held back a large set's first frame (benchmarks/RESULTS.md)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # a read-only X (the app's shared arrays) is only read
         source = torch.from_numpy(np.ascontiguousarray(X))
