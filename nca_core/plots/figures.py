@@ -537,10 +537,12 @@ def search_cost_chart(
 
     ``costs`` are ``search.timing.knn_search_cost`` results, the first being the reference
     (raw inputs searched exactly). Spaces (raw, NCA) run along each panel's x axis; each
-    index kind (exact, HNSW) is one coloured bar series with a legend entry. Hovering a time
-    or size bar says in words how it compares with the reference ("8.0x faster", "1.3x
-    larger"; "too quick" where both times are under ``noise_seconds``); error bars are
-    labelled with the error itself.
+    index kind (exact, HNSW) is one coloured bar series with a legend entry. Hovering a bar
+    gives its value, and for times and sizes how it compares with the reference in words
+    ("8.0x faster", "1.3x larger"; "too quick" where both times are under
+    ``noise_seconds``). Where every time is under ``noise_seconds`` the time panel says so
+    instead of drawing bars of timer noise. Error bars carry the error inside, hidden where
+    it does not fit (side by side, two labels ran into one another).
     """
     ref = costs[0]
 
@@ -556,21 +558,34 @@ def search_cost_chart(
 
     titles = ["query time (s)", "index size (MB)", "test error (%)"]  # short: a third of 1024 px each
     fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.08)
+    all_noise = max(c.query_seconds for c in costs) < noise_seconds
     for i, kind in enumerate(dict.fromkeys(c.index for c in costs)):
         group = [c for c in costs if c.index == kind]
-        panels = (  # values, the words on hover, the label on the bar (the table has the words)
-            ([c.query_seconds for c in group], [speed(c) for c in group], None),
-            ([c.stored_bytes / 1e6 for c in group], [size(c) for c in group], None),
-            ([100 * c.error for c in group], None, [f"{100 * c.error:.2f}%" for c in group]),
-        )
-        for col, (values, words, labels) in enumerate(panels, start=1):
+        panels = {  # column: values, the words on hover, the label on the bar, the hover's number
+            1: ([c.query_seconds for c in group], [speed(c) for c in group], None, "%{y:.3g} s"),
+            2: ([c.stored_bytes / 1e6 for c in group], [size(c) for c in group], None, "%{y:.3g} MB"),
+            3: ([100 * c.error for c in group], None, [f"{100 * c.error:.2f}%" for c in group], "%{y:.2f}%"),
+        }
+        if all_noise:
+            del panels[1]
+        for col, (values, words, labels, number) in panels.items():
             bar = go.Bar(
-                x=[c.name for c in group], y=values, text=labels, textposition="outside", hovertext=words,
-                name=INDEX_LABELS[kind], legendgroup=kind, showlegend=col == 1,
-                marker_color=PALETTE[i % len(PALETTE)],
+                x=[c.name for c in group], y=values, text=labels, textposition="inside", textangle=0,
+                insidetextanchor="end", hovertext=words, name=INDEX_LABELS[kind], legendgroup=kind,
+                showlegend=col == min(panels), marker_color=PALETTE[i % len(PALETTE)],
+                hovertemplate=f"%{{x}}: {number}" + ("<br>%{hovertext}" if words else ""),
             )  # fmt: skip
             fig.add_trace(bar, 1, col)
-    fig.update_yaxes(rangemode="tozero")
+    if all_noise:
+        fig.update_xaxes(visible=False, row=1, col=1)
+        fig.update_yaxes(visible=False, row=1, col=1)
+        left, right = fig.layout.xaxis.domain
+        fig.add_annotation(
+            text=f"every search under<br>{noise_seconds * 1e3:.0f} ms: too quick<br>to tell apart",
+            xref="paper", yref="paper", x=(left + right) / 2, y=0.5, showarrow=False,
+        )  # fmt: skip
+    fig.update_xaxes(tickfont_size=12)
+    fig.update_yaxes(rangemode="tozero", tickfont_size=12, exponentformat="none")
     fig.update_layout(
         height=height, barmode="group", legend=dict(orientation="h", y=-0.15),
         margin=dict(l=10, r=10, t=TOOLBAR_BAND + 30, b=10), uniformtext=dict(mode="hide", minsize=9),
