@@ -450,6 +450,9 @@ def _rows_in_box(box: dict, Z: np.ndarray, axis_label: str) -> np.ndarray | None
     return np.flatnonzero(inside).astype(np.int64)
 
 
+CURVE_EDGE_PIXELS = 6  # a point's radius and a little: the room a curve's end points get
+
+
 def _curve_spec(
     title: str, y_title: str, height: int, *, y_format: str | None = None, y_domain=None, legend: bool
 ) -> dict:
@@ -471,6 +474,7 @@ def _curve_spec(
                 "type": "quantitative",
                 "title": "epoch",
                 "axis": {"tickMinStep": 1, "format": "d"},
+                "scale": {"padding": CURVE_EDGE_PIXELS},  # the last point whole, not cut by the edge
             },
             "y": y,
             "color": color,

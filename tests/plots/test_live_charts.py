@@ -95,6 +95,14 @@ def test_curves_are_valid_vega_lite_and_skip_missing_values():
     assert live_charts.objective_spec("g")["encoding"]["y"]["scale"] == {"zero": False}
 
 
+def test_a_curves_last_point_is_drawn_whole():
+    """The newest epoch's point sat on the right edge, half cut off; the x scale keeps room
+    for a point's radius (about 3 pixels at Vega-Lite's default size of 30 square pixels)."""
+    for spec in (live_charts.objective_spec("f"), live_charts.accuracy_spec(5)):
+        assert spec["mark"]["point"] is True
+        assert spec["encoding"]["x"]["scale"]["padding"] >= 3
+
+
 def test_no_legend_sits_on_top_of_the_data():
     """The accuracy legend covered the curves; the embedding's squeezed a narrow column."""
     for spec in (live_charts.accuracy_spec(5), live_charts.embedding_spec(CLASSES, [[0, 1], [0, 1]])):
