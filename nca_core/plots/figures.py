@@ -584,8 +584,7 @@ def search_cost_chart(
             text=f"every search under<br>{noise_seconds * 1e3:.0f} ms: too quick<br>to tell apart",
             xref="paper", yref="paper", x=(left + right) / 2, y=0.5, showarrow=False,
         )  # fmt: skip
-    fig.update_xaxes(tickfont_size=12)
-    fig.update_yaxes(rangemode="tozero", tickfont_size=12, exponentformat="none")
+    fig.update_yaxes(rangemode="tozero", exponentformat="none")  # "0.0004", not "400μ"
     fig.update_layout(
         height=height, barmode="group", legend=dict(orientation="h", y=-0.15),
         margin=dict(l=10, r=10, t=TOOLBAR_BAND + 30, b=10), uniformtext=dict(mode="hide", minsize=9),
