@@ -577,16 +577,21 @@ def search_cost_chart(
             )  # fmt: skip
             fig.add_trace(bar, 1, col)
     if all_noise:
-        fig.update_xaxes(visible=False, row=1, col=1)
-        fig.update_yaxes(visible=False, row=1, col=1)
-        left, right = fig.layout.xaxis.domain
-        fig.add_annotation(
-            text=f"every search under<br>{noise_seconds * 1e3:.0f} ms: too quick<br>to tell apart",
-            xref="paper", yref="paper", x=(left + right) / 2, y=0.5, showarrow=False,
-        )  # fmt: skip
+        _say_too_quick(fig, noise_seconds)
     fig.update_yaxes(rangemode="tozero", exponentformat="none")  # "0.0004", not "400μ"
     fig.update_layout(
         height=height, barmode="group", legend=dict(orientation="h", y=-0.15),
         margin=dict(l=10, r=10, t=TOOLBAR_BAND + 30, b=10), uniformtext=dict(mode="hide", minsize=9),
     )  # fmt: skip
     return fig
+
+
+def _say_too_quick(fig: go.Figure, noise_seconds: float) -> None:
+    """The time panel (the first) without axes, saying why it has no bars."""
+    fig.update_xaxes(visible=False, row=1, col=1)
+    fig.update_yaxes(visible=False, row=1, col=1)
+    left, right = fig.layout.xaxis.domain
+    fig.add_annotation(
+        text=f"every search under<br>{noise_seconds * 1e3:.0f} ms: too quick<br>to tell apart",
+        xref="paper", yref="paper", x=(left + right) / 2, y=0.5, showarrow=False,
+    )  # fmt: skip
