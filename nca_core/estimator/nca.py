@@ -30,6 +30,7 @@ from ..training.loop import Snapshot, train
 from ..training.pretraining import PRETRAIN_BATCH_SIZE, pretrain_autoencoder
 from ..util.device import resolve_device, resolve_dtype
 from ..util.sampling import stratified_subsample
+from ..util.tensors import cpu_view
 from .report import Report
 from .starts import lda_directions, pca_directions
 
@@ -712,10 +713,7 @@ def _float32_rows(X: np.ndarray, order: np.ndarray, offset: np.ndarray) -> torch
     """``_training_rows`` of float32 rows kept on the CPU: one gather into the tensor training
     keeps, less the float32 offset in place, both on torch's threads: no copy of X on the
     way, which held back a large set's first frame (benchmarks/RESULTS.md)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # a read-only X (the app's shared arrays) is only read
-        source = torch.from_numpy(np.ascontiguousarray(X))
-    rows = torch.index_select(source, 0, torch.from_numpy(np.asarray(order, dtype=np.int64)))
+    rows = torch.index_select(cpu_view(X), 0, torch.from_numpy(np.asarray(order, dtype=np.int64)))
     return rows.sub_(torch.from_numpy(offset))
 
 

@@ -33,13 +33,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-import warnings
 from typing import Protocol
 
 import numpy as np
 import torch
 
 from ..util.device import block_elements, resolve_device
+from ..util.tensors import cpu_view
 
 __all__ = [
     "BACKENDS",
@@ -108,12 +108,8 @@ def choose_index(n_ref: int, n_queries: int | None = None) -> str:
 def _as_tensor(a, device: torch.device) -> torch.Tensor:
     if not isinstance(a, torch.Tensor):
         a = np.asarray(a)
-        if not a.flags.writeable:  # shared read-only arrays: torch views them, never writes
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                t = torch.from_numpy(np.ascontiguousarray(a))
-        else:
-            t = torch.as_tensor(a)
+        # shared read-only arrays: torch views them, never writes
+        t = cpu_view(a) if not a.flags.writeable else torch.as_tensor(a)
     else:
         t = a.detach()
     if not t.is_floating_point():
