@@ -569,15 +569,18 @@ def test_test_rows_far_from_the_origin_are_centred_before_float32_rounds_them():
 
 
 def test_float32_rows_centred_in_float32_keep_the_float64_distances():
-    """Data far from the origin (values near 10^4, spread near 1): the rows training sees
-    give the same pairwise distances as centring in float64, to float32's rounding."""
+    """Data far from the origin (values near 10^4, spread near 1, two classes 300 apart): the
+    rows training sees, in training's order, give the same pairwise distances as centring in
+    float64, to float32's rounding."""
     from nca_core.estimator.nca import _training_rows
 
     rng = np.random.default_rng(0)
     X = (1e4 + rng.normal(size=(300, 6))).astype(np.float32)
+    X[150:, 0] += 300  # two classes far apart, as training orders them: each class in turn
+    order = np.concatenate([rng.permutation(np.arange(150, 300)), rng.permutation(150)])
     mean = X.mean(0, dtype=np.float64)
-    rows = _training_rows(X, np.arange(300), mean, torch.float32, "cpu").double().numpy()
-    exact = X.astype(np.float64) - mean
+    rows = _training_rows(X, order, mean, torch.float32, "cpu").double().numpy()
+    exact = X[order].astype(np.float64) - mean
 
     def sq(Z):
         return ((Z[:, None] - Z[None]) ** 2).sum(-1)
@@ -585,7 +588,7 @@ def test_float32_rows_centred_in_float32_keep_the_float64_distances():
     far = sq(exact) > 1.0
     assert np.abs(sq(rows) - sq(exact))[far].max() / sq(exact)[far].min() < 1e-5
     X64 = X.astype(np.float64)  # a float64 input keeps its digits through the float64 path
-    np.testing.assert_allclose(_training_rows(X64, np.arange(300), mean, torch.float64, "cpu").numpy(), exact)
+    np.testing.assert_allclose(_training_rows(X64, order, mean, torch.float64, "cpu").numpy(), exact)
 
 
 def test_float32_rows_are_gathered_in_order_less_the_offset_rounded_to_float32():
