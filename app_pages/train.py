@@ -10,13 +10,17 @@ LOADED = "train-loaded-dataset"  # session key: the dataset the page last loaded
 share.read_once(app_data.dataset_names())  # a link's settings, ?present=1 among them, come first
 presenting = presentation.active()  # large type, no sidebar, one big chart
 presentation.style(presenting)
-if not presenting:
-    presentation.title_with_toggle("Train NCA and watch it learn")
-    st.caption(
-        "Neighbourhood Components Analysis learns a map, linear or a neural network, under which "
-        "each point's nearest neighbours share its class. Press **Train** and watch the embedding "
-        "move as it learns."
-    )
+# The title's container is drawn in both modes, so the row below keeps its place when the
+# mode changes: Streamlit then redraws the run buttons where they were, rather than drawing
+# them anew beside the old ones until the run ends (two Train buttons for a moment).
+with st.container():
+    if not presenting:
+        presentation.title_with_toggle("Train NCA and watch it learn")
+        st.caption(
+            "Neighbourhood Components Analysis learns a map, linear or a neural network, under which "
+            "each point's nearest neighbours share its class. Press **Train** and watch the embedding "
+            "move as it learns."
+        )
 # The dataset and the run buttons share one row, so the picture starts on the first screen
 # (at 1024 pixels beside the sidebar they fill it; presenting, the toggle follows them).
 top = st.container(horizontal=True, vertical_alignment="bottom")

@@ -37,6 +37,33 @@ def test_the_toggle_hides_the_sidebar_enlarges_type_and_keeps_every_run_button(a
     assert [b.label for b in app.button][:4] == ["Train", "Pause", "Step", "Stop"]
 
 
+def _place_of_train(at) -> tuple[int, ...]:
+    """Where the Train button sits in the page's tree: the child indices down to it."""
+
+    def search(node, path):
+        for index, child in getattr(node, "children", {}).items():
+            if getattr(child, "type", None) == "button" and child.label == "Train":
+                return (*path, index)
+            found = search(child, (*path, index))
+            if found:
+                return found
+        return None
+
+    return search(at.main, ())
+
+
+def test_the_run_buttons_keep_their_place_when_the_mode_changes(app):
+    """Streamlit redraws an element in place when a run draws one at the same place, and
+    removes one drawn elsewhere only when the run ends: had the buttons moved, the page
+    would show two Train buttons while the mode changed (a browser test clicked the stale
+    one's twin and failed)."""
+    outside = _place_of_train(app)
+    app.toggle(key="present").set_value(True).run()
+    assert _place_of_train(app) == outside
+    app.toggle(key="present").set_value(False).run()
+    assert _place_of_train(app) == outside
+
+
 def test_a_link_with_present_opens_the_page_presenting():
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(present="1", dataset="wine")
