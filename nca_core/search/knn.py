@@ -5,7 +5,8 @@ Four ways answer the same question, chosen by ``KNNIndex(index=..., backend=...)
 - a k-d tree (scipy) in float64: the default for data on the CPU in at most
   ``KDTREE_MAX_DIM`` dimensions (a 2-D picture), where it prunes nearly every reference
   that a flat search would measure;
-- FAISS (faiss-cpu) exact flat search: the default for other data on the CPU;
+- FAISS (faiss-cpu) exact flat search: the default for other data on the CPU, its
+  distances computed by matrix products from ``BLAS_FROM_QUERIES`` queries on;
 - a FAISS HNSW graph (Malkov and Yashunin, 2018): approximate, and many times faster per
   query on large reference sets once built;
 - blocked torch search (exact): where FAISS is not installed or the data are on a GPU.
@@ -72,6 +73,12 @@ _GRAPH_COST = 20_000
 IVF_MIN_SAMPLES = 20_000
 IVF_LISTS_PER_ROOT = 4
 IVF_PROBES = 8
+# FAISS's flat search scans the references once per query below a threshold (in FAISS 1.15,
+# queries x dimensions < 128,000) and uses matrix products above it. The scan reads every
+# reference again for each query, so products win from a few queries on: from this many,
+# on every set measured but the smallest, where both take well under a millisecond
+# (benchmarks/faiss_flat.py).
+BLAS_FROM_QUERIES = 16
 _MARGIN = 4  # extra candidates, so ties and rounding at the k-th place are seen
 _WIDEN = 4
 
@@ -191,7 +198,7 @@ def neighbour_lists(Z: torch.Tensor, k: int, seed: int = 0) -> torch.Tensor:
             found[start : start + len(idx)] = idx
         return found
     vectors = np.ascontiguousarray(Z.float().numpy())
-    with _faiss_threads(torch.get_num_threads()):
+    with _faiss_threads(torch.get_num_threads()), _blas_from_queries(vectors.shape[1]):
         index = _training_index(vectors, seed)
         index.add(vectors)
         values, found = index.search(vectors, k + 1)
@@ -223,6 +230,19 @@ def _faiss_threads(n: int):
         yield
     finally:
         faiss.omp_set_num_threads(before)
+
+
+@contextlib.contextmanager
+def _blas_from_queries(d: int):
+    """FAISS's flat searches of ``BLAS_FROM_QUERIES`` or more queries in ``d`` dimensions
+    through matrix products, its setting restored afterwards (it is one for the process)."""
+    settings = _faiss().cvar
+    before = settings.distance_compute_blas_threshold
+    settings.distance_compute_blas_threshold = BLAS_FROM_QUERIES * d
+    try:
+        yield
+    finally:
+        settings.distance_compute_blas_threshold = before
 
 
 def _drop_self(values: np.ndarray, found: np.ndarray, own: np.ndarray):
@@ -537,7 +557,7 @@ class _FaissSearch:
         params = None
         if self.kind == "hnsw":
             params = _faiss().SearchParametersHNSW(efSearch=max(self.ef_search, want + 1))
-        with _faiss_threads(torch.get_num_threads()):
+        with _faiss_threads(torch.get_num_threads()), _blas_from_queries(self.index.d):
             values, found = self.index.search(queries, want + (own is not None), params=params)
         if own is not None:
             values, found = _drop_self(values, found, own)

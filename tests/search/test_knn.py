@@ -263,6 +263,32 @@ def test_searches_use_torchs_thread_count_and_restore_faiss(digits_split):
     assert seen and set(seen) == {1} and faiss.omp_get_max_threads() == before
 
 
+@needs_faiss
+def test_flat_searches_ask_faiss_for_products_from_a_few_queries_and_restore_it(digits_split):
+    """FAISS 1.15 scans the references once per query below 128,000 queries x dimensions,
+    many times slower than its products on large sets (benchmarks/faiss_flat.py): 2,000
+    queries in 32-D took that path. The library lowers the threshold for its own searches
+    and leaves FAISS's setting (one for the process) as it found it."""
+    import faiss
+
+    X_train, y_train, X_test, _ = digits_split
+    index = KNNIndex(X_train, y_train, "exact", device="cpu")
+    settings, seen = faiss.cvar, []
+    before = settings.distance_compute_blas_threshold
+    original = index._search.index.search
+
+    def spy(*args, **kwargs):
+        seen.append(settings.distance_compute_blas_threshold)
+        return original(*args, **kwargs)
+
+    index._search.index.search = spy
+    index.search(X_test, 5)
+    assert seen == [knn.BLAS_FROM_QUERIES * X_train.shape[1]]
+    assert settings.distance_compute_blas_threshold == before
+    lists = knn.neighbour_lists(torch.as_tensor(X_train, dtype=torch.float32), 3)  # a flat index too
+    assert lists.shape == (len(X_train), 3) and settings.distance_compute_blas_threshold == before
+
+
 def test_bad_index_choices_are_explained():
     with pytest.raises(ValueError, match=r"index must be one of \('auto', 'exact', 'hnsw'\), got 'ivf'"):
         KNNIndex(np.zeros((3, 2)), [0, 1, 0], "ivf")
