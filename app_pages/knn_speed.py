@@ -53,6 +53,7 @@ measured = when.empty()  # the note on when the figures were measured, right of 
 # The table shows sizes before any search; raw and NCA exact search come first, as the
 # headline compares them, then the graphs, whose build takes longest.
 sizes, kept = speed_table.flat_sizes(data, d), []
+speed_table.show_pending_summary(summary)
 speed_table.show_table(table, [], sizes)
 
 # The search engine and the NCA model load only now, imported here rather than at the top:

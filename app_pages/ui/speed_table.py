@@ -19,8 +19,7 @@ KINDS = tuple(INDEX_LABELS)  # "exact", then "hnsw": the table's order within a 
 # The queries: the test points, or a stratified sample of this many where there are more,
 # so that a first visit to a machine measures MNIST sooner. From a few thousand queries
 # on, a flat search's time grows in proportion to them and the ratios are a full test
-# set's; below that FAISS answered each query markedly slower on our machines
-# (benchmarks/RESULTS.md, "The kNN page on a sample of the queries").
+# set's (benchmarks/RESULTS.md, "The kNN page on a sample of the queries").
 QUERIES = 5000
 TOO_QUICK_SECONDS = 0.05  # all queries answered faster than this, either way: timer noise
 COLUMNS_ORDER = (
@@ -47,6 +46,8 @@ COLUMNS = {  # times, sizes and errors stay numbers (sorting), ``_FORMATS`` says
     "build time (s)": st.column_config.Column("build (s)", width=65),
 }  # fmt: skip
 MISSING = "—"  # a row not measured yet
+# The headline's three figures (``speed.show_summary``), in order
+HEADLINES = ("Query speed-up", "Index size reduction", "Test error, exact (raw → NCA)")
 
 
 _FORMATS = {
@@ -100,6 +101,16 @@ def show_table(slot, costs: list[SearchCost], sizes: dict[str, int]) -> None:
                 table.append({"space": space, "index": INDEX_LABELS[kind]})
     frame = pd.DataFrame(table, columns=list(COLUMNS_ORDER)).style.format(_FORMATS, na_rep=MISSING)
     slot.dataframe(frame, hide_index=True, column_config=COLUMNS, placeholder=MISSING)
+
+
+def show_pending_summary(slot) -> None:
+    """The headline's figures as "…" into ``slot`` until exact search is measured: drawn
+    in its place from the start, the headline does not push the table down when it comes."""
+    with slot.container():
+        for column, label in zip(st.columns(3), HEADLINES):
+            # the last figure has a change below it: a blank one keeps its height
+            delta = MISSING if label == HEADLINES[-1] else None
+            column.metric(label, "…", delta, delta_color="off", delta_arrow="off")
 
 
 def _in_words(row: dict, reference: dict) -> dict:

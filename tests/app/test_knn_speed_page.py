@@ -299,13 +299,17 @@ table = at.dataframe[0].value if len(at.dataframe) else None
 print(json.dumps({
     "errors": [e.message for e in at.exception],
     "sizes": None if table is None else [None if math.isnan(s) else int(s) for s in table["index size"]],
+    "headline": [[m.label, m.value] for m in at.metric],
 }))
 """
 
 
-def test_the_table_of_sizes_is_drawn_before_the_page_loads_torch():
+def test_the_table_of_sizes_and_the_headlines_place_come_before_the_page_loads_torch():
     """A first visit to a fresh server sees the flat indexes' sizes while torch, seconds on a
-    cold start, is still loading: the page imports the search engine after drawing them."""
+    cold start, is still loading: the page imports the search engine after drawing them. The
+    headline's figures hold their place above the table meanwhile ("…"), so the table does
+    not move down when they come."""
+    from app_pages.ui.speed_table import HEADLINES
     from nca_core.datasets import load
 
     root = Path(APP).parent
@@ -320,3 +324,4 @@ def test_the_table_of_sizes_is_drawn_before_the_page_loads_torch():
     wine = load("wine")
     n_train, d = len(wine.y_train), 8  # the page's d for wine: its largest choice within 13 features
     assert found["sizes"] == [n_train * wine.n_features * 4, None, n_train * d * 4, None]
+    assert found["headline"] == [[label, "…"] for label in HEADLINES]
