@@ -474,7 +474,9 @@ def _curve_spec(
                 "type": "quantitative",
                 "title": "epoch",
                 "axis": {"tickMinStep": 1, "format": "d"},
-                "scale": {"padding": CURVE_EDGE_PIXELS},  # the last point whole, not cut by the edge
+                # the last point whole, not cut by the edge; Vega-Lite rounds the padded
+                # domain to nice numbers unless told not to, and showed an epoch of -5
+                "scale": {"padding": CURVE_EDGE_PIXELS, "nice": False},
             },
             "y": y,
             "color": color,

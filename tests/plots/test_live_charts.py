@@ -103,6 +103,13 @@ def test_a_curves_last_point_is_drawn_whole():
         assert spec["encoding"]["x"]["scale"]["padding"] >= 3
 
 
+def test_the_curves_padding_is_not_rounded_into_negative_epochs():
+    """Vega-Lite widens a padded domain to nice numbers afterwards: a run stopped after 33
+    epochs had its epoch axis start at -5. The padding stays a few pixels."""
+    for spec in (live_charts.objective_spec("f"), live_charts.accuracy_spec(5)):
+        assert spec["encoding"]["x"]["scale"]["nice"] is False
+
+
 def test_no_legend_sits_on_top_of_the_data():
     """The accuracy legend covered the curves; the embedding's squeezed a narrow column."""
     for spec in (live_charts.accuracy_spec(5), live_charts.embedding_spec(CLASSES, [[0, 1], [0, 1]])):
