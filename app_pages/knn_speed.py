@@ -29,9 +29,13 @@ if len(data.y_test) == 0:
     st.warning("This dataset has no test rows, so there is nothing to search.")
     st.stop()
 choices = [d for d in (2, 4, 8, 16, 32, 64) if d <= data.n_features]
-d = st.select_slider(  # one per dataset: rings' only choice, 2, must not carry over to MNIST
-    "NCA dimension d", choices, value=32 if 32 in choices else choices[-1], key=f"speed-d-{name}"
-)
+if len(choices) == 1:  # a slider of one stop is a lone dot
+    d = choices[0]
+    st.caption(f"NCA dimension d = {d}: the one choice for {data.n_features} input features.")
+else:
+    d = st.select_slider(  # one per dataset: rings' only choice, 2, must not carry over to MNIST
+        "NCA dimension d", choices, value=32 if 32 in choices else choices[-1], key=f"speed-d-{name}"
+    )
 st.caption(
     f"{speed_table.queries_in_words(data)} against {len(data.y_train):,} references, float32; graphs are built "
     "on all cores; ratios are against raw exact search."

@@ -50,8 +50,10 @@ def test_table_has_raw_and_nca_each_exact_and_hnsw_with_ratios(app):
 
 
 def test_each_dataset_opens_at_its_own_default_d_whatever_another_set_left(app):
-    at = open_speed(app, dataset="rings")  # 3 features: d = 2 is its only choice
-    assert at.select_slider[0].value == 2
+    at = open_speed(app, dataset="rings")  # 3 features: d = 2 is its only choice, said in words
+    assert not at.select_slider
+    assert any("d = 2: the one choice for 3 input features" in c.value for c in at.caption)
+    assert list(at.dataframe[0].value["space"])[2] == "NCA 2-D"
     at.selectbox(key="dataset").set_value("digits").run()
     assert not at.exception, at.exception
     assert at.select_slider[0].value == 32
