@@ -5,10 +5,13 @@ FAISS scans the references once per query when queries x dimensions is under a t
 asks for the products from ``knn.BLAS_FROM_QUERIES`` queries on. For each shape (random
 Gaussian references and queries, float32, k = 5) this prints the median seconds of:
 
-- ``FAISS as it comes``: ``IndexFlatL2.search``, FAISS's own threshold;
-- ``FAISS, products``: the same index with the library's threshold;
-- ``library exact``: ``knn.KNNIndex(index="exact", backend="faiss").search``, which adds
-  its re-ranking (the float64 answer with index tie-breaks) to the products' search;
+- ``FAISS as it comes``: ``IndexFlatL2.search``, FAISS's own threshold (on torch's
+  thread count, as the library searches);
+- ``FAISS, products``: the same index with products whatever the number of queries
+  (threshold 0), to show where they start to win;
+- ``library exact``: ``knn.KNNIndex(index="exact", backend="faiss").search``: the scan
+  below ``knn.BLAS_FROM_QUERIES`` queries, products from there on, and its re-ranking (the
+  float64 answer with index tie-breaks);
 
 and library exact / FAISS as it comes, with the share of queries whose neighbour lists
 the two FAISS calls agree on (a difference is a tie or near tie put in another order).
@@ -30,12 +33,16 @@ from compare_sklearn import machine
 from nca_core.search import knn
 
 K = 5
-# (references, dimensions, queries): few and many queries, small to a million references
+# (references, dimensions, queries): small to a million references, from 4 queries (below
+# the library's threshold, where the scan stays) to 2,000
 SHAPES = [
     (2_000, 32, 16), (2_000, 32, 2_000), (10_000, 32, 16),
-    (60_000, 4, 16), (60_000, 32, 16), (60_000, 32, 2_000), (60_000, 784, 16), (60_000, 784, 100),
-    (250_000, 32, 2_000), (1_000_000, 32, 200), (1_000_000, 32, 2_000), (1_000_000, 64, 500),
+    (60_000, 4, 16), (60_000, 32, 4), (60_000, 32, 8), (60_000, 32, 16), (60_000, 32, 2_000),
+    (60_000, 784, 4), (60_000, 784, 16), (60_000, 784, 100),
+    (250_000, 32, 2_000), (1_000_000, 32, 4), (1_000_000, 32, 16), (1_000_000, 32, 200),
+    (1_000_000, 32, 2_000), (1_000_000, 64, 500),
 ]  # fmt: skip
+ONE_REPEAT_FROM = 2e10  # distance terms (references x queries x d) from which one repeat is timed
 
 
 def _median_seconds(search, repeats: int) -> float:
@@ -55,12 +62,18 @@ def row(n: int, d: int, n_queries: int, seed: int = 0) -> dict:
     faiss = knn._faiss()
     flat = faiss.IndexFlatL2(d)
     flat.add(R)
-    repeats = 1 if n * n_queries * d > 2e10 else 5
-    as_it_comes = _median_seconds(lambda: flat.search(Q, K), repeats)
-    _, found_as_it_comes = flat.search(Q, K)
-    with knn._blas_from_queries(d):
-        products = _median_seconds(lambda: flat.search(Q, K), repeats)
-        _, found_products = flat.search(Q, K)
+    repeats = 1 if n * n_queries * d >= ONE_REPEAT_FROM else 5
+    with knn._faiss_threads(torch.get_num_threads()):  # the threads the library's search uses
+        as_it_comes = _median_seconds(lambda: flat.search(Q, K), repeats)
+        _, found_as_it_comes = flat.search(Q, K)
+    settings = faiss.cvar
+    own, settings.distance_compute_blas_threshold = settings.distance_compute_blas_threshold, 0
+    try:
+        with knn._faiss_threads(torch.get_num_threads()):
+            products = _median_seconds(lambda: flat.search(Q, K), repeats)
+            _, found_products = flat.search(Q, K)
+    finally:
+        settings.distance_compute_blas_threshold = own
     index = knn.KNNIndex(R, np.zeros(n, dtype=np.int64), index="exact", backend="faiss", device="cpu")
     library = _median_seconds(lambda: index.search(Q, K), repeats)
     agree = float(np.mean(np.all(found_as_it_comes == found_products, axis=1)))

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 import time
 from typing import Protocol
 
@@ -73,11 +74,10 @@ _GRAPH_COST = 20_000
 IVF_MIN_SAMPLES = 20_000
 IVF_LISTS_PER_ROOT = 4
 IVF_PROBES = 8
-# FAISS's flat search scans the references once per query below a threshold (in FAISS 1.15,
-# queries x dimensions < 128,000) and uses matrix products above it. The scan reads every
-# reference again for each query, so products win from a few queries on: from this many,
-# on every set measured but the smallest, where both take well under a millisecond
-# (benchmarks/faiss_flat.py).
+# FAISS's flat search scans the references once per query below a threshold of queries x
+# dimensions, and uses matrix products above it. The library's flat searches use products
+# from this many queries on (benchmarks/faiss_flat.py; benchmarks/RESULTS.md, "FAISS's flat
+# search through products").
 BLAS_FROM_QUERIES = 16
 _MARGIN = 4  # extra candidates, so ties and rounding at the k-th place are seen
 _WIDEN = 4
@@ -198,9 +198,10 @@ def neighbour_lists(Z: torch.Tensor, k: int, seed: int = 0) -> torch.Tensor:
             found[start : start + len(idx)] = idx
         return found
     vectors = np.ascontiguousarray(Z.float().numpy())
-    with _faiss_threads(torch.get_num_threads()), _blas_from_queries(vectors.shape[1]):
+    with _faiss_threads(torch.get_num_threads()):
         index = _training_index(vectors, seed)
         index.add(vectors)
+    with _search_settings(index):
         values, found = index.search(vectors, k + 1)
     return torch.from_numpy(_drop_self(values, found, own.numpy())[1]).long()
 
@@ -232,17 +233,28 @@ def _faiss_threads(n: int):
         faiss.omp_set_num_threads(before)
 
 
+# FAISS's flat-search threshold is one setting for the process: a flat search holds this
+# lock from setting it to putting it back (each search uses every core anyway)
+_FLAT_SEARCH = threading.Lock()
+
+
 @contextlib.contextmanager
-def _blas_from_queries(d: int):
-    """FAISS's flat searches of ``BLAS_FROM_QUERIES`` or more queries in ``d`` dimensions
-    through matrix products, its setting restored afterwards (it is one for the process)."""
-    settings = _faiss().cvar
-    before = settings.distance_compute_blas_threshold
-    settings.distance_compute_blas_threshold = BLAS_FROM_QUERIES * d
-    try:
-        yield
-    finally:
-        settings.distance_compute_blas_threshold = before
+def _search_settings(index):
+    """Searches of a FAISS ``index`` on torch's thread count; a flat index's through matrix
+    products from ``BLAS_FROM_QUERIES`` queries on, FAISS's own threshold put back after."""
+    faiss = _faiss()
+    with _faiss_threads(torch.get_num_threads()):
+        if not isinstance(index, faiss.IndexFlat):
+            yield
+            return
+        with _FLAT_SEARCH:
+            settings = faiss.cvar
+            before = settings.distance_compute_blas_threshold
+            settings.distance_compute_blas_threshold = BLAS_FROM_QUERIES * index.d
+            try:
+                yield
+            finally:
+                settings.distance_compute_blas_threshold = before
 
 
 def _drop_self(values: np.ndarray, found: np.ndarray, own: np.ndarray):
@@ -557,7 +569,7 @@ class _FaissSearch:
         params = None
         if self.kind == "hnsw":
             params = _faiss().SearchParametersHNSW(efSearch=max(self.ef_search, want + 1))
-        with _faiss_threads(torch.get_num_threads()), _blas_from_queries(self.index.d):
+        with _search_settings(self.index):
             values, found = self.index.search(queries, want + (own is not None), params=params)
         if own is not None:
             values, found = _drop_self(values, found, own)

@@ -264,29 +264,43 @@ def test_searches_use_torchs_thread_count_and_restore_faiss(digits_split):
 
 
 @needs_faiss
-def test_flat_searches_ask_faiss_for_products_from_a_few_queries_and_restore_it(digits_split):
-    """FAISS 1.15 scans the references once per query below 128,000 queries x dimensions,
-    many times slower than its products on large sets (benchmarks/faiss_flat.py): 2,000
-    queries in 32-D took that path. The library lowers the threshold for its own searches
-    and leaves FAISS's setting (one for the process) as it found it."""
+def test_flat_searches_ask_faiss_for_products_from_a_few_queries_and_restore_it(digits_split, monkeypatch):
+    """FAISS scans the references once per query below a threshold of queries x dimensions,
+    far slower than its matrix products on large sets (benchmarks/faiss_flat.py). The
+    library's flat searches (a ``KNNIndex`` and the training lists' flat index) lower it,
+    and leave FAISS's setting, one for the process, as they found it; a graph's search
+    leaves it alone."""
     import faiss
 
     X_train, y_train, X_test, _ = digits_split
-    index = KNNIndex(X_train, y_train, "exact", device="cpu")
     settings, seen = faiss.cvar, []
     before = settings.distance_compute_blas_threshold
-    original = index._search.index.search
 
-    def spy(*args, **kwargs):
-        seen.append(settings.distance_compute_blas_threshold)
-        return original(*args, **kwargs)
+    def spied(index):
+        original = index.search
 
-    index._search.index.search = spy
+        def spy(*args, **kwargs):
+            seen.append(settings.distance_compute_blas_threshold)
+            return original(*args, **kwargs)
+
+        index.search = spy
+        return index
+
+    products = knn.BLAS_FROM_QUERIES * X_train.shape[1]
+    index = KNNIndex(X_train, y_train, "exact", device="cpu")
+    spied(index._search.index)
     index.search(X_test, 5)
-    assert seen == [knn.BLAS_FROM_QUERIES * X_train.shape[1]]
-    assert settings.distance_compute_blas_threshold == before
-    lists = knn.neighbour_lists(torch.as_tensor(X_train, dtype=torch.float32), 3)  # a flat index too
-    assert lists.shape == (len(X_train), 3) and settings.distance_compute_blas_threshold == before
+    assert seen and set(seen) == {products} and settings.distance_compute_blas_threshold == before
+    seen.clear()
+    training_index = knn._training_index
+    monkeypatch.setattr(knn, "_training_index", lambda *args: spied(training_index(*args)))
+    knn.neighbour_lists(torch.as_tensor(X_train, dtype=torch.float32), 3)  # below IVF_MIN_SAMPLES: flat
+    assert seen and set(seen) == {products} and settings.distance_compute_blas_threshold == before
+    seen.clear()
+    graph = KNNIndex(X_train, y_train, "hnsw", device="cpu")
+    spied(graph._search.index)
+    graph.search(X_test, 5)
+    assert seen and set(seen) == {before}
 
 
 def test_bad_index_choices_are_explained():
