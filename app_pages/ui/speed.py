@@ -24,7 +24,14 @@ from nca_core.search.timing import knn_search_cost
 
 from . import compare
 from .data import UPLOAD_NAME, shared_unless_upload
-from .speed_table import HEADLINES, TOO_QUICK_SECONDS, query_points, space_names
+from .speed_table import (
+    ERROR_HEADLINE,
+    SIZE_HEADLINE,
+    SPEED_HEADLINE,
+    TOO_QUICK_SECONDS,
+    query_points,
+    space_names,
+)
 
 K = 5  # neighbours per query, as the page's title says
 # Each search of all queries is timed as often as fits in 2 s (guessing each next search
@@ -147,16 +154,16 @@ def show_summary(costs: list[SearchCost]) -> None:
     reduction = raw.stored_bytes / nca.stored_bytes
     cols = st.columns(3)
     value, why = speed_headline(costs)
-    cols[0].metric(HEADLINES[0], value, help=why)
+    cols[0].metric(SPEED_HEADLINE, value, help=why)
     cols[1].metric(  # a short value: a third of a 1024-pixel screen shows it whole
-        HEADLINES[1],
+        SIZE_HEADLINE,
         f"{reduction:.1f}x" if reduction >= 1 else smaller(reduction),
         help="Raw exact search's index against NCA's, the table's NCA exact row: float32 vectors, "
         "D against d values each.",
     )
     change = round((nca.error - raw.error) * 100, 2)
     cols[2].metric(
-        HEADLINES[2], f"{nca.error:.2%}", f"{change:+.2f} points" if change else "same as raw",
+        ERROR_HEADLINE, f"{nca.error:.2%}", f"{change:+.2f} points" if change else "same as raw",
         delta_color="inverse" if change else "off",  # no change is neither better nor worse
         delta_arrow="auto" if change else "off",
     )  # fmt: skip

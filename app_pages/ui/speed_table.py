@@ -46,8 +46,11 @@ COLUMNS = {  # times, sizes and errors stay numbers (sorting), ``_FORMATS`` says
     "build time (s)": st.column_config.Column("build (s)", width=65),
 }  # fmt: skip
 MISSING = "—"  # a row not measured yet
-# The headline's three figures (``speed.show_summary``), in order
-HEADLINES = ("Query speed-up", "Index size reduction", "Test error, exact (raw → NCA)")
+# The headline's three figures (``speed.show_summary``), in order; the error's has a change below it
+SPEED_HEADLINE, SIZE_HEADLINE, ERROR_HEADLINE = (
+    "Query speed-up", "Index size reduction", "Test error, exact (raw → NCA)",
+)  # fmt: skip
+HEADLINES = (SPEED_HEADLINE, SIZE_HEADLINE, ERROR_HEADLINE)
 
 
 _FORMATS = {
@@ -108,8 +111,7 @@ def show_pending_summary(slot) -> None:
     in its place from the start, the headline does not push the table down when it comes."""
     with slot.container():
         for column, label in zip(st.columns(3), HEADLINES):
-            # the last figure has a change below it: a blank one keeps its height
-            delta = MISSING if label == HEADLINES[-1] else None
+            delta = MISSING if label == ERROR_HEADLINE else None  # a blank change keeps its height
             column.metric(label, "…", delta, delta_color="off", delta_arrow="off")
 
 

@@ -34,21 +34,23 @@ FIRST_FRAME_POLL_SECONDS = 0.2
 # polled this seldom: redrawing the same frame ten times a second kept most of a core busy.
 # Pausing happens at the next frame, which the page then shows within this time.
 RESTING_POLL_SECONDS = 0.5
-# The metrics are drawn with the picture and the curves apart, at most this long after:
-# a curve a second behind its number (98% beside a curve still at 50%) reads as a contradiction.
+# The metrics are drawn with the picture, the curves apart: they are redrawn this often, or
+# with the picture where it is slower (a curve a second behind its metric, 98% beside 50%,
+# read as a contradiction).
 CURVES_SECONDS = 0.5
 
 
 def redraw_seconds(
     n_train: int, n_components: int, first_frame: bool = False, resting: bool = False
 ) -> tuple[float, float]:
-    """How often a live run polls its worker: (the picture, the metrics and curves).
+    """How often a live run polls its worker: (the picture with the metrics, the curves).
 
     Ten times a second for small sets, whose epochs take a few tens of milliseconds; larger
     ones take up to seconds per epoch, and redrawing thousands of points costs CPU that
     training needs (on 2 cores MNIST's epochs are far slower beside frequent redraws;
-    benchmarks/RESULTS.md, "MNIST live on the Train page"). The curves, a few hundred points,
-    follow within ``CURVES_SECONDS``, or with the picture where it is slower. While a run waits for its ``first_frame`` (its
+    benchmarks/RESULTS.md, "MNIST live on the Train page"). The curves, a few hundred
+    points, are redrawn every ``CURVES_SECONDS``, or with the picture where it is slower.
+    While a run waits for its ``first_frame`` (its
     start waits to be drawn), the picture is polled every ``FIRST_FRAME_POLL_SECONDS``
     whatever the size; otherwise, while it is ``resting`` (paused, no step to take), at most
     every ``RESTING_POLL_SECONDS``.

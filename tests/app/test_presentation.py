@@ -58,6 +58,7 @@ def test_the_run_buttons_keep_their_place_when_the_mode_changes(app):
     would show two Train buttons while the mode changed (a browser test clicked the stale
     one's twin and failed)."""
     outside = _place_of_train(app)
+    assert outside is not None
     app.toggle(key="present").set_value(True).run()
     assert _place_of_train(app) == outside
     app.toggle(key="present").set_value(False).run()
