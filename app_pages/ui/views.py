@@ -50,10 +50,9 @@ def redraw_seconds(
     training needs (on 2 cores MNIST's epochs are far slower beside frequent redraws;
     benchmarks/RESULTS.md, "MNIST live on the Train page"). The curves, a few hundred
     points, are redrawn every ``CURVES_SECONDS``, or with the picture where it is slower.
-    While a run waits for its ``first_frame`` (its
-    start waits to be drawn), the picture is polled every ``FIRST_FRAME_POLL_SECONDS``
-    whatever the size; otherwise, while it is ``resting`` (paused, no step to take), at most
-    every ``RESTING_POLL_SECONDS``.
+    While a run waits for its ``first_frame`` (its start waits to be drawn), the picture is
+    polled every ``FIRST_FRAME_POLL_SECONDS`` whatever the size; otherwise, while it is
+    ``resting`` (paused, no step to take), at most every ``RESTING_POLL_SECONDS``.
     """
     picture = 0.1 if n_train <= 2000 else 0.2 if n_train <= LARGE_SET_SAMPLES else 1.0
     curves = max(CURVES_SECONDS, picture)

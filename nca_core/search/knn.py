@@ -115,8 +115,7 @@ def choose_index(n_ref: int, n_queries: int | None = None) -> str:
 def _as_tensor(a, device: torch.device) -> torch.Tensor:
     if not isinstance(a, torch.Tensor):
         a = np.asarray(a)
-        # shared read-only arrays: torch views them, never writes
-        t = cpu_view(a) if not a.flags.writeable else torch.as_tensor(a)
+        t = cpu_view(a)  # shared read-only arrays too: torch views them, never writes
     else:
         t = a.detach()
     if not t.is_floating_point():
