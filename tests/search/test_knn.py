@@ -120,6 +120,21 @@ def test_exact_search_is_the_float64_answer_with_ties_to_the_lower_index(request
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n_queries", [8, 40])  # FAISS's scan below 16 queries, its products from 16
+def test_float32_far_from_the_origin_with_classes_far_apart_is_the_float64_answer(digits_split, backend, n_queries):
+    """Matrix products find |q|^2 + |r|^2 - 2 q.r, which cancels for data far from the
+    origin; the library re-ranks whatever it cannot trust, so float32 inputs near 10^4,
+    in two groups of classes 300 apart, still get the float64 answer."""
+    X_train, y_train, X_test, _ = digits_split
+    apart = np.where(y_train[:, None] < 5, 0.0, 300.0) * np.eye(1, X_train.shape[1])
+    R = (X_train + 1e4 + apart).astype(np.float32)
+    Q = (X_test[:n_queries] + 1e4).astype(np.float32)
+    Q[n_queries // 2 :, 0] += 300.0  # half the queries among the far group
+    found = KNNIndex(R, y_train, "exact", backend=backend, device="cpu").search(Q, 5)
+    np.testing.assert_array_equal(found, _float64_neighbours(R, Q, 5))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_leave_one_out_skips_only_the_query_itself_not_its_duplicates(digits_split, backend):
     X_train, y_train, _, _ = digits_split
     R = np.concatenate([X_train[:300], X_train[:20]])  # rows 300..319 duplicate rows 0..19
