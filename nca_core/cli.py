@@ -103,14 +103,24 @@ def _load(args: argparse.Namespace, lead: bool):
     return data
 
 
-def _train_with_progress(run, args, title: str, lead: bool) -> tuple[list[dict], list[np.ndarray]]:
-    """Consume the run's snapshots behind a tqdm bar; the per-epoch history and embeddings."""
+def _header(dataset: str, device: str, world_size: int) -> str:
+    """The progress bar's title: what trains and on which device."""
+    processes = f" x{world_size} processes" if world_size > 1 else ""
+    return f"NCA {dataset}{processes} on {device}"
+
+
+def _train_with_progress(run, args, world_size: int, lead: bool) -> tuple[list[dict], list[np.ndarray]]:
+    """Consume the run's snapshots behind a tqdm bar; the per-epoch history and embeddings.
+    The bar's title names the device once the estimator has chosen it (the start frame)."""
     from tqdm import tqdm
 
     history, embeddings = [], []
     eval_every = (args.eval_every or None) if lead else None
+    title = f"NCA {args.dataset}"
     with tqdm(total=run.config.max_iter, desc=title, unit="epoch", file=sys.stderr, disable=not lead) as bar:
         for snap in run.stream(eval_every=eval_every, eval_points=CLI_EVAL_POINTS):
+            if not history:
+                bar.set_description(_header(args.dataset, run.model.device_, world_size))
             history.append(
                 {"epoch": snap.epoch, "objective": snap.objective, "seconds": snap.elapsed,
                  "train_accuracy": snap.train_accuracy, "test_accuracy": snap.test_accuracy}
@@ -127,16 +137,18 @@ def train(args: argparse.Namespace) -> dict:
     """Run one training as described by ``args``; returns the metrics written (rank 0)."""
     from . import knn_accuracy
     from .training import distributed
+    from .util.device import resolve_device
 
+    if args.device not in (None, "auto"):
+        resolve_device(args.device)  # a device this machine lacks is refused before anything loads
     rank, world_size, device = distributed.init_from_environment(args.device or "auto")
     lead = rank == 0
     data = _load(args, lead)
     run = _run(args, data, device)
     for note in run.notes if lead else ():
         print(f"note: {note}", file=sys.stderr)
-    title = f"NCA {args.dataset}" + (f" x{world_size} processes on {device}" if world_size > 1 else "")
     start = time.perf_counter()
-    history, embeddings = _train_with_progress(run, args, title, lead)
+    history, embeddings = _train_with_progress(run, args, world_size, lead)
     if not lead:
         return {}
     test_error = None
@@ -188,5 +200,6 @@ def main(argv: list[str] | None = None) -> int:
     k = metrics["settings"]["k"]
     error = metrics[f"test_error_{k}nn"]
     summary = f"test {k}-NN error {error:.2%}" if error is not None else "no test set"
-    print(f"wrote {args.out / 'model.npz'} and metrics.json: {summary}, {metrics['training_seconds']:.1f} s")
+    seconds = metrics["training_seconds"]
+    print(f"wrote {args.out / 'model.npz'} and metrics.json: {summary}, {seconds:.1f} s on {metrics['device']}")
     return 0

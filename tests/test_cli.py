@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 from nca_core import load_model
 
@@ -19,7 +20,8 @@ def test_train_wine_writes_model_metrics_and_snapshots(tmp_path):
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert "test 5-NN error" in result.stdout
+    assert "test 5-NN error" in result.stdout and result.stdout.rstrip().endswith(" s on cpu")
+    assert "NCA wine on cpu:" in result.stderr  # the progress bar names the device that trains
     metrics = json.loads((out / "metrics.json").read_text())
     assert [h["epoch"] for h in metrics["history"]] == list(range(metrics["epochs_run"] + 1))
     assert 0.0 <= metrics["test_error_5nn"] < 0.1
@@ -29,6 +31,23 @@ def test_train_wine_writes_model_metrics_and_snapshots(tmp_path):
         assert snaps["embeddings"].shape[0] == metrics["epochs_run"] + 1
         assert snaps["embeddings"].shape[2] == 2
     assert sorted(p.name for p in out.iterdir()) == ["metrics.json", "model.npz", "snapshots.npz"]
+
+
+def _refused(tmp_path, *flags: str) -> str:
+    """stderr of a wine training the CLI refuses (exit 2) before writing anything."""
+    out = tmp_path / "refused"
+    command = [sys.executable, "-m", "nca_core", "train", "--dataset", "wine", "--out", str(out), *flags]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and not out.exists()
+    return result.stderr
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is present: nothing to refuse")
+def test_a_gpu_this_machine_lacks_is_refused_plainly_before_training(tmp_path):
+    stderr = _refused(tmp_path, "--device", "cuda")
+    assert "error: device 'cuda' was requested but CUDA is not available here" in stderr
+    assert "devices here: cpu" in stderr
+    assert "NCA wine" not in stderr  # refused before the progress bar
 
 
 def test_the_cli_and_the_app_give_the_same_model_for_the_same_settings(tmp_path):
@@ -59,14 +78,7 @@ def test_the_cli_and_the_app_give_the_same_model_for_the_same_settings(tmp_path)
 
 
 def test_flags_are_checked_against_the_settings_declaration(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "nca_core", "train", "--dataset", "wine", "--out", str(tmp_path / "x"),
-         "--learning-rate", "0"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert result.returncode == 2
-    assert "--learning-rate: '0' must be a number from 1e-05 to 1000" in result.stderr
-    assert not (tmp_path / "x").exists()
+    assert "--learning-rate: '0' must be a number from 1e-05 to 1000" in _refused(tmp_path, "--learning-rate", "0")
 
 
 def test_whole_number_flags_are_not_bound_to_the_apps_grids():

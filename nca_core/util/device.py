@@ -34,10 +34,25 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
         return torch.device(available_devices()[0])
     resolved = torch.device(device)
     if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} was requested but CUDA is not available here")
+        raise ValueError(f"device {device!r} was requested but CUDA is not available here: {_why_no_cuda()}")
+    if resolved.type == "cuda" and (resolved.index or 0) >= torch.cuda.device_count():
+        count = torch.cuda.device_count()
+        gpus = f"{count} GPU" + ("s" if count != 1 else "")
+        raise ValueError(f"device {device!r} was requested but this machine has {gpus}; {_devices_here()}")
     if resolved.type == "mps" and "mps" not in available_devices():
-        raise ValueError(f"device {device!r} was requested but Apple MPS is not available here")
+        raise ValueError(f"device {device!r} was requested but Apple MPS is not available here: {_devices_here()}")
     return resolved
+
+
+def _why_no_cuda() -> str:
+    """Whether torch was built without CUDA or finds no GPU, and what can be used instead."""
+    if torch.version.cuda is None:
+        return f"this torch ({torch.__version__}) is built for the CPU only; {_devices_here()}"
+    return f"torch {torch.__version__} (CUDA {torch.version.cuda}) finds no GPU; {_devices_here()}"
+
+
+def _devices_here() -> str:
+    return "devices here: " + ", ".join(available_devices())
 
 
 def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype:

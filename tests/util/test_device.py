@@ -21,8 +21,20 @@ def test_auto_picks_the_best_available_device():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
 def test_missing_cuda_is_explained():
-    with pytest.raises(ValueError, match="CUDA is not available here"):
+    with pytest.raises(ValueError, match="CUDA is not available here") as refused:
         resolve_device("cuda")
+    built = "is built for the CPU only" if torch.version.cuda is None else "finds no GPU"
+    assert built in str(refused.value) and str(refused.value).endswith(", ".join(available_devices()))
+    with pytest.raises(ValueError, match="CUDA is not available here"):
+        resolve_device("cuda:1")
+
+
+def test_a_gpu_number_beyond_the_machines_gpus_is_refused(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert resolve_device("cuda:0") == torch.device("cuda", 0)
+    with pytest.raises(ValueError, match="'cuda:1' was requested but this machine has 1 GPU; devices here: cuda, cpu"):
+        resolve_device("cuda:1")
 
 
 def test_blocks_are_sized_for_the_cpus_caches_and_larger_on_a_gpu_as_its_memory_allows(monkeypatch):
