@@ -45,8 +45,8 @@ print(json.dumps({
 
 def _fresh_python(code: str, *args: str, pythonpath: Path | None = None, cwd: Path | None = None) -> dict:
     env = dict(os.environ)
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
+    if pythonpath is not None:  # first, before any folder that holds the packages installed
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), os.environ.get("PYTHONPATH")]))
     result = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, env=env, cwd=cwd
     )

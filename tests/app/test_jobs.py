@@ -110,9 +110,10 @@ def test_a_resume_clicked_as_a_step_ends_is_not_lost():
     def resume_clicked_now(snap):
         ended = ends(snap)
         if ended and not clicked:  # the click lands while the worker ends the step
-            clicked.append(threading.Thread(target=job.resume))
-            clicked[0].start()
-            clicked[0].join(0.3)  # it waits for the worker's change, if it must
+            click = threading.Thread(target=job.resume)
+            click.start()  # before the test's thread can see it, and join it
+            clicked.append(click)
+            click.join(0.3)  # it waits for the worker's change, if it must
         return ended
 
     job._step_ends = resume_clicked_now

@@ -316,7 +316,7 @@ def test_the_table_of_sizes_and_the_headlines_place_come_before_the_page_loads_t
 
     root = Path(APP).parent
     page = str(root / "app_pages" / "knn_speed.py")
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     run = subprocess.run(
         [sys.executable, "-c", _PAGE_WITHOUT_TORCH, page], capture_output=True, text=True, timeout=300, cwd=root, env=env
     )

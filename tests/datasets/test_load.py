@@ -70,6 +70,8 @@ def test_dataset_error_is_a_value_error():
     [("mnist", 60000, 10000, 28), ("fashion-mnist", 60000, 10000, 28), ("usps", 7291, 2007, 16)],
 )
 def test_real_sets_load_with_the_right_shapes(data_dir, name, n_train, n_test, side):
+    if not (data_dir / name).is_dir():  # a folder copied with some of the sets (a GPU machine's)
+        pytest.skip(f"{name} is not in {data_dir}")
     data = datasets.load(name, data_dir=data_dir, download=False)
     assert isinstance(data, Dataset)
     assert data.X_train.shape == (n_train, side * side) and data.X_test.shape == (n_test, side * side)
