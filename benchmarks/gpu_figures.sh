@@ -5,10 +5,13 @@
 #
 #   NCA_DATA_DIR=../shared/data bash benchmarks/gpu_figures.sh env tests exact scaling torchrun
 #
+# With DEADLINE_SECONDS set, no step runs past that many seconds from the script's start
+# (each step's limit is cut to what is left), so a device call ends with its logs written.
+#
 # Steps: env (GPU, driver, versions), profile (torch.profiler's table of one exact epoch),
 # small (iris, wine, digits fitted on the CPU and the GPU), nearest (one approximate epoch
-# at 250k and its candidate search, profiled), tests (the library's tests, where "auto" is the
-# GPU but for small L-BFGS fits), exact (benchmarks/exact_epoch.py on the GPU), scaling (benchmarks/scaling.py
+# at 250k and its candidate search, profiled), tests (the whole suite but the browser tests, where
+# "auto" is the GPU but for small L-BFGS fits), exact (benchmarks/exact_epoch.py on the GPU), scaling (benchmarks/scaling.py
 # on the GPU, 60k to 1M), torchrun (the CLI's data-parallel training, one process on the GPU),
 # torchrun2 (two processes on a machine with fewer GPUs than that), exact_tf32 (the exact
 # epoch with TF32 products), exact1m and exact1m_tf32 (one exact epoch on a million
@@ -17,8 +20,10 @@
 # (benchmarks/knn_search.py with the library's exact search on the GPU beside FAISS on the CPU),
 # defaults (benchmarks/defaults.py: NCA(n_components=32).fit on all of MNIST, "auto" device),
 # network (benchmarks/network_defaults.py: NCA(encoder="mlp") defaults, MNIST 30-D, seed 0),
-# scaling1m (benchmarks/scaling.py on the GPU at a million points, approximate neighbours).
-# Wheels for missing packages (faiss-cpu, plotly) may lie in .whl/; they go to /tmp/site.
+# scaling1m (benchmarks/scaling.py on the GPU at a million points, approximate neighbours),
+# app (benchmarks/app_device.py: the Train page's MNIST job on the GPU, then on the CPU).
+# Wheels for missing packages (faiss-cpu, plotly, streamlit and what it needs) may lie in
+# .whl/; they go to /tmp/site.
 set -u
 OUT=${OUT:-/tmp/gpu-figures}
 mkdir -p "$OUT"
@@ -33,6 +38,11 @@ summary=()
 step() {  # step NAME SECONDS COMMAND...: run it under a time limit, log to $OUT/NAME.log
     local name=$1 limit=$2 start=$SECONDS
     shift 2
+    if [ -n "${DEADLINE_SECONDS:-}" ]; then
+        local left=$((DEADLINE_SECONDS - SECONDS))
+        if [ "$left" -lt 10 ]; then summary+=("$name: not run, the deadline is near"); return; fi
+        [ "$left" -lt "$limit" ] && limit=$left
+    fi
     echo "=== $name: $*"
     timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
     local rc=$?
@@ -43,8 +53,8 @@ step() {  # step NAME SECONDS COMMAND...: run it under a time limit, log to $OUT
 for name in "$@"; do
     case $name in
         env) step env 60 bash -c "nvidia-smi; $PY -c 'import torch, sklearn, numpy, faiss; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(), sklearn.__version__, numpy.__version__, faiss.__version__)'" ;;
-        tests) step tests 250 $PY -m pytest -q -p no:cacheprovider -n 8 -m "not e2e" tests/objective tests/training \
-            tests/search tests/estimator tests/util tests/datasets tests/config tests/runs tests/plots tests/test_cli.py ;;
+        tests) step tests 250 $PY -m pytest -q -p no:cacheprovider -n 12 -m "not e2e" --ignore tests/e2e tests ;;
+        app) step app 150 bash -c "cd benchmarks && $PY app_device.py --device cuda --watch 8 && $PY app_device.py --device cpu --watch 8" ;;
         exact) step exact 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 ;;
         exact_tf32) step exact_tf32 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 --tf32 ;;
         defaults) step defaults 60 $PY benchmarks/defaults.py ;;

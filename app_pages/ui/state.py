@@ -121,15 +121,12 @@ def pending_pause() -> bool:
     return st.session_state.get(PENDING) == "pause"
 
 
-def _started(dataset: str, run: Run, pace: Pace) -> ActiveRun:
-    previous = current()
-    if previous is not None:
-        previous.job.stop()
-        st.session_state[RUN_KEY + "_previous"] = previous
-    slots = job_slots()
+def new_job(run: Run, pace: Pace, slots: JobSlots, connected=None) -> TrainingJob:
+    """The Train page's job for ``run`` at the sidebar's ``pace``, started (benchmarks
+    build the same one without a page: benchmarks/app_device.py)."""
     n_train = len(run.data.y_train)
     frames = frames_per_epoch(n_train, run.config.batch_size, pace.slow_start)
-    job = TrainingJob(
+    return TrainingJob(
         lambda should_stop: run.stream(frames_per_epoch=frames, should_stop=should_stop),
         slots,
         pace=Pace(
@@ -140,9 +137,17 @@ def _started(dataset: str, run: Run, pace: Pace) -> ActiveRun:
         ),
         hold_first_frame=pace.hold_first_frame,
         total_epochs=run.config.max_iter,
-        connected=_session_connected(),
+        connected=connected,
         threads=threads_for(run, slots),
     )
+
+
+def _started(dataset: str, run: Run, pace: Pace) -> ActiveRun:
+    previous = current()
+    if previous is not None:
+        previous.job.stop()
+        st.session_state[RUN_KEY + "_previous"] = previous
+    job = new_job(run, pace, job_slots(), connected=_session_connected())
     active = ActiveRun(dataset, run, job)
     st.session_state[RUN_KEY] = active
     return active

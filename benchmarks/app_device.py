@@ -1,0 +1,113 @@
+"""The Train page's MNIST run on a chosen device, with no browser: what the live view gets.
+
+Builds the job the Train page starts (``app_pages.ui.state.new_job``: the page's default
+MNIST run, a linear map to d = 2) on ``--device``, at the sidebar's default pace (slow-motion
+start, 10 frames a second cap) and at full speed, and follows it as the page does. For each
+it prints the seconds from Train to the start frame, the new frames the page finds per
+second (polling every 5 ms) over a watch window, the epochs per second, how long the server takes to build one
+frame of the 2-D picture (its Vega-Lite spec and point table, as the page's redraw does), the
+frames per second the view can show (the page redraws a set this large every
+``views.redraw_seconds``), and the seconds from Stop to the job's end. Run it with a GPU
+(``--device cuda``) and without (``--device cpu``) on the same machine to compare.
+
+    NCA_DATA_DIR=../shared/data python benchmarks/app_device.py --device cuda
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # app_pages: the page's job and pace
+
+from compare_sklearn import machine
+
+from app_pages.ui.frames import progress
+from app_pages.ui.jobs import JobSlots, JobState
+from app_pages.ui.pacing import Pace
+from app_pages.ui.state import new_job
+from app_pages.ui.views import redraw_seconds
+from nca_core import datasets
+from nca_core.plots import figures, live_charts
+from nca_core.runs.run import Run, recommended_config
+
+PACES = {"page default": Pace(10.0, True), "full speed": Pace(0.0, False)}
+POLL_SECONDS = 0.005
+
+
+def frame_build_seconds(run: Run, snapshots: list) -> float:
+    """Seconds to build the picture of the latest frame as the page's redraw does (axes
+    over every frame so far, the spec, the point table with its Arrow encoding)."""
+    import pyarrow as pa
+
+    start = time.perf_counter()
+    ranges = figures.settled_ranges([s.embedding[:, :2] for s in snapshots])
+    spec = live_charts.picture_spec(run.data.classes, ranges, height=figures.picture_height(ranges))
+    rows = live_charts.picture_rows(snapshots[-1].embedding, run.display_labels, run.data.classes, run.display_index)
+    live_charts.picture_data(spec, rows)
+    pa.Table.from_pandas(rows)
+    return time.perf_counter() - start
+
+
+def follow(run: Run, pace: Pace, watch: float) -> dict:
+    """Start the page's job, watch it for ``watch`` seconds after its start frame (or to its
+    end), building the latest frame's picture whenever a new one arrives; then Stop it."""
+    job = new_job(run, pace, JobSlots(1))
+    started = time.perf_counter()
+    while not job.snapshots and job.alive:
+        time.sleep(POLL_SECONDS)
+    first = time.perf_counter() - started
+    job.drawn()  # the page tells the job its start frame is on screen
+    builds, shown = [], job.latest
+    done_at_start = progress(shown) if shown is not None else 0.0
+    watch_start = time.perf_counter()
+    while job.alive and time.perf_counter() - watch_start < watch:
+        latest = job.latest
+        if latest is not shown:
+            shown = latest
+            builds.append(frame_build_seconds(run, job.snapshots))
+        time.sleep(POLL_SECONDS)
+    watched = time.perf_counter() - watch_start
+    epochs = progress(job.latest) - done_at_start if job.latest is not None else 0.0
+    stop_at = time.perf_counter()
+    running = job.alive
+    job.stop()
+    job.join(timeout=30)
+    stop = time.perf_counter() - stop_at
+    if job.state == JobState.FAILED:
+        raise SystemExit(f"the run failed: {job.error}")
+    return {
+        "first": first, "watched": watched, "frames": len(builds), "epochs": epochs,
+        "build": statistics.median(builds) if builds else float("nan"),
+        "stop": stop if running else None, "state": str(job.state), "device": run.model.device_,
+    }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="auto", help="cpu, cuda or auto (the page's choice)")
+    parser.add_argument("--watch", type=float, default=10.0, help="seconds each run is watched before Stop")
+    args = parser.parse_args()
+    data = datasets.load("mnist")
+    config = recommended_config(data, 2).replace(device=args.device)
+    picture_every, _ = redraw_seconds(len(data.y_train), 2)
+    print(f"Machine: {machine()}")
+    print(f"MNIST's default Train page run ({config.max_iter} epochs, batch {config.batch_size}, d = 2), "
+          f"watched {args.watch:g} s; the page redraws the picture every {picture_every:g} s\n")  # fmt: skip
+    print("| pace | device | start frame (s) | new frames / s | epochs / s | frame build (ms) "
+          "| view frames / s | Stop to end (s) | state |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, pace in PACES.items():
+        got = follow(Run(config, data), pace, args.watch)
+        supply = got["frames"] / got["watched"]
+        view = min(supply, 1.0 / picture_every, 1.0 / got["build"])
+        stop = "ended first" if got["stop"] is None else f"{got['stop']:.3f}"
+        print(f"| {name} | {got['device']} | {got['first']:.2f} | {supply:.1f} | {got['epochs'] / got['watched']:.2f} "
+              f"| {got['build'] * 1e3:.1f} | {view:.1f} | {stop} | {got['state']} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
