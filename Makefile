@@ -45,9 +45,10 @@ $(VENV)/.installed-app: pyproject.toml $(VENV)/.installed-torch
 	$(PIP) install -e ".[app]"
 	@touch $@
 
-$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-app
+# The test extra holds the app's, so one install gives both (a second resolve costs seconds).
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-torch
 	$(PIP) install -e ".[test]"
-	@touch $@
+	@touch $(VENV)/.installed-app $@
 
 # Browser tests drive Debian's chromium. Install it when missing and we are root;
 # otherwise the browser tests skip and say why.
