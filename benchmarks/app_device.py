@@ -1,14 +1,15 @@
 """The Train page's MNIST run on a chosen device, with no browser: what the live view gets.
 
 Builds the job the Train page starts (``app_pages.ui.state.new_job``: the page's default
-MNIST run, a linear map to d = 2) on ``--device``, at the sidebar's default pace (slow-motion
-start, 10 frames a second cap) and at full speed, and follows it as the page does. For each
-it prints the seconds from Train to the start frame, the new frames the page finds per
-second (polling every 5 ms) over a watch window, the epochs per second, how long the server takes to build one
-frame of the 2-D picture (its Vega-Lite spec and point table, as the page's redraw does), the
-frames per second the view can show (the page redraws a set this large every
-``views.redraw_seconds``), and the seconds from Stop to the job's end. Run it with a GPU
-(``--device cuda``) and without (``--device cpu``) on the same machine to compare.
+MNIST run, a linear map to d = 2, with the page's share of torch threads) on ``--device``,
+at the sidebar's default pace (slow-motion start, 10 frames a second cap) and at full speed,
+and follows it as the page does: the frames the job keeps are polled every 5 ms, and every
+``views.redraw_seconds`` (1 s for MNIST) the latest frame's 2-D picture is built as the
+page's redraw builds it (its Vega-Lite spec and point table, Arrow-encoded). For each pace it
+prints the seconds from Train to the start frame, new frames and epochs per second over a
+watch window, pictures drawn per second, the median seconds to build one, and the seconds
+from Stop to the job's end. Run it with ``--device cuda`` and ``--device cpu`` on the same
+machine to compare.
 
     NCA_DATA_DIR=../shared/data python benchmarks/app_device.py --device cuda
 """
@@ -28,7 +29,7 @@ from compare_sklearn import machine
 from app_pages.ui.frames import progress
 from app_pages.ui.jobs import JobSlots, JobState
 from app_pages.ui.pacing import Pace
-from app_pages.ui.state import new_job
+from app_pages.ui.state import new_job, slot_capacity
 from app_pages.ui.views import redraw_seconds
 from nca_core import datasets
 from nca_core.plots import figures, live_charts
@@ -52,23 +53,28 @@ def frame_build_seconds(run: Run, snapshots: list) -> float:
     return time.perf_counter() - start
 
 
-def follow(run: Run, pace: Pace, watch: float) -> dict:
+def follow(run: Run, pace: Pace, watch: float, redraw: float) -> dict:
     """Start the page's job, watch it for ``watch`` seconds after its start frame (or to its
-    end), building the latest frame's picture whenever a new one arrives; then Stop it."""
-    job = new_job(run, pace, JobSlots(1))
+    end), noting each new frame (polled every ``POLL_SECONDS``) and building the latest
+    frame's picture every ``redraw`` seconds as the page's redraw does; then Stop it."""
+    job = new_job(run, pace, JobSlots(slot_capacity()))
     started = time.perf_counter()
     while not job.snapshots and job.alive:
         time.sleep(POLL_SECONDS)
     first = time.perf_counter() - started
     job.drawn()  # the page tells the job its start frame is on screen
-    builds, shown = [], job.latest
-    done_at_start = progress(shown) if shown is not None else 0.0
-    watch_start = time.perf_counter()
+    seen, drawn, frames, builds = job.latest, job.latest, 0, []
+    done_at_start = progress(seen) if seen is not None else 0.0
+    watch_start = next_redraw = time.perf_counter()
     while job.alive and time.perf_counter() - watch_start < watch:
         latest = job.latest
-        if latest is not shown:
-            shown = latest
-            builds.append(frame_build_seconds(run, job.snapshots))
+        if latest is not seen:
+            seen, frames = latest, frames + 1
+        if time.perf_counter() >= next_redraw:
+            next_redraw += redraw
+            if latest is not drawn:
+                drawn = latest
+                builds.append(frame_build_seconds(run, job.snapshots))
         time.sleep(POLL_SECONDS)
     watched = time.perf_counter() - watch_start
     epochs = progress(job.latest) - done_at_start if job.latest is not None else 0.0
@@ -80,8 +86,8 @@ def follow(run: Run, pace: Pace, watch: float) -> dict:
     if job.state == JobState.FAILED:
         raise SystemExit(f"the run failed: {job.error}")
     return {
-        "first": first, "watched": watched, "frames": len(builds), "epochs": epochs,
-        "build": statistics.median(builds) if builds else float("nan"),
+        "first": first, "watched": watched, "frames": frames, "epochs": epochs, "drawn": len(builds),
+        "build": statistics.median(builds) if builds else float("nan"), "threads": job.threads,
         "stop": stop if running else None, "state": str(job.state), "device": run.model.device_,
     }  # fmt: skip
 
@@ -97,17 +103,16 @@ def main() -> None:
     print(f"Machine: {machine()}")
     print(f"MNIST's default Train page run ({config.max_iter} epochs, batch {config.batch_size}, d = 2), "
           f"watched {args.watch:g} s; the page redraws the picture every {picture_every:g} s\n")  # fmt: skip
-    print("| pace | device | start frame (s) | new frames / s | epochs / s | frame build (ms) "
-          "| view frames / s | Stop to end (s) | state |")  # fmt: skip
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| pace | device | torch threads | start frame (s) | new frames / s | epochs / s | pictures drawn / s "
+          "| picture build (ms) | Stop to end (s) | state |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, pace in PACES.items():
-        got = follow(Run(config, data), pace, args.watch)
-        supply = got["frames"] / got["watched"]
-        view = min(supply, 1.0 / picture_every, 1.0 / got["build"])
+        got = follow(Run(config, data), pace, args.watch, picture_every)
+        watched = got["watched"]
         stop = "ended first" if got["stop"] is None else f"{got['stop']:.3f}"
-        print(f"| {name} | {got['device']} | {got['first']:.2f} | {supply:.1f} | {got['epochs'] / got['watched']:.2f} "
-              f"| {got['build'] * 1e3:.1f} | {view:.1f} | {stop} | {got['state']} |")  # fmt: skip
-
+        print(f"| {name} | {got['device']} | {got['threads']} | {got['first']:.2f} | {got['frames'] / watched:.1f} "
+              f"| {got['epochs'] / watched:.2f} | {got['drawn'] / watched:.2f} | {got['build'] * 1e3:.1f} | {stop} "
+              f"| {got['state']} |")  # fmt: skip
 
 if __name__ == "__main__":
     main()

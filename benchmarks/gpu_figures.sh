@@ -54,7 +54,7 @@ for name in "$@"; do
     case $name in
         env) step env 60 bash -c "nvidia-smi; $PY -c 'import torch, sklearn, numpy, faiss; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(), sklearn.__version__, numpy.__version__, faiss.__version__)'" ;;
         tests) step tests 250 $PY -m pytest -q -p no:cacheprovider -n 12 -m "not e2e" --ignore tests/e2e tests ;;
-        app) step app 150 bash -c "cd benchmarks && $PY app_device.py --device cuda --watch 8 && $PY app_device.py --device cpu --watch 8" ;;
+        app) step app 150 bash -c "$PY benchmarks/app_device.py --device cuda --watch 8 && $PY benchmarks/app_device.py --device cpu --watch 8" ;;
         exact) step exact 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 ;;
         exact_tf32) step exact_tf32 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 --tf32 ;;
         defaults) step defaults 60 $PY benchmarks/defaults.py ;;

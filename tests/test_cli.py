@@ -23,6 +23,7 @@ def test_train_wine_writes_model_metrics_and_snapshots(tmp_path):
     assert "test 5-NN error" in result.stdout and result.stdout.rstrip().endswith(" s on cpu")
     assert "NCA wine on cpu:" in result.stderr  # the progress bar names the device that trains
     metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["device"] == "cpu"
     assert [h["epoch"] for h in metrics["history"]] == list(range(metrics["epochs_run"] + 1))
     assert 0.0 <= metrics["test_error_5nn"] < 0.1
     model = load_model(out / "model.npz")
@@ -46,7 +47,7 @@ def _refused(tmp_path, *flags: str) -> str:
 def test_a_gpu_this_machine_lacks_is_refused_plainly_before_training(tmp_path):
     stderr = _refused(tmp_path, "--device", "cuda")
     assert "error: device 'cuda' was requested but CUDA is not available here" in stderr
-    assert "devices here: cpu" in stderr
+    assert "available: cpu" in stderr
     assert "NCA wine" not in stderr  # refused before the progress bar
 
 

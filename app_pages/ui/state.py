@@ -17,6 +17,8 @@ from .jobs import JobSlots, TrainingJob
 from .pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
 
 if TYPE_CHECKING:  # the Train page draws its buttons, which need this module, before torch loads
+    from collections.abc import Callable
+
     from nca_core import Snapshot
     from nca_core.runs.run import Run
 
@@ -43,11 +45,15 @@ class ActiveRun:
         return self.job.snapshots
 
 
+def slot_capacity() -> int:
+    """How many runs may train at once: $NCA_MAX_JOBS, else one core fewer than the machine has."""
+    return int(os.environ.get("NCA_MAX_JOBS", max(1, (os.cpu_count() or 2) - 1)))
+
+
 @st.cache_resource
 def job_slots() -> JobSlots:
     """Process-wide cap on concurrent training (not per-user state: just a counter)."""
-    capacity = int(os.environ.get("NCA_MAX_JOBS", max(1, (os.cpu_count() or 2) - 1)))
-    return JobSlots(capacity)
+    return JobSlots(slot_capacity())
 
 
 def threads_for(run: Run, slots: JobSlots) -> int:
@@ -121,7 +127,7 @@ def pending_pause() -> bool:
     return st.session_state.get(PENDING) == "pause"
 
 
-def new_job(run: Run, pace: Pace, slots: JobSlots, connected=None) -> TrainingJob:
+def new_job(run: Run, pace: Pace, slots: JobSlots, connected: Callable[[], bool] | None = None) -> TrainingJob:
     """The Train page's job for ``run`` at the sidebar's ``pace``, started (benchmarks
     build the same one without a page: benchmarks/app_device.py)."""
     n_train = len(run.data.y_train)

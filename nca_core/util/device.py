@@ -38,21 +38,21 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     if resolved.type == "cuda" and (resolved.index or 0) >= torch.cuda.device_count():
         count = torch.cuda.device_count()
         gpus = f"{count} GPU" + ("s" if count != 1 else "")
-        raise ValueError(f"device {device!r} was requested but this machine has {gpus}; {_devices_here()}")
+        raise ValueError(f"device {device!r} was requested but this machine has {gpus}; {_available()}")
     if resolved.type == "mps" and "mps" not in available_devices():
-        raise ValueError(f"device {device!r} was requested but Apple MPS is not available here: {_devices_here()}")
+        raise ValueError(f"device {device!r} was requested but Apple MPS is not available here; {_available()}")
     return resolved
 
 
 def _why_no_cuda() -> str:
     """Whether torch was built without CUDA or finds no GPU, and what can be used instead."""
     if torch.version.cuda is None:
-        return f"this torch ({torch.__version__}) is built for the CPU only; {_devices_here()}"
-    return f"torch {torch.__version__} (CUDA {torch.version.cuda}) finds no GPU; {_devices_here()}"
+        return f"this torch ({torch.__version__}) is built for the CPU only; {_available()}"
+    return f"torch {torch.__version__} (CUDA {torch.version.cuda}) finds no GPU; {_available()}"
 
 
-def _devices_here() -> str:
-    return "devices here: " + ", ".join(available_devices())
+def _available() -> str:
+    return "available: " + ", ".join(available_devices())
 
 
 def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype:

@@ -24,16 +24,17 @@ def test_missing_cuda_is_explained():
     with pytest.raises(ValueError, match="CUDA is not available here") as refused:
         resolve_device("cuda")
     built = "is built for the CPU only" if torch.version.cuda is None else "finds no GPU"
-    assert built in str(refused.value) and str(refused.value).endswith(", ".join(available_devices()))
-    with pytest.raises(ValueError, match="CUDA is not available here"):
-        resolve_device("cuda:1")
+    assert built in str(refused.value) and str(refused.value).endswith("; available: " + ", ".join(available_devices()))
+    if "mps" not in available_devices():
+        with pytest.raises(ValueError, match="Apple MPS is not available here; available: "):
+            resolve_device("mps")
 
 
 def test_a_gpu_number_beyond_the_machines_gpus_is_refused(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     assert resolve_device("cuda:0") == torch.device("cuda", 0)
-    with pytest.raises(ValueError, match="'cuda:1' was requested but this machine has 1 GPU; devices here: cuda, cpu"):
+    with pytest.raises(ValueError, match="'cuda:1' was requested but this machine has 1 GPU; available: cuda, cpu"):
         resolve_device("cuda:1")
 
 
