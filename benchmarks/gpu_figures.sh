@@ -23,7 +23,7 @@
 # scaling1m (benchmarks/scaling.py on the GPU at a million points, approximate neighbours),
 # app (benchmarks/app_device.py: the Train page's MNIST job on the GPU, then on the CPU).
 # Wheels for missing packages (faiss-cpu, plotly, streamlit and what it needs) may lie in
-# .whl/; they go to /tmp/site.
+# .whl/; they go to /tmp/site. benchmarks/gpu_carry.sh gathers them and the data beforehand.
 set -u
 OUT=${OUT:-/tmp/gpu-figures}
 mkdir -p "$OUT"
