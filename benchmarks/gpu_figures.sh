@@ -21,7 +21,10 @@
 # defaults (benchmarks/defaults.py: NCA(n_components=32).fit on all of MNIST, "auto" device),
 # network (benchmarks/network_defaults.py: NCA(encoder="mlp") defaults, MNIST 30-D, seed 0),
 # scaling1m (benchmarks/scaling.py on the GPU at a million points, approximate neighbours),
-# app (benchmarks/app_device.py: the Train page's MNIST job on the GPU, then on the CPU).
+# app (benchmarks/app_device.py: the Train page's MNIST job on the GPU, then on the CPU),
+# variants and variants1m (benchmarks/gpu_step_variants.py: the exact step as the library
+# writes it, with one masked product instead of the per-class ones, and that captured as a
+# CUDA graph; MNIST, or a million mnist-deformed points).
 # Wheels for missing packages (faiss-cpu, plotly, streamlit and what it needs) may lie in
 # .whl/; they go to /tmp/site. benchmarks/gpu_carry.sh gathers them and the data beforehand.
 set -u
@@ -54,6 +57,8 @@ for name in "$@"; do
     case $name in
         env) step env 60 bash -c "nvidia-smi; $PY -c 'import torch, sklearn, numpy, faiss; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(), sklearn.__version__, numpy.__version__, faiss.__version__)'" ;;
         tests) step tests 250 $PY -m pytest -q -p no:cacheprovider -n 12 -m "not e2e" --ignore tests/e2e tests ;;
+        variants) step variants 120 $PY benchmarks/gpu_step_variants.py --device cuda ;;
+        variants1m) step variants1m 400 $PY benchmarks/gpu_step_variants.py --device cuda --n 1000000 --repeats 1 ;;
         app) step app 150 bash -c "$PY benchmarks/app_device.py --device cuda --watch 8 && $PY benchmarks/app_device.py --device cpu --watch 8" ;;
         exact) step exact 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 ;;
         exact_tf32) step exact_tf32 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 --tf32 ;;
