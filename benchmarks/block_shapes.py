@@ -99,7 +99,7 @@ def main() -> None:
     anchors = anchors[torch.argsort(y[anchors], stable=True)]
 
     def engine_step():
-        blocks = GaussianBlocks(Z, bounds, "f", workspace)
+        blocks = GaussianBlocks(Z, y, "f", workspace)
         for start in range(0, batch, rows):
             a = anchors[start : start + rows]
             blocks.block(Z[a], y[a], a)

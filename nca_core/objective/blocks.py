@@ -41,6 +41,7 @@ __all__ = [
     "GaussianBlocks",
     "all_pairs_value_and_gradient",
     "candidate_terms_and_gradients",
+    "class_bounds",
     "kernel_block_gradients",
     "kernel_pairs",
     "squared_distances",
@@ -205,8 +206,8 @@ def candidate_terms_and_gradients(
 class GaussianBlocks:
     """The Gaussian kernel's f or g, block by block of anchors against one reference set.
 
-    The exact engine's fast path. References must be sorted by class, class c occupying rows
-    ``ref_bounds[c]:ref_bounds[c + 1]``, and each block's anchors sorted by class too. Then
+    The exact engine's fast path. References must be sorted by class (``y_ref``, each
+    class a run of rows), and each block's anchors sorted by class too. Then
     every same-class sum is a small product on a sub-block of one (b, n) matrix E of kernel
     values, and a block costs what the arithmetic needs: one product for the exponents, one
     exp (``_gaussian_kernel_values``), one product for the sums and one that adds the block's
@@ -214,6 +215,11 @@ class GaussianBlocks:
     W sum to zero, so the anchor gradient is 2 (W Z_ref)_i and the reference gradient
     2 (W^T Z_anchor - colsum(W) z_j). Work on the references alone (centring, the product's
     right-hand side, the final gradient) is done once, not per block.
+
+    The products per class are many small launches, but on a GPU too they beat one product
+    over E masked to each anchor's class (a second (b, n) matrix and twice the passes;
+    benchmarks/gpu_step_variants.py). What a GPU cannot bear is waiting: ``block`` reads
+    from the device only before its work is queued and after it.
 
     E is the kernel itself, unshifted. An anchor whose nearest neighbours or class mates
     are so far that their mass falls under ``_SMALLEST_MASS`` (where float32 would lose
@@ -231,7 +237,7 @@ class GaussianBlocks:
     def __init__(
         self,
         Z_ref: torch.Tensor,
-        ref_bounds: list[int],
+        y_ref: torch.Tensor,
         objective: str,
         workspace: Workspace | None = None,
         ref_grad: bool = True,
@@ -239,7 +245,7 @@ class GaussianBlocks:
         if objective not in PER_ANCHOR_OBJECTIVES:
             raise ValueError(f"objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
         n, d = Z_ref.shape
-        self.bounds, self.objective = ref_bounds, objective
+        self.y_ref, self.objective = y_ref, objective
         self.workspace = Workspace() if workspace is None else workspace
         self.workspace.holder = self
         # centred on the references' mean: distances and gradients are unchanged, and
@@ -260,39 +266,42 @@ class GaussianBlocks:
         self.far_grad: torch.Tensor | None = None  # the recomputed anchors' share
 
     @functools.cached_property
-    def y_ref(self) -> torch.Tensor:
-        """Each reference's class (only the far anchors' recomputation needs it)."""
-        counts = torch.tensor(self.bounds, device=self.R.device).diff()
-        return torch.repeat_interleave(torch.arange(len(counts), device=self.R.device), counts)
+    def bounds(self) -> list[int]:
+        """Where each class starts among the references (read back at the first block, before
+        its work is queued)."""
+        return class_bounds(self.y_ref)
 
     @torch.no_grad()
     def block(self, Z_anchor, y_anchor, anchor_index) -> tuple[torch.Tensor, torch.Tensor]:
         """Terms (b,) and d(sum of terms)/d(Z_anchor) (b, d) of a block of anchors; their
-        share of the references' gradient is added to the total."""
+        share of the references' gradient is added to the total.
+
+        The device is waited for only before the block's work is queued (the class bounds)
+        and after it (whether any anchor is far), so a GPU is not left idle between its
+        products while Python decides what comes next."""
         self._check_holder()
+        classes = _same_class_blocks(y_anchor, self.bounds)
         d = Z_anchor.shape[1]
         Z_anchor = Z_anchor - self.centre
         out = self.workspace.matrix(len(Z_anchor), len(self.Z_ref), Z_anchor, "pairs")
         E = _gaussian_kernel_values(Z_anchor, self.exponent_right, anchor_index, out)
-        blocks = _same_class_blocks(y_anchor, self.bounds)
         every = E @ self.R  # (b, d + 1): sum_j e_ij z_j and sum_j e_ij
         same = torch.zeros_like(every)  # the same over the anchor's class
-        for a, r in blocks:
+        for a, r in classes:
             same[a] = E[a, r] @ self.R[r]
         far = _is_far(same[:, d]) | _is_far(every[:, d])
-        any_far = bool(far.any())  # one wait for the device per block, not two
         zero = torch.zeros_like(every[:, 0])
         log_same, log_total = torch.log(same[:, d]), torch.log(every[:, d])
         terms, scale_same, scale_all = anchor_scales(log_same, log_total, zero, zero, self.objective)
-        if any_far:
-            scale_same[far], scale_all[far] = 0.0, 0.0
+        scale_same.masked_fill_(far[:, None], 0.0)  # far anchors: ``_redo`` gives their share
+        scale_all.masked_fill_(far[:, None], 0.0)
         grad_anchor = 2.0 * (scale_same * same[:, :d] - scale_all * every[:, :d])
         if self.back is not None:
             A = _with_ones(Z_anchor)
             self.back.addmm_((scale_all * A).T, E, alpha=-1.0)  # the -beta part of W
-            for a, r in blocks:
+            for a, r in classes:
                 self.back[:, r].addmm_((scale_same[a] * A[a]).T, E[a, r])
-        if any_far:
+        if bool(far.any()):
             self._redo(far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index)
         return terms, grad_anchor
 
@@ -361,8 +370,8 @@ def _gaussian_kernel_values(Z_anchor, exponent_right, anchor_index, out=None) ->
     left = torch.cat([Z_anchor, (Z_anchor * Z_anchor).sum(1, keepdim=True), ones], 1)
     E = torch.mm(left, exponent_right.T, out=out)
     E.clamp_(min=_gaussian_floor(E.dtype), max=0.0).exp_()
-    if anchor_index is not None:
-        E[torch.arange(len(Z_anchor), device=E.device), anchor_index] = 0.0
+    if anchor_index is not None:  # a zero on the device: a Python 0.0 is copied there and waited for
+        E.index_put_((torch.arange(len(Z_anchor), device=E.device), anchor_index), E.new_zeros(()))
     return E
 
 
@@ -370,6 +379,12 @@ def _gaussian_floor(dtype: torch.dtype) -> float:
     """The unshifted Gaussian values are raised to at least e^floor, a little above the
     smallest normal float, so that exp() yields no subnormal (many times slower on CPUs)."""
     return math.log(torch.finfo(dtype).tiny) + 8.0
+
+
+def class_bounds(y: torch.Tensor) -> list[int]:
+    """Row where each class starts in sorted labels, plus n at the end."""
+    counts = torch.bincount(y)
+    return [0, *torch.cumsum(counts, 0).tolist()]
 
 
 def _same_class_blocks(y_anchor: torch.Tensor, ref_bounds: list[int]) -> list[tuple[slice, slice]]:

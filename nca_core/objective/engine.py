@@ -22,7 +22,6 @@ __all__ = [
     "DEFAULT_BLOCK_ELEMENTS",
     "KERNEL_BLOCK_ELEMENTS",
     "anchor_blocks",
-    "class_bounds",
     "fused",
     "loss_gradient",
     "mcml_totals",
@@ -45,12 +44,6 @@ def anchor_blocks(anchors: torch.Tensor, n_ref: int, block_elements: int) -> lis
     """``anchors`` cut into blocks of at most ``block_elements`` anchor-reference pairs."""
     size = max(1, block_elements // n_ref)
     return [anchors[start : start + size] for start in range(0, len(anchors), size)]
-
-
-def class_bounds(y: torch.Tensor) -> list[int]:
-    """Row where each class starts in sorted labels, plus n at the end."""
-    counts = torch.bincount(y)
-    return [0, *torch.cumsum(counts, 0).tolist()]
 
 
 @torch.no_grad()
@@ -111,7 +104,7 @@ def _fused_gradient(Z, y, anchors, objective, block_elements, count, workspace):
 
 def _gaussian_blocks(Z, y, objective, workspace, ref_grad=True) -> GaussianBlocks:
     """The fused engine over Z; with ``workspace`` None it keeps its matrices to itself."""
-    return GaussianBlocks(Z, class_bounds(y), objective, workspace, ref_grad)
+    return GaussianBlocks(Z, y, objective, workspace, ref_grad)
 
 
 @torch.no_grad()

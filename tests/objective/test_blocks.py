@@ -16,18 +16,22 @@ from tests.objective.reference import (
 )
 
 
+def labels(ref_bounds):
+    """Sorted labels with class c in rows ``ref_bounds[c]:ref_bounds[c + 1]``."""
+    counts = torch.tensor(ref_bounds).diff()
+    return torch.repeat_interleave(torch.arange(len(counts)), counts)
+
+
 def gaussian_block(Z_anchor, y_anchor, Z_ref, ref_bounds, anchor_index, objective):
     """One block through ``GaussianBlocks``: terms and the anchors' and references' gradients."""
-    blocks = GaussianBlocks(Z_ref, ref_bounds, objective)
+    blocks = GaussianBlocks(Z_ref, labels(ref_bounds), objective)
     terms, grad_anchor = blocks.block(Z_anchor, y_anchor, anchor_index)
     return terms, grad_anchor, blocks.reference_gradient()
 
 
 def kernel_block(Z_anchor, y_anchor, Z_ref, ref_bounds, anchor_index, **options):
     """``kernel_block_gradients`` with the references' labels taken from class bounds."""
-    counts = torch.tensor(ref_bounds).diff()
-    y_ref = torch.repeat_interleave(torch.arange(len(counts)), counts)
-    return kernel_block_gradients(Z_anchor, y_anchor, Z_ref, y_ref, anchor_index, **options)
+    return kernel_block_gradients(Z_anchor, y_anchor, Z_ref, labels(ref_bounds), anchor_index, **options)
 
 
 @pytest.mark.parametrize("objective", ["f", "g"])
@@ -233,12 +237,11 @@ def test_gaussian_blocks_over_several_blocks_and_one_workspace_match_autograd(dt
     Z_ref = torch.tensor(Z64, requires_grad=True)
     y_t = torch.tensor(y)
     reference_objective(Z_ref, y_t, "g").backward()
-    bounds = [0, *np.cumsum(np.bincount(y)).tolist()]
     Z = torch.tensor(Z64, dtype=dtype)
     workspace = Workspace()
     want = reference_objective(torch.tensor(Z64), y_t, "g").item()
     for _ in range(2):
-        blocks = GaussianBlocks(Z, bounds, "g", workspace)
+        blocks = GaussianBlocks(Z, y_t, "g", workspace)
         total, grad = 0.0, torch.zeros_like(Z)
         for a in torch.arange(len(Z)).split(10):
             terms, grad_a = blocks.block(Z[a], y_t[a], a)
@@ -259,7 +262,7 @@ def test_far_anchors_are_recomputed_in_passes_sized_by_the_block(monkeypatch):
 
     n = 40  # class 0 on even multiples of 7, class 1 between: every anchor is far
     Z = torch.tensor([[14.0 * i, 0.0] for i in range(20)] + [[14.0 * i + 7.0, 0.0] for i in range(20)])
-    y, bounds, index = torch.tensor([0] * 20 + [1] * 20), [0, 20, 40], torch.arange(n)
+    y, index = torch.tensor([0] * 20 + [1] * 20), torch.arange(n)
     monkeypatch.setattr(engine_blocks, "_REDO_ELEMENTS", 2 * n)  # at least 2 anchors a pass
     passes = []
     recompute = engine_blocks.per_anchor_terms_and_weights
@@ -272,7 +275,7 @@ def test_far_anchors_are_recomputed_in_passes_sized_by_the_block(monkeypatch):
     results = {}
     for label, rows in (("small blocks", 8), ("large block", n)):
         passes.clear()
-        blocks = GaussianBlocks(Z, bounds, "g")
+        blocks = GaussianBlocks(Z, y, "g")
         split = index.split(rows)
         terms, grad_anchor = (torch.cat(parts) for parts in zip(*(blocks.block(Z[a], y[a], a) for a in split)))
         results[label] = (terms, grad_anchor, blocks.reference_gradient(), list(passes))
@@ -289,11 +292,11 @@ def test_an_engine_refuses_to_go_on_once_another_has_taken_its_workspace():
     """Each name of a workspace holds one matrix: a second engine built on it overwrites the
     first's, which must then fail loudly rather than return the wrong gradient."""
     Z = torch.randn(12, 2, generator=torch.Generator().manual_seed(0))
-    y, bounds, index = torch.tensor([0] * 6 + [1] * 6), [0, 6, 12], torch.arange(12)
+    y, index = torch.tensor([0] * 6 + [1] * 6), torch.arange(12)
     workspace = Workspace()
-    first = GaussianBlocks(Z, bounds, "f", workspace)
+    first = GaussianBlocks(Z, y, "f", workspace)
     first.block(Z, y, index)
-    GaussianBlocks(3.0 * Z, bounds, "f", workspace)
+    GaussianBlocks(3.0 * Z, y, "f", workspace)
     with pytest.raises(RuntimeError, match="another engine"):
         first.reference_gradient()
     with pytest.raises(RuntimeError, match="another engine"):
