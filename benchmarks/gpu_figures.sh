@@ -11,7 +11,8 @@
 # Steps: env (GPU, driver, versions), profile (torch.profiler's table of one exact epoch),
 # small (iris, wine, digits fitted on the CPU and the GPU), nearest (one approximate epoch
 # at 250k and its candidate search, profiled), tests (the whole suite but the browser tests, where
-# "auto" is the GPU but for small L-BFGS fits), exact (benchmarks/exact_epoch.py on the GPU), scaling (benchmarks/scaling.py
+# "auto" is the GPU but for small L-BFGS fits), engine_tests (the objective's, training's and
+# estimator's tests alone), exact (benchmarks/exact_epoch.py on the GPU), scaling (benchmarks/scaling.py
 # on the GPU, 60k to 1M), torchrun (the CLI's data-parallel training, one process on the GPU),
 # torchrun2 (two processes on a machine with fewer GPUs than that), exact_tf32 (the exact
 # epoch with TF32 products), exact1m and exact1m_tf32 (one exact epoch on a million
@@ -24,7 +25,8 @@
 # app (benchmarks/app_device.py: the Train page's MNIST job on the GPU, then on the CPU),
 # variants and variants1m (benchmarks/gpu_step_variants.py: the exact step as the library
 # writes it, with one masked product instead of the per-class ones, and that captured as a
-# CUDA graph; MNIST, or a million mnist-deformed points).
+# CUDA graph; MNIST, or a million mnist-deformed points), variants_compiled (the same with
+# the masked step through torch.compile as well).
 # Wheels for missing packages (faiss-cpu, plotly, streamlit and what it needs) may lie in
 # .whl/; they go to /tmp/site. benchmarks/gpu_carry.sh gathers them and the data beforehand.
 set -u
@@ -57,7 +59,9 @@ for name in "$@"; do
     case $name in
         env) step env 60 bash -c "nvidia-smi; $PY -c 'import torch, sklearn, numpy, faiss; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(), sklearn.__version__, numpy.__version__, faiss.__version__)'" ;;
         tests) step tests 250 $PY -m pytest -q -p no:cacheprovider -n 12 -m "not e2e" --ignore tests/e2e tests ;;
+        engine_tests) step engine_tests 120 $PY -m pytest -q -p no:cacheprovider -n 12 tests/objective tests/training tests/estimator ;;
         variants) step variants 120 $PY benchmarks/gpu_step_variants.py --device cuda ;;
+        variants_compiled) step variants_compiled 200 $PY benchmarks/gpu_step_variants.py --device cuda --compile ;;
         variants1m) step variants1m 400 $PY benchmarks/gpu_step_variants.py --device cuda --n 1000000 --repeats 1 ;;
         app) step app 150 bash -c "$PY benchmarks/app_device.py --device cuda --watch 8 && $PY benchmarks/app_device.py --device cpu --watch 8" ;;
         exact) step exact 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 ;;

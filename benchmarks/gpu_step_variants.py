@@ -4,14 +4,18 @@ On a GPU the exact epoch is bound by launches, not by the pairs (benchmarks/RESU
 "GPU figures, third lease": 259 ms of CPU time against 102 ms of kernels an epoch, most of
 the launches the per-class products). This script times one pass of the objective f and
 its gradient in the embedding over all anchors, in steps of 1024 class-sorted anchors
-against all n points (what an exact epoch does between the encoder's products), three ways
+against all n points (what an exact epoch does between the encoder's products), several ways
 on the same Z:
 
-- ``library``: ``objective.engine.loss_gradient``, as training calls it;
+- ``library``: ``objective.engine.loss_gradient``, as training calls it, in the blocks
+  training takes on the device (``util.device.block_elements``): a product per class for
+  the class-mate sums;
 - ``masked``: every step the same shapes: the class-mate sums as one product with the
-  kernel values masked to the anchor's class, instead of a product per class, and no
-  reading back from the device (anchors far from every neighbour are counted, not redone);
-- ``masked graph`` (CUDA only): the masked step captured once as a CUDA graph and replayed.
+  kernel values masked to the anchor's class, and no reading back from the device
+  (anchors far from every neighbour are counted, not redone);
+- ``masked graph`` (CUDA only): the masked step captured once as a CUDA graph and replayed;
+- ``masked compiled`` (CUDA only, with ``--compile``): the masked step through
+  ``torch.compile``, which fuses its elementwise passes (the clamp, exp, mask and scales).
 
 Each variant's gradient of the first step is checked against the library's (largest
 difference over the largest entry, printed), then each pass is timed in turn with the pair
@@ -32,10 +36,10 @@ from compare_sklearn import machine
 from exact_epoch import BATCH, _clock, _mnist, _pair_floor, _start_map
 
 from nca_core.objective.blocks import _SMALLEST_MASS, _gaussian_floor
-from nca_core.objective.engine import loss_gradient
+from nca_core.objective.engine import DEFAULT_BLOCK_ELEMENTS, loss_gradient
 from nca_core.objective.weights import anchor_scales
 from nca_core.objective.workspace import Workspace
-from nca_core.util.device import resolve_device
+from nca_core.util.device import block_elements, resolve_device
 
 
 class MaskedSteps:
@@ -50,6 +54,7 @@ class MaskedSteps:
         self.right = torch.cat([2.0 * self.Z, -ones, -(self.Z * self.Z).sum(1, keepdim=True)], 1)
         self.floor = _gaussian_floor(Z.dtype)
         self.rows = torch.arange(batch, device=Z.device)
+        self.zero = torch.zeros((), dtype=Z.dtype, device=Z.device)  # no host copy in a graph
 
     def gradient(self, anchors: torch.Tensor, count: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """d(-mean f)/dZ (n, d) for these anchors, the sum of their terms, and how many are far."""
@@ -58,7 +63,7 @@ class MaskedSteps:
         ones = torch.ones(len(anchors), 1, dtype=self.Z.dtype, device=self.Z.device)
         left = torch.cat([Z_anchor, (Z_anchor * Z_anchor).sum(1, keepdim=True), ones], 1)
         E = (left @ self.right.T).clamp_(min=self.floor, max=0.0).exp_()
-        E[self.rows[: len(anchors)], anchors] = 0.0
+        E.index_put_((self.rows[: len(anchors)], anchors), self.zero)
         E_same = E * (y_anchor[:, None] == self.y[None, :])
         every, same = E @ self.R, E_same @ self.R
         far = ((same[:, d] < _SMALLEST_MASS) | (every[:, d] < _SMALLEST_MASS)).sum()
@@ -96,9 +101,27 @@ class GraphSteps:
         return self.out
 
 
+def _compiled(masked: MaskedSteps, steps, device):
+    """``masked.gradient`` through torch.compile, warmed on every step's shape; None if it fails."""
+    try:
+        gradient = torch.compile(masked.gradient, dynamic=False)
+        start = _clock(device)
+        timed_pass(gradient, steps, device)
+        print(f"masked compiled: compiled and warmed in {_clock(device) - start:.1f} s")
+        return gradient
+    except Exception as error:  # a benchmark's optional row: say why it is missing
+        print(f"masked compiled: not available ({type(error).__name__}: {str(error)[:300]})")
+        return None
+
+
 def library_gradient(Z, y, workspace):
+    """The engine's gradient in the blocks training takes on Z's device."""
+    size = block_elements(DEFAULT_BLOCK_ELEMENTS, Z.device)
+
     def gradient(anchors: torch.Tensor, count: int):
-        grad, _, value = loss_gradient(Z, y, anchors, "f", count=count, workspace=workspace)
+        grad, _, value = loss_gradient(
+            Z, y, anchors, "f", count=count, workspace=workspace, block_elements=size
+        )
         return grad, value
     return gradient
 
@@ -122,6 +145,7 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--compile", action="store_true", help="add the torch.compile variant")
     args = parser.parse_args()
     device = resolve_device(args.device)
     X, y = _mnist(args.n, device)
@@ -134,14 +158,19 @@ def main() -> None:
     variants = {"library": library_gradient(Z, y, Workspace()), "masked": masked.gradient}
     if device.type == "cuda":
         variants["masked graph"] = GraphSteps(masked, BATCH).gradient
+        if args.compile:
+            compiled = _compiled(masked, steps, device)
+            if compiled is not None:
+                variants["masked compiled"] = compiled
     first = steps[0]
     reference, _ = variants["library"](first, len(first))
     scale = float(reference.abs().max())
     differences = {"library": 0.0}
     for name in list(variants)[1:]:
-        grad, _, far = variants[name](first, len(first))
+        grad, *rest = variants[name](first, len(first))
         differences[name] = float((grad - reference).abs().max()) / scale
-        print(f"{name}: first step's gradient against the library's: {differences[name]:.2e}; far anchors {int(far)}")
+        far = f"; far anchors {int(rest[1])}" if len(rest) == 2 else ""
+        print(f"{name}: first step's gradient against the library's: {differences[name]:.2e}{far}")
     timings = {name: [] for name in [*variants, "pair floor"]}
     for _ in range(args.repeats):
         for name, gradient in variants.items():
