@@ -59,12 +59,16 @@ def test_while_a_dataset_loads_or_a_run_starts_the_page_says_so_instead_of_askin
     page.locator("[data-testid='stMain'] [data-testid='stSelectbox']").first.click()
     page.keyboard.type("Fashion")
     page.keyboard.press("Enter")
-    loading = page.get_by_text("Loading Fashion-MNIST")
+    # both texts read in one look: two lookups apart could straddle the page's next run
+    # (it said "Loading" at the first and "Press Train" at the second, never both at once)
+    look = """() => [document.body.innerText.includes("Loading Fashion-MNIST"),
+                     document.body.innerText.includes("Press Train to start")]"""
     saw_loading = False
     for _ in range(400):  # 20 s at most: the files decode in a second or two
-        if loading.count():
+        showing_loading, asking_for_train = page.evaluate(look)
+        if showing_loading:
             saw_loading = True
-            assert page.get_by_text("Press Train to start").count() == 0
+            assert not asking_for_train
             screenshot(page, "train-loading")
         elif saw_loading:
             break
