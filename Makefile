@@ -11,6 +11,11 @@ PORT   ?= 8501
 TEST_WORKERS ?= 2
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
+# Python writes each module's bytecode when it is first imported, as it does by default,
+# rather than pip compiling every file of every package at install time (torch's alone is
+# thousands): an environment that turns bytecode off would otherwise leave every test
+# process compiling what it imports, again and again.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test lint bench chromium clean
 
@@ -38,17 +43,17 @@ $(PY):
 # first: it avoids downloading a multi-GB build. Elsewhere this step finds nothing and the
 # project install below resolves torch from the index as usual.
 $(VENV)/.installed-torch: | $(PY)
-	$(PY) -c "import torch" 2>/dev/null || $(PIP) install --no-index --no-deps "torch>=2.2" \
+	$(PY) -c "import torch" 2>/dev/null || $(PIP) install --no-compile --no-index --no-deps "torch>=2.2" \
 		|| echo "No local torch wheel; torch comes from the package index."
 	@touch $@
 
 $(VENV)/.installed-app: pyproject.toml $(VENV)/.installed-torch
-	$(PIP) install -e ".[app]"
+	$(PIP) install --no-compile -e ".[app]"
 	@touch $@
 
 # The test extra holds the app's, so one install gives both (a second resolve costs seconds).
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-torch
-	$(PIP) install -e ".[test]"
+	$(PIP) install --no-compile -e ".[test]"
 	@touch $(VENV)/.installed-app $@
 
 # Browser tests drive Debian's chromium. Install it when missing and we are root;
