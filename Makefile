@@ -6,8 +6,7 @@ VENV   ?= .venv
 HOST   ?= 127.0.0.1
 PORT   ?= 8501
 # Tests run on this many processes (pytest-xdist; 0: in this one); the browser tests run
-# after them on as many, a file to a process, each process with its own app server (they
-# spend much of their time waiting on the page, so two share two cores).
+# after them, one at a time.
 TEST_WORKERS ?= 2
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
@@ -26,7 +25,7 @@ run: $(VENV)/.installed-app
 test: $(VENV)/.installed-test chromium
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n $(TEST_WORKERS) -m "not e2e"
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m e2e
+	$(PY) -m pytest -m e2e
 
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .
