@@ -1,8 +1,8 @@
-"""The exact engine's step written two other ways, beside the library's, for the next GPU.
+"""The exact engine's step written other ways beside the library's, timed on a GPU.
 
-On a GPU the exact epoch is bound by launches, not by the pairs (benchmarks/RESULTS.md,
-"GPU figures, third lease": 259 ms of CPU time against 102 ms of kernels an epoch, most of
-the launches the per-class products). This script times one pass of the objective f and
+The third GPU lease found the exact epoch waiting on the CPU (benchmarks/RESULTS.md, "GPU
+figures, third lease"); the fourth timed these variants and found the waits, not the
+launches, to blame ("GPU figures, fourth lease"). This script times one pass of the objective f and
 its gradient in the embedding over all anchors, in steps of 1024 class-sorted anchors
 against all n points (what an exact epoch does between the encoder's products), several ways
 on the same Z:
