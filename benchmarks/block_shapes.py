@@ -12,8 +12,10 @@ and one exp over the same pairs). Then each product shape of a block timed on it
 mnist-deformed in one process, after one untimed epoch: the far anchors' recomputation
 taking 2^22 pairs a pass (as it did before it took a share of the block) and the engine's
 own size, in turn, the order alternating between repeats; and counts the anchors it
-recomputed and its passes: on a map that grows over many steps, more and more anchors are
-too far from their neighbours for the unshifted kernel values of float32.
+recomputed and its passes. Since the engine shifts each anchor's kernel values by its
+nearest class mate, only anchors with a point of another class far nearer than any class
+mate are recomputed (before, on a map that grows over many steps, more and more anchors
+were too far from all their neighbours for unshifted float32 values).
 
     NCA_DATA_DIR=../shared/data python benchmarks/block_shapes.py --far --n 250000
 """

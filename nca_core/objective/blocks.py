@@ -221,9 +221,11 @@ class GaussianBlocks:
     benchmarks/gpu_step_variants.py). What a GPU cannot bear is waiting: ``block`` reads
     from the device only before its work is queued and after it.
 
-    E is the kernel itself, unshifted. An anchor whose nearest neighbours or class mates
-    are so far that their mass falls under ``_SMALLEST_MASS`` (where float32 would lose
-    p_i) is computed again by the shifted path of ``weights``, which keeps log p_i exact.
+    Each row of E is the kernel shifted by the anchor's nearest class mate
+    (``_gaussian_kernel_values``), so p_i keeps its digits in float32 however far apart the
+    map puts points. An anchor with a point of another class far nearer than any class mate
+    (its mass capped, ``_LARGEST_EXPONENT``) is computed again by the shifted path of
+    ``weights``, which keeps log p_i exact.
 
     E and the per-call matrices over the references live in ``workspace``
     (``workspace.Workspace``): reused across blocks and calls, they spare the page faults
@@ -284,12 +286,12 @@ class GaussianBlocks:
         d = Z_anchor.shape[1]
         Z_anchor = Z_anchor - self.centre
         out = self.workspace.matrix(len(Z_anchor), len(self.Z_ref), Z_anchor, "pairs")
-        E = _gaussian_kernel_values(Z_anchor, self.exponent_right, anchor_index, out)
+        E = _gaussian_kernel_values(Z_anchor, self.exponent_right, anchor_index, classes, out)
         every = E @ self.R  # (b, d + 1): sum_j e_ij z_j and sum_j e_ij
         same = torch.zeros_like(every)  # the same over the anchor's class
         for a, r in classes:
             same[a] = E[a, r] @ self.R[r]
-        far = _is_far(same[:, d]) | _is_far(every[:, d])
+        far = every[:, d] >= math.exp(_LARGEST_EXPONENT)
         zero = torch.zeros_like(every[:, 0])
         log_same, log_total = torch.log(same[:, d]), torch.log(every[:, d])
         terms, scale_same, scale_all = anchor_scales(log_same, log_total, zero, zero, self.objective)
@@ -339,11 +341,12 @@ class GaussianBlocks:
 _GAUSSIAN = GaussianKernel()  # d log k / ds = -1, so c = -G
 
 
-# An anchor whose neighbours, or class mates, hold less kernel mass than this is computed
-# again with shifted kernel values: below it, float32 would start to lose p_i to the
-# floored values (each e^floor, about 3e-35 in float32, so even a million of them stay
-# under 1e-11 of this mass).
-_SMALLEST_MASS = math.exp(-40.0)
+# Each anchor's kernel values are shifted so that its nearest class mate's is 1; values
+# are capped at e^_LARGEST_EXPONENT, so sums over any n that fits in memory stay finite.
+# An anchor whose mass reaches that cap has a point of another class nearer than its nearest
+# class mate by at least this much squared distance (p_i below e^-40 times its class's
+# size): it is computed again by the shifted path of ``weights``, which keeps log p_i exact.
+_LARGEST_EXPONENT = 40.0
 
 
 # Pairs per pass of the recomputation of far anchors: at least this many, and one
@@ -353,31 +356,46 @@ _REDO_ELEMENTS = 1 << 22
 _REDO_SHARE = 8
 
 
-def _is_far(mass: torch.Tensor) -> torch.Tensor:
-    """Rows whose kernel mass is positive but too small to keep its digits (``_SMALLEST_MASS``)."""
-    return (mass < _SMALLEST_MASS) & (mass > 0)
+def _gaussian_kernel_values(Z_anchor, exponent_right, anchor_index, classes, out) -> torch.Tensor:
+    """E_ij = exp(m_i - ||z_i - z_j||^2), shape (b, n), with E_ii = 0 and m_i the squared
+    distance from anchor i to its nearest class mate (0 without one); floored at
+    e^``_gaussian_floor``, so no value is subnormal, and capped at e^``_LARGEST_EXPONENT``.
 
-
-def _gaussian_kernel_values(Z_anchor, exponent_right, anchor_index, out=None) -> torch.Tensor:
-    """E_ij = exp(-||z_i - z_j||^2), shape (b, n), with E_ii = 0; floored at
-    e^``_gaussian_floor``, so no value is subnormal.
-
-    One product gives the whole exponent, [z_i, |z_i|^2, 1] . [2 z_j, -1, -|z_j|^2] (the
-    right-hand rows given), and two in-place passes (floor, exp) turn it into E. Written
-    into ``out`` when given.
+    Shifted so, an anchor's class-mate mass is at least 1 however far the map has spread
+    its points, and float32 keeps p_i. One product gives the whole exponent,
+    [z_i, |z_i|^2 - m_i, 1] . [2 z_j, -1, -|z_j|^2] (the right-hand rows given), after the
+    class blocks' own products have found m_i; two in-place passes (clamp, exp) turn it
+    into E, written into ``out``.
     """
+    d = Z_anchor.shape[1]
     ones = torch.ones(len(Z_anchor), 1, dtype=Z_anchor.dtype, device=Z_anchor.device)
     left = torch.cat([Z_anchor, (Z_anchor * Z_anchor).sum(1, keepdim=True), ones], 1)
+    left[:, d] += _nearest_mate_exponents(left, exponent_right, anchor_index, classes, out)
     E = torch.mm(left, exponent_right.T, out=out)
-    E.clamp_(min=_gaussian_floor(E.dtype), max=0.0).exp_()
+    E.clamp_(min=_gaussian_floor(E.dtype), max=_LARGEST_EXPONENT).exp_()
     if anchor_index is not None:  # a zero on the device: a Python 0.0 is copied there and waited for
         E.index_put_((torch.arange(len(Z_anchor), device=E.device), anchor_index), E.new_zeros(()))
     return E
 
 
+def _nearest_mate_exponents(left, exponent_right, anchor_index, classes, scratch) -> torch.Tensor:
+    """-m_i of ``_gaussian_kernel_values``, the largest exponent of each anchor's class
+    mates, from each class block's product alone (written into ``scratch``); 0 for an anchor
+    without class mates, which then keeps the unshifted values."""
+    for a, r in classes:
+        torch.mm(left[a], exponent_right[r].T, out=scratch[a, r])
+    if anchor_index is not None:  # the anchor is no class mate of itself
+        rows = torch.arange(len(left), device=left.device)
+        scratch.index_put_((rows, anchor_index), scratch.new_full((), -math.inf))
+    nearest = left.new_full((len(left),), -math.inf)
+    for a, r in classes:
+        torch.amax(scratch[a, r], 1, out=nearest[a])
+    return nearest.nan_to_num_(neginf=0.0)
+
+
 def _gaussian_floor(dtype: torch.dtype) -> float:
-    """The unshifted Gaussian values are raised to at least e^floor, a little above the
-    smallest normal float, so that exp() yields no subnormal (many times slower on CPUs)."""
+    """The Gaussian values are raised to at least e^floor, a little above the smallest
+    normal float, so that exp() yields no subnormal (many times slower on CPUs)."""
     return math.log(torch.finfo(dtype).tiny) + 8.0
 
 

@@ -153,13 +153,15 @@ def test_all_pairs_match_the_float64_reference(dtype, objective, kernel_name, mo
 # -- float32, the dtype users train in, against a float64 reference ----------------------
 
 
-def _far_mates_problem():
-    """Anchor 0's class mates sit 12 units away while other classes crowd it: log p_0 ~ -143.
+def _far_mates_problem(distance: float = 12.0):
+    """Anchor 0's class mates sit ``distance`` units away while other classes crowd it:
+    log p_0 ~ -distance^2 (-143 by default).
 
     The other anchors are ordinary, so a block mixes both cases.
     """
     gen = np.random.default_rng(0)
-    Z = np.concatenate([[[0.0, 0.0]], gen.normal([12.0, 0.0], 0.3, (5, 2)), gen.normal(0.0, 0.5, (20, 2))])
+    mates = gen.normal([distance, 0.0], 0.3, (5, 2))
+    Z = np.concatenate([[[0.0, 0.0]], mates, gen.normal(0.0, 0.5, (20, 2))])
     y = np.array([0] * 6 + [1] * 20)
     return Z, y
 
@@ -190,6 +192,21 @@ def test_float32_gaussian_block_matches_float64_for_far_mates_and_far_from_the_o
     torch.testing.assert_close(got[0], want[0], rtol=tolerance, atol=tolerance * float(want[0].abs().max()))
     for g_got, g_want in zip(got[1:], want[1:]):
         _assert_gradients_close(g_got, g_want, tolerance)
+
+
+@pytest.mark.parametrize("distance", [5.0, 6.5, 9.0])
+def test_float32_gaussian_block_matches_float64_on_either_side_of_the_cap(distance):
+    """Anchor 0's values, shifted by its nearest class mate, reach about e^25, e^42 and e^81
+    at these distances: under the cap of e^40 the fused path keeps them, over it they are
+    recomputed; log p_0 and the gradients are float64's either way."""
+    Z, y = _far_mates_problem(distance)
+    want = _block(gaussian_block, Z, y, torch.float64, objective="g")
+    got = _block(gaussian_block, Z, y, torch.float32, objective="g")
+    assert float(want[0][0]) == pytest.approx(-(distance**2), rel=0.1)
+    assert float(got[0][0]) == pytest.approx(float(want[0][0]), rel=1e-5)
+    assert float(got[0].sum()) == pytest.approx(float(want[0].sum()), rel=1e-5)
+    for g_got, g_want in zip(got[1:], want[1:]):
+        _assert_gradients_close(g_got, g_want, 1e-4)
 
 
 @pytest.mark.parametrize("objective", ["f", "g", "mcml"])
@@ -254,6 +271,21 @@ def test_gaussian_blocks_over_several_blocks_and_one_workspace_match_autograd(dt
             buffer.fill_(float("nan"))
 
 
+def _recomputations(monkeypatch) -> list[int]:
+    """The rows of each pass of ``GaussianBlocks``' recomputation of far anchors, as it runs."""
+    from nca_core.objective import blocks as engine_blocks
+
+    passes = []
+    recompute = engine_blocks.per_anchor_terms_and_weights
+
+    def counted(log_k, mates, objective):
+        passes.append(len(log_k))
+        return recompute(log_k, mates, objective)
+
+    monkeypatch.setattr(engine_blocks, "per_anchor_terms_and_weights", counted)
+    return passes
+
+
 def test_far_anchors_are_recomputed_in_passes_sized_by_the_block(monkeypatch):
     """A GPU's blocks are large, and there a pass of the far anchors' recomputation costs
     launches more than arithmetic: the passes take a share of the block (at least
@@ -264,14 +296,7 @@ def test_far_anchors_are_recomputed_in_passes_sized_by_the_block(monkeypatch):
     Z = torch.tensor([[14.0 * i, 0.0] for i in range(20)] + [[14.0 * i + 7.0, 0.0] for i in range(20)])
     y, index = torch.tensor([0] * 20 + [1] * 20), torch.arange(n)
     monkeypatch.setattr(engine_blocks, "_REDO_ELEMENTS", 2 * n)  # at least 2 anchors a pass
-    passes = []
-    recompute = engine_blocks.per_anchor_terms_and_weights
-
-    def counted(log_k, mates, objective):
-        passes.append(len(log_k))
-        return recompute(log_k, mates, objective)
-
-    monkeypatch.setattr(engine_blocks, "per_anchor_terms_and_weights", counted)
+    passes = _recomputations(monkeypatch)
     results = {}
     for label, rows in (("small blocks", 8), ("large block", n)):
         passes.clear()
@@ -301,3 +326,27 @@ def test_an_engine_refuses_to_go_on_once_another_has_taken_its_workspace():
         first.reference_gradient()
     with pytest.raises(RuntimeError, match="another engine"):
         first.block(Z, y, index)
+
+
+@pytest.mark.parametrize("objective", ["f", "g"])
+def test_a_map_spread_far_apart_keeps_every_anchor_on_the_fused_path(objective, monkeypatch):
+    """A map grown over many steps puts even nearest neighbours tens of squared units apart
+    (here 64 on a grid), where the kernel's own values, e^-64, would leave float32 nothing
+    to sum. Those anchors' values shifted by their nearest class mate keep them on the fused
+    path beside the ordinary anchors of the same block, none recomputed, and float32 matches
+    the float64 reference."""
+    grid = torch.cartesian_prod(torch.arange(6.0), torch.arange(5.0)) * 8.0
+    cluster = torch.tensor([[20.0, -20.0]]) + 0.5 * torch.arange(5.0)[:, None]  # ordinary anchors
+    Z = torch.cat([grid, cluster])
+    y = torch.cat([(grid[:, 0] >= 24.0).long(), torch.full((5,), 2)])  # three grid columns a class
+    recomputed = _recomputations(monkeypatch)
+    Z64 = Z.double().requires_grad_()
+    want = reference_objective(Z64, y, objective)
+    want.backward()
+    blocks = GaussianBlocks(Z, y, objective)
+    index = torch.arange(len(Z))
+    terms, grad_anchor = blocks.block(Z, y, index)
+    grad = blocks.reference_gradient().index_add_(0, index, grad_anchor)
+    assert recomputed == []
+    assert float(terms.sum()) == pytest.approx(want.item(), rel=1e-5)
+    _assert_gradients_close(grad.double(), Z64.grad, 1e-4)  # exponents of ~1e3, each to ~1e-4
