@@ -34,6 +34,10 @@ On a GPU every timing waits for the device (``torch.cuda.synchronize``) before r
 clock, and float32 products stay float32 (PyTorch's default) unless ``--tf32`` lets the
 epoch and the floors alike use TF32.
 
+``--count-recomputed`` also counts the anchors the engine recomputes because its fused
+pass cannot keep their p_i in float32 (with ``PYTHONPATH`` set to another checkout, that
+checkout's engine).
+
 ``quick()`` (for ``make bench``) times one repeat on 20,000 MNIST images.
 """
 
@@ -187,7 +191,11 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help='"cpu" (default), "cuda" or "auto"')
     parser.add_argument("--profile", action="store_true", help="print torch.profiler's table of one epoch instead")
     parser.add_argument("--tf32", action="store_true", help="let float32 products use TF32 on a GPU (epoch and floor alike)")
+    parser.add_argument(
+        "--count-recomputed", action="store_true", help="count the far anchors the engine recomputes (see below)"
+    )
     args = parser.parse_args()
+    recomputed = _count_recomputed_rows() if args.count_recomputed else None
     if args.tf32:
         torch.backends.cuda.matmul.allow_tf32 = True
     if args.profile:
@@ -206,6 +214,23 @@ def main() -> None:
     print(f"\nepoch / pair floor: {pair:.2f}x (target <= {TARGET}x)")
     print(f"epoch / (pair floor + encoder): {with_encoder:.2f}x")
     print(f"(pair floor + encoder) / pair floor: {least:.2f}x, the least an exact minibatch epoch can reach")
+    if recomputed is not None:
+        print(f"far anchors recomputed by the shifted path of weights, in the epochs of all repeats: {recomputed[0]:,}")
+
+
+def _count_recomputed_rows() -> list[int]:
+    """From now on, count the anchors ``objective.blocks`` recomputes through the shifted path
+    of ``weights`` (anchors its fused pass cannot keep in float32), in a one-item list."""
+    from nca_core.objective import blocks
+
+    count, recompute = [0], blocks.per_anchor_terms_and_weights
+
+    def counted(log_k, mates, objective):
+        count[0] += len(log_k)
+        return recompute(log_k, mates, objective)
+
+    blocks.per_anchor_terms_and_weights = counted
+    return count
 
 
 if __name__ == "__main__":

@@ -64,12 +64,12 @@ for name in "$@"; do
         variants_compiled) step variants_compiled 200 $PY benchmarks/gpu_step_variants.py --device cuda --compile ;;
         variants1m) step variants1m 400 $PY benchmarks/gpu_step_variants.py --device cuda --n 1000000 --repeats 1 ;;
         app) step app 150 bash -c "$PY benchmarks/app_device.py --device cuda --watch 8 && $PY benchmarks/app_device.py --device cpu --watch 8" ;;
-        exact) step exact 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 ;;
+        exact) step exact 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 --count-recomputed ;;
         exact_tf32) step exact_tf32 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 --tf32 ;;
         defaults) step defaults 60 $PY benchmarks/defaults.py ;;
         network) step network 100 $PY benchmarks/network_defaults.py --dataset mnist --dims 30 --seeds 0 --candidates defaults ;;
         scaling1m) step scaling1m 230 $PY benchmarks/scaling.py --device cuda --sizes 1000000 ;;
-        exact1m) step exact1m 400 $PY benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 ;;
+        exact1m) step exact1m 400 $PY benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 --count-recomputed ;;
         exact1m_tf32) step exact1m_tf32 400 $PY benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 --tf32 ;;
         far) step far 300 bash -c "cd benchmarks && $PY block_shapes.py --far --n 250000" ;;
         tf32) step tf32 200 env NCA_TEST_TF32=1 $PY -m pytest -q -p no:cacheprovider -n 8 -m "not e2e" -k "float32 or far or origin or float64" \
