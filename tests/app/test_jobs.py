@@ -154,12 +154,14 @@ def test_a_resume_clicked_as_a_step_ends_is_not_lost():
     job.join(10)
 
 
-def test_a_step_from_a_part_way_frame_trains_exactly_one_epoch():
+def test_a_step_from_a_part_way_frame_trains_exactly_one_epoch(monkeypatch):
     """In the slow-motion start frames come four an epoch: a step from 3.75 must end at
     4.75, not at the end of epoch 4 (a quarter epoch, while the button says one)."""
+    from app_pages.ui import pacing
     from app_pages.ui.frames import progress
     from app_pages.ui.pacing import Pace
 
+    monkeypatch.setattr(pacing, "SLOW_FRAME_SECONDS", 0.1)  # the slow-motion start at a third of its pace
     data = datasets.load("rings")
     nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, max_iter=300)
     pace = Pace(0, True, frames_per_epoch=4)
@@ -173,6 +175,11 @@ def test_a_step_from_a_part_way_frame_trains_exactly_one_epoch():
     wait(lambda: job.latest is not None and progress(job.latest) >= 1.5 and job.latest.fraction < 1)
     job.pause()
     wait(lambda: job.state == "paused")
+    while job.latest.fraction == 1:  # it reached an epoch's end before the pause: on to a part-way frame
+        job.resume()
+        wait(lambda: job.latest.fraction < 1)
+        job.pause()
+        wait(lambda: job.state == "paused")
     for _ in range(6):  # from part-way frames in the slow start to one past it (epoch 6),
         start = progress(job.latest)  # which the pace would leave out: the step keeps it
         job.step()
@@ -335,7 +342,7 @@ def test_slow_motion_start_walks_through_the_first_epochs_and_full_speed_does_no
     data = datasets.load("rings")
 
     def journey(pace, frames):
-        nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, max_iter=20)
+        nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, max_iter=8)
         job = TrainingJob(
             lambda should_stop: nca.fit_iter(data.X_train, data.y_train, frames_per_epoch=frames),
             JobSlots(1),
@@ -418,9 +425,13 @@ def test_a_pause_stops_the_clock_and_leaves_the_speed_alone():
     assert 12 < speed <= 21  # the 1.5 s pause would have dragged it below 10
 
 
-def test_the_time_left_is_known_from_the_start_and_slow_motion_included():
+def test_the_time_left_is_known_from_the_start_and_slow_motion_included(monkeypatch):
+    from app_pages.ui import pacing
     from app_pages.ui.pacing import Pace
 
+    # the page's slow-motion start at a third of its pace: the estimate reads the same constants
+    monkeypatch.setattr(pacing, "SLOW_FRAME_SECONDS", 0.1)
+    monkeypatch.setattr(pacing, "HOLD_START_SECONDS", 0.5)
     data = datasets.load("rings")
     nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, max_iter=40)
     pace = Pace(10, True, frames_per_epoch=4)
@@ -436,5 +447,5 @@ def test_the_time_left_is_known_from_the_start_and_slow_motion_included():
     left, at = job.seconds_left, time.monotonic()
     job.join(60)
     taken = time.monotonic() - at
-    # 24 frames of 0.3 s (about 6 s, a few gone already) and 34 epochs at 10 a second (3.4 s)
+    # 24 frames of 0.1 s (about 2 s, a few gone already) and 34 epochs at 10 a second (3.4 s)
     assert left is not None and abs(left - taken) < 0.2 * taken
