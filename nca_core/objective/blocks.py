@@ -209,9 +209,10 @@ class GaussianBlocks:
     The exact engine's fast path. References must be sorted by class (``y_ref``, each
     class a run of rows), and each block's anchors sorted by class too. Then
     every same-class sum is a small product on a sub-block of one (b, n) matrix E of kernel
-    values, and a block costs what the arithmetic needs: one product for the exponents, one
-    exp (``_gaussian_kernel_values``), one product for the sums and one that adds the block's
-    share of the references' gradient to a (d + 1, n) total. Rows of the neighbour weights
+    values, and a block costs what the arithmetic needs: one product for the exponents (after
+    the class blocks' own, which find the shift below), one exp (``_gaussian_kernel_values``),
+    one product for the sums and one that adds the block's share of the references' gradient
+    to a (d + 1, n) total. Rows of the neighbour weights
     W sum to zero, so the anchor gradient is 2 (W Z_ref)_i and the reference gradient
     2 (W^T Z_anchor - colsum(W) z_j). Work on the references alone (centring, the product's
     right-hand side, the final gradient) is done once, not per block.
