@@ -44,8 +44,7 @@ paused = state.pending_pause() or (active is not None and active.job.pause_reque
 # A dataset this session has not shown yet may take seconds to load: Train waits for it.
 loading = st.session_state.get(LOADED) != name
 with top:
-    step_until = active.job.next_step_end if active is not None and active.job.alive else None
-    controls.run_buttons(running, paused, ready=not loading, step_until=step_until)
+    controls.run_buttons(running, paused, ready=not loading)
     if presenting:
         presentation.toggle()
 # While it loads, the picture's place says so ("Press Train" there would contradict a

@@ -196,34 +196,18 @@ class TrainingJob:
             self._step_to = None
             self._resume.set()
 
-    def step(self, until: float | None = None) -> None:
+    def step(self) -> None:
         """While paused, train exactly one epoch more (from a part-way frame too), then
-        pause again; each click during a step adds one epoch more to it.
-
-        ``until`` is where the click means the run to pause (the page passes
-        ``next_step_end`` as it was when it drew the button): Streamlit may run a click's
-        callback twice, and the second, asking for the same epoch, then adds nothing."""
+        pause again; each click during a step adds one epoch more to it."""
         with self._control:
             if not self.pause_requested:
                 return
-            end = self.next_step_end if until is None else until
             if self._step_to is not None:
-                self._step_to = max(self._step_to, end)
+                self._step_to += 1.0
                 return
             latest = self.latest
-            if end <= (progress(latest) if latest is not None else 0.0) + 1e-9:
-                return  # that step has been taken
-            self._step_to = end
+            self._step_to = (progress(latest) if latest is not None else 0.0) + 1.0
             self._resume.set()
-
-    @property
-    def next_step_end(self) -> float:
-        """Where a Step clicked now would pause the run: one epoch past the step under way,
-        or past the latest frame."""
-        if self._step_to is not None:
-            return self._step_to + 1.0
-        latest = self.latest
-        return (progress(latest) if latest is not None else 0.0) + 1.0
 
     def drawn(self) -> None:
         """The page has drawn a frame (the start frame waits for this)."""

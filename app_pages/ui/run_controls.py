@@ -62,9 +62,8 @@ def _pause_or_resume(action: str) -> None:
         state.control("pause", lambda job: job.pause())
 
 
-def _step(until: float | None) -> None:
-    """``until`` is where the run was to pause when the button was drawn (see ``TrainingJob.step``)."""
-    state.control("step", lambda job: job.step(until))
+def _step() -> None:
+    state.control("step", lambda job: job.step())
 
 
 def _stop() -> None:
@@ -73,10 +72,9 @@ def _stop() -> None:
         job.join(timeout=STOP_WAIT_SECONDS)
 
 
-def run_buttons(running: bool, paused: bool, *, ready: bool = True, step_until: float | None = None) -> None:
+def run_buttons(running: bool, paused: bool, *, ready: bool = True) -> None:
     """Train, Pause/Resume, Step and Stop in one row as wide as their labels, which wraps
-    as a whole (see ``train_requested`` for Train; disabled until the data is ``ready``).
-    ``step_until``: where a Step click pauses the run (the job's ``next_step_end``)."""
+    as a whole (see ``train_requested`` for Train; disabled until the data is ``ready``)."""
     row = st.container(horizontal=True, vertical_alignment="center", width="content")
     row.button(
         "Train",
@@ -100,7 +98,6 @@ def run_buttons(running: bool, paused: bool, *, ready: bool = True, step_until: 
         disabled=not paused,
         help="Train one more epoch, then pause again.",
         on_click=_step,
-        args=(step_until,),
         key="step",
     )
     row.button("Stop", icon=":material/stop:", disabled=not running, on_click=_stop, key="stop")

@@ -73,33 +73,6 @@ def test_each_step_click_during_a_step_adds_one_epoch():
     job.join(10)
 
 
-def test_a_step_click_run_twice_by_the_page_trains_one_epoch():
-    """Streamlit may run a click's callback twice (a Step from 2.33 once ended at 4.33): the
-    button passes the epoch it was drawn to reach, so the second run adds nothing, during
-    the step or after it; a click drawn during a step still adds one."""
-    job = TrainingJob(rings_stream(max_iter=1000), JobSlots(1), max_epochs_per_second=5)
-    wait(lambda: len(job.snapshots) >= 2)
-    job.pause()
-    wait(lambda: job.state == "paused")
-    start = job.latest.epoch
-    until = job.next_step_end
-    assert until == start + 1
-    job.step(until)
-    job.step(until)  # the same click again, while its step trains
-    assert job.stepping_to == start + 1
-    wait(lambda: job.at_rest and job.state == "paused" and job.latest.epoch > start)
-    job.step(until)  # and again once it has ended
-    time.sleep(0.5)
-    assert job.latest.epoch == start + 1 and job.state == "paused"
-    job.step(job.next_step_end)  # a new click
-    job.step(job.next_step_end)  # and one drawn while that step trains
-    assert job.stepping_to == start + 3
-    wait(lambda: job.at_rest and job.state == "paused" and job.latest.epoch > start + 1)
-    assert job.latest.epoch == start + 3
-    job.stop()
-    job.join(10)
-
-
 def test_a_job_is_at_rest_only_while_paused_with_no_step_to_take():
     """What lets the page poll a paused run seldom: a pause rests at once (it holds at the
     next frame); a step asked for, or a resume, ends the rest at once, before the worker
