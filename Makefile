@@ -6,7 +6,8 @@ VENV   ?= .venv
 HOST   ?= 127.0.0.1
 PORT   ?= 8501
 # Tests run on this many processes (pytest-xdist; 0: in this one); the browser tests run
-# after them, one at a time.
+# after them, one at a time, collected from tests/e2e alone (collecting every test module
+# to keep 19 imports torch, scikit-learn and Streamlit for nothing: about 3 s).
 TEST_WORKERS ?= 2
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
@@ -25,7 +26,7 @@ run: $(VENV)/.installed-app
 test: $(VENV)/.installed-test chromium
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n $(TEST_WORKERS) -m "not e2e"
-	$(PY) -m pytest -m e2e
+	$(PY) -m pytest -m e2e tests/e2e
 
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .
