@@ -6,8 +6,8 @@ VENV   ?= .venv
 HOST   ?= 127.0.0.1
 PORT   ?= 8501
 # Tests run on this many processes (pytest-xdist; 0: in this one); the browser tests run
-# after them, one at a time, collected from tests/e2e alone (collecting every test module
-# to keep 19 imports torch, scikit-learn and Streamlit for nothing: about 3 s).
+# after them, one at a time, collected from tests/e2e alone (selecting them from the whole
+# suite would import every unit test's modules first).
 TEST_WORKERS ?= 2
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check

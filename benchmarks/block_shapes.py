@@ -47,34 +47,28 @@ def _timed(work, device, repeats: int = 3) -> float:
 def far_epochs(n: int, device: str = "cuda", repeats: int = 2) -> None:
     """Exact epochs with the recomputation's old pass size and the engine's own, in turn
     (the order alternating between repeats), after one untimed epoch."""
-    from exact_epoch import _epoch, _mnist, _pair_floor, _start_map
+    from exact_epoch import _epoch, _mnist, _pair_floor, _start_map, counting_recomputed_passes
 
     from nca_core.objective import blocks
 
     X, y = _mnist(n, torch.device(device))
     A = _start_map(X, 32)
-    passes: list[int] = []
-    recompute, share = blocks.per_anchor_terms_and_weights, blocks._REDO_SHARE
-
-    def counted(log_k, mates, objective):
-        passes.append(len(log_k))
-        return recompute(log_k, mates, objective)
-
+    share = blocks._REDO_SHARE
     # a share so small that every pass takes the least, 2^22 pairs; then the engine's own
     sizes = {"2^22 pairs a pass (before)": 1 << 40, "an eighth of the block": share}
-    blocks.per_anchor_terms_and_weights = counted
-    try:
-        _epoch(X, y, A)  # untimed: the device's first epoch also pays for its start
-        print(f"n = {n:,}; pair floor {_pair_floor(X, A):.2f} s")
-        print("| far anchors' passes | epoch (s) | far anchors | passes |\n| --- | --- | --- | --- |")
-        for repeat in range(repeats):
-            for label in list(sizes)[:: 1 if repeat % 2 == 0 else -1]:
-                blocks._REDO_SHARE = sizes[label]
-                passes.clear()
-                seconds = _epoch(X, y, A)
-                print(f"| {label} | {seconds:.2f} | {sum(passes):,} of {n:,} | {len(passes):,} |", flush=True)
-    finally:
-        blocks.per_anchor_terms_and_weights, blocks._REDO_SHARE = recompute, share
+    with counting_recomputed_passes() as passes:
+        try:
+            _epoch(X, y, A)  # untimed: the device's first epoch also pays for its start
+            print(f"n = {n:,}; pair floor {_pair_floor(X, A):.2f} s")
+            print("| far anchors' passes | epoch (s) | far anchors | passes |\n| --- | --- | --- | --- |")
+            for repeat in range(repeats):
+                for label in list(sizes)[:: 1 if repeat % 2 == 0 else -1]:
+                    blocks._REDO_SHARE = sizes[label]
+                    passes.clear()
+                    seconds = _epoch(X, y, A)
+                    print(f"| {label} | {seconds:.2f} | {sum(passes):,} of {n:,} | {len(passes):,} |", flush=True)
+        finally:
+            blocks._REDO_SHARE = share
 
 
 def main() -> None:

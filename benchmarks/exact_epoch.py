@@ -44,6 +44,7 @@ checkout's engine).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import time
 
@@ -195,13 +196,13 @@ def main() -> None:
         "--count-recomputed", action="store_true", help="count the far anchors the engine recomputes (see below)"
     )
     args = parser.parse_args()
-    recomputed = _count_recomputed_rows() if args.count_recomputed else None
     if args.tf32:
         torch.backends.cuda.matmul.allow_tf32 = True
     if args.profile:
         print(profile(args.n, args.d, args.device))
         return
-    timings = measure(args.n, args.d, args.repeats, args.device, lambda name, t: print(f"{name}: {t:.2f} s", flush=True))
+    with counting_recomputed_passes() if args.count_recomputed else contextlib.nullcontext() as recomputed:
+        timings = measure(args.n, args.d, args.repeats, args.device, lambda name, t: print(f"{name}: {t:.2f} s", flush=True))
     tf32 = "; TF32 products" if args.tf32 else ""
     print(f"machine: {machine()}; torch threads: {torch.get_num_threads()}; device: {resolve_device(args.device)}{tf32}")
     images = "MNIST" if args.n <= 60000 else "mnist-deformed"
@@ -215,22 +216,27 @@ def main() -> None:
     print(f"epoch / (pair floor + encoder): {with_encoder:.2f}x")
     print(f"(pair floor + encoder) / pair floor: {least:.2f}x, the least an exact minibatch epoch can reach")
     if recomputed is not None:
-        print(f"far anchors recomputed by the shifted path of weights, in the epochs of all repeats: {recomputed[0]:,}")
+        print(f"far anchors recomputed by the shifted path of weights, in the epochs of all repeats: {sum(recomputed):,}")
 
 
-def _count_recomputed_rows() -> list[int]:
-    """From now on, count the anchors ``objective.blocks`` recomputes through the shifted path
-    of ``weights`` (anchors its fused pass cannot keep in float32), in a one-item list."""
+@contextlib.contextmanager
+def counting_recomputed_passes():
+    """Within: the rows of each pass in which ``objective.blocks`` recomputes far anchors
+    through the shifted path of ``weights`` (anchors its fused pass cannot keep in float32),
+    appended to the list yielded."""
     from nca_core.objective import blocks
 
-    count, recompute = [0], blocks.per_anchor_terms_and_weights
+    passes, recompute = [], blocks.per_anchor_terms_and_weights
 
     def counted(log_k, mates, objective):
-        count[0] += len(log_k)
+        passes.append(len(log_k))
         return recompute(log_k, mates, objective)
 
     blocks.per_anchor_terms_and_weights = counted
-    return count
+    try:
+        yield passes
+    finally:
+        blocks.per_anchor_terms_and_weights = recompute
 
 
 if __name__ == "__main__":

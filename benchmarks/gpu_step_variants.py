@@ -35,16 +35,11 @@ import torch
 from compare_sklearn import machine
 from exact_epoch import BATCH, _clock, _mnist, _pair_floor, _start_map
 
-from nca_core.objective.blocks import _gaussian_floor
+from nca_core.objective.blocks import _SMALLEST_MASS, _gaussian_floor
 from nca_core.objective.engine import DEFAULT_BLOCK_ELEMENTS, loss_gradient
 from nca_core.objective.weights import anchor_scales
 from nca_core.objective.workspace import Workspace
 from nca_core.util.device import block_elements, resolve_device
-
-# The masked step's kernel values are unshifted, as the library's were before it shifted each
-# anchor's by its nearest class mate: an anchor whose mass falls under this loses p_i in
-# float32, and is counted
-_SMALLEST_MASS = math.exp(-40.0)
 
 
 class MaskedSteps:

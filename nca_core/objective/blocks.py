@@ -224,9 +224,9 @@ class GaussianBlocks:
 
     Each row of E is the kernel shifted by the anchor's nearest class mate
     (``_gaussian_kernel_values``), so p_i keeps its digits in float32 however far apart the
-    map puts points. An anchor with a point of another class far nearer than any class mate
-    (its mass capped, ``_LARGEST_EXPONENT``) is computed again by the shifted path of
-    ``weights``, which keeps log p_i exact.
+    map puts points. A far anchor (``_far``: points of another class far nearer than any
+    class mate, or products too inexact to find the shift, as TF32's) is computed again by
+    the shifted path of ``weights``, which keeps log p_i exact.
 
     E and the per-call matrices over the references live in ``workspace``
     (``workspace.Workspace``): reused across blocks and calls, they spare the page faults
@@ -292,7 +292,7 @@ class GaussianBlocks:
         same = torch.zeros_like(every)  # the same over the anchor's class
         for a, r in classes:
             same[a] = E[a, r] @ self.R[r]
-        far = every[:, d] >= math.exp(_LARGEST_EXPONENT)
+        far = _far(same[:, d]) | _far(every[:, d])
         zero = torch.zeros_like(every[:, 0])
         log_same, log_total = torch.log(same[:, d]), torch.log(every[:, d])
         terms, scale_same, scale_all = anchor_scales(log_same, log_total, zero, zero, self.objective)
@@ -342,12 +342,16 @@ class GaussianBlocks:
 _GAUSSIAN = GaussianKernel()  # d log k / ds = -1, so c = -G
 
 
-# Each anchor's kernel values are shifted so that its nearest class mate's is 1; values
-# are capped at e^_LARGEST_EXPONENT, so sums over any n that fits in memory stay finite.
-# An anchor whose mass reaches that cap has a point of another class nearer than its nearest
-# class mate by at least this much squared distance (p_i below e^-40 times its class's
-# size): it is computed again by the shifted path of ``weights``, which keeps log p_i exact.
+# Each anchor's kernel values are shifted so that its nearest class mate's is 1, and capped
+# at e^_LARGEST_EXPONENT, so sums over any n that fits in memory stay finite. An anchor is
+# far, and computed again by the shifted path of ``weights``, where its mass, or its class
+# mates', falls outside [e^-40, e^(_LARGEST_EXPONENT - 1)]: below, float32 would start to
+# lose p_i to the floored values (each about 3e-35, so even a million of them stay under
+# 1e-11 of that mass); above, a value may have been capped (a point of another class far
+# nearer than any class mate, or many near that), and the margin of one below the cap
+# leaves room for an exp that rounds e^40 down.
 _LARGEST_EXPONENT = 40.0
+_SMALLEST_MASS = math.exp(-40.0)
 
 
 # Pairs per pass of the recomputation of far anchors: at least this many, and one
@@ -388,10 +392,16 @@ def _nearest_mate_exponents(left, exponent_right, anchor_index, classes, scratch
     if anchor_index is not None:  # the anchor is no class mate of itself
         rows = torch.arange(len(left), device=left.device)
         scratch.index_put_((rows, anchor_index), scratch.new_full((), -math.inf))
-    nearest = left.new_full((len(left),), -math.inf)
+    largest = left.new_full((len(left),), -math.inf)
     for a, r in classes:
-        torch.amax(scratch[a, r], 1, out=nearest[a])
-    return nearest.nan_to_num_(neginf=0.0)
+        torch.amax(scratch[a, r], 1, out=largest[a])
+    return largest.masked_fill_(largest == -math.inf, 0.0)
+
+
+def _far(mass: torch.Tensor) -> torch.Tensor:
+    """Rows whose kernel mass is positive but too small to keep its digits or large enough
+    to hold a capped value (see ``_LARGEST_EXPONENT``)."""
+    return (mass > 0) & ((mass < _SMALLEST_MASS) | (mass >= math.exp(_LARGEST_EXPONENT - 1.0)))
 
 
 def _gaussian_floor(dtype: torch.dtype) -> float:

@@ -67,8 +67,7 @@ HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 28
 HNSW_EF_SEARCH = 64
 # A graph costs about as much per point built, and per query, as this many exact distance
-# evaluations where the choice falls, 40,000-60,000 references (MNIST, raw and 32-D,
-# benchmarks/graph_cost.py).
+# evaluations where the choice falls (MNIST, raw and 32-D, benchmarks/graph_cost.py).
 _GRAPH_COST = 20_000
 # Neighbour lists for training: an inverted-file index (FAISS IndexIVFFlat) from this many
 # points on, with this many lists per square root of n, searching this many lists.

@@ -194,19 +194,48 @@ def test_float32_gaussian_block_matches_float64_for_far_mates_and_far_from_the_o
         _assert_gradients_close(g_got, g_want, tolerance)
 
 
-@pytest.mark.parametrize("distance", [5.0, 6.5, 9.0])
-def test_float32_gaussian_block_matches_float64_on_either_side_of_the_cap(distance):
-    """Anchor 0's values, shifted by its nearest class mate, reach about e^25, e^42 and e^81
-    at these distances: under the cap of e^40 the fused path keeps them, over it they are
-    recomputed; log p_0 and the gradients are float64's either way."""
+@pytest.mark.parametrize(("distance", "recomputed"), [(5.0, []), (6.3, [1]), (9.0, [1])])
+def test_float32_gaussian_block_matches_float64_on_either_side_of_the_cap(distance, recomputed, monkeypatch):
+    """Anchor 0's mass, shifted by its nearest class mate, comes to about e^26, e^40 and e^80
+    at these distances: well under the cap the fused path keeps it; near the cap (many
+    values just under it) and past it (a value capped) it is recomputed. log p_0 and the
+    gradients are float64's either way."""
+    passes = _recomputations(monkeypatch)
     Z, y = _far_mates_problem(distance)
     want = _block(gaussian_block, Z, y, torch.float64, objective="g")
+    passes.clear()
     got = _block(gaussian_block, Z, y, torch.float32, objective="g")
+    assert passes == recomputed
     assert float(want[0][0]) == pytest.approx(-(distance**2), rel=0.1)
     assert float(got[0][0]) == pytest.approx(float(want[0][0]), rel=1e-5)
     assert float(got[0].sum()) == pytest.approx(float(want[0].sum()), rel=1e-5)
     for g_got, g_want in zip(got[1:], want[1:]):
         _assert_gradients_close(g_got, g_want, 1e-4)
+
+
+@pytest.mark.parametrize("objective", ["f", "g"])
+@pytest.mark.parametrize("own_rows", [True, False])
+def test_an_anchor_without_class_mates_adds_nothing_on_the_fused_path(objective, own_rows):
+    """A class of one point: among the references (``anchor_index``) its anchor has no class
+    mate to shift by and no term; apart from them (None) its one reference is its class
+    mate. Either way the fused path gives what the general path gives."""
+    from nca_core.objective.kernels import GaussianKernel
+
+    Z, y = _far_mates_problem(3.0)
+    Z, y = np.concatenate([Z, [[1.0, 1.0]]]), np.append(y, 2)  # class 2: one point
+    Z_ref, y_ref = torch.tensor(Z), torch.tensor(y)
+    index = torch.arange(len(Z)) if own_rows else None
+    Z_anchor = Z_ref if own_rows else Z_ref + 0.05
+    blocks = GaussianBlocks(Z_ref, y_ref, objective)
+    terms, grad_anchor = blocks.block(Z_anchor, y_ref, index)
+    value, want_anchor, want_ref, _ = kernel_block_gradients(
+        Z_anchor, y_ref, Z_ref, y_ref, index, objective, GaussianKernel()
+    )
+    if own_rows:
+        assert float(terms[-1]) == 0.0 and not grad_anchor[-1].any()
+    assert float(terms.sum()) == pytest.approx(value, rel=1e-10)
+    _assert_gradients_close(grad_anchor, want_anchor, 1e-10)
+    _assert_gradients_close(blocks.reference_gradient(), want_ref, 1e-10)
 
 
 @pytest.mark.parametrize("objective", ["f", "g", "mcml"])
