@@ -212,10 +212,10 @@ class GaussianBlocks:
     values, and a block costs what the arithmetic needs: one product for the exponents (after
     the class blocks' own, which find the shift below), one exp (``_gaussian_kernel_values``),
     one product for the sums and one that adds the block's share of the references' gradient
-    to a (d + 1, n) total. Rows of the neighbour weights
-    W sum to zero, so the anchor gradient is 2 (W Z_ref)_i and the reference gradient
-    2 (W^T Z_anchor - colsum(W) z_j). Work on the references alone (centring, the product's
-    right-hand side, the final gradient) is done once, not per block.
+    to a (d + 1, n) total. Rows of the neighbour weights W sum to zero, so the anchor
+    gradient is 2 (W Z_ref)_i and the reference gradient 2 (W^T Z_anchor - colsum(W) z_j).
+    Work on the references alone (centring, the product's right-hand side, the final
+    gradient) is done once, not per block.
 
     The products per class are many small launches, but on a GPU too they beat one product
     over E masked to each anchor's class (a second (b, n) matrix and twice the passes;
