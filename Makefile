@@ -5,9 +5,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 HOST   ?= 127.0.0.1
 PORT   ?= 8501
-# Tests run on this many processes (pytest-xdist; 0: in this one); the browser tests run
-# after them, one at a time, collected from tests/e2e alone (selecting them from the whole
-# suite would import every unit test's modules first).
+# Unit tests run on this many processes (pytest-xdist; 0: in this one), niced, beside the
+# browser tests, which run one at a time (tests/run_suite.sh says why and how).
 TEST_WORKERS ?= 2
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
@@ -25,8 +24,7 @@ run: $(VENV)/.installed-app
 
 test: $(VENV)/.installed-test chromium
 	$(PY) -m ruff check .
-	$(PY) -m pytest -n $(TEST_WORKERS) -m "not e2e"
-	$(PY) -m pytest -m e2e tests/e2e
+	bash tests/run_suite.sh $(PY) $(TEST_WORKERS)
 
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .

@@ -4,6 +4,7 @@ import time
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 import torch
 
 from app_pages.ui.jobs import JobSlots, TrainingJob
@@ -11,6 +12,9 @@ from nca_core import NCA, datasets
 from nca_core.training.encoders import LinearEncoder
 from nca_core.training.epochs import Problem, make_epochs
 from nca_core.training.loop import train
+
+# The job paces itself by the wall clock, and these tests time it: a starved process fails them.
+pytestmark = pytest.mark.wall_clock
 
 
 def rings_stream(**kwargs):
