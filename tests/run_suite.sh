@@ -24,7 +24,7 @@ unit_pid=$!
 set +m
 
 echo "== wall-clock tests: one at a time, at normal priority"
-"$py" -m pytest -m wall_clock tests/app
+"$py" -m pytest -m "wall_clock and not e2e"
 paced=$?
 echo "== browser tests: one at a time, at normal priority"
 "$py" -m pytest -m e2e tests/e2e
