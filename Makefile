@@ -5,8 +5,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 HOST   ?= 127.0.0.1
 PORT   ?= 8501
-# Unit tests run on this many processes (pytest-xdist; 0: in this one), niced, beside the
-# browser tests, which run one at a time (tests/run_suite.sh says why and how).
+# The unit tests run niced on this many pytest-xdist workers (0: one process), beside the
+# wall-clock and browser tests, which run one at a time (tests/run_suite.sh says why).
 TEST_WORKERS ?= 2
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check

@@ -3,7 +3,11 @@
 import re
 import time
 
+import pytest
 from apptest_helpers import button, wait_for
+
+# The buttons act on a running job, and these tests watch it for real seconds.
+pytestmark = pytest.mark.wall_clock
 
 
 def start(app, epochs=300, pace=5, slow=False):
