@@ -28,8 +28,47 @@ import time
 import torch
 
 from nca_core.objective.blocks import GaussianBlocks
+from nca_core.objective.engine import DEFAULT_BLOCK_ELEMENTS
 from nca_core.objective.workspace import Workspace
 from nca_core.util.device import block_elements
+
+BATCH = 1024
+
+
+def _sorted_labels(n: int, device) -> torch.Tensor:
+    generator = torch.Generator(device=device).manual_seed(0)
+    return torch.sort(torch.randint(10, (n,), device=device, generator=generator)).values
+
+
+def exact_steps(n: int, d: int, device: torch.device):
+    """One exact step of ``BATCH`` class-sorted anchors against n synthetic class-sorted
+    points (10 classes, distances of order one), as the library takes it (``GaussianBlocks``
+    in the device's blocks) and as the pair floor: (library step, floor step, block rows)."""
+    generator = torch.Generator(device=device).manual_seed(0)
+    y = _sorted_labels(n, device)
+    Z = torch.randn(n, d, device=device, generator=generator) * 0.3
+    rows = min(BATCH, max(1, block_elements(DEFAULT_BLOCK_ELEMENTS, device) // n))
+    workspace = Workspace()
+    buffer = workspace.buffer(rows * n, Z, "floor")
+    anchors = torch.randperm(n, device=device, generator=generator)[:BATCH]
+    anchors = anchors[torch.argsort(y[anchors], stable=True)]
+
+    def library_step():
+        blocks = GaussianBlocks(Z, y, "f", workspace)
+        for start in range(0, BATCH, rows):
+            a = anchors[start : start + rows]
+            blocks.block(Z[a], y[a], a)
+        blocks.reference_gradient()
+
+    def floor_step():
+        for start in range(0, BATCH, rows):
+            Z_anchor = Z[anchors[start : start + rows]]
+            E = torch.mm(Z_anchor, Z.T, out=buffer[: len(Z_anchor) * n].view(len(Z_anchor), n))
+            E.exp_()
+            E @ Z
+            Z_anchor.T @ E  # (E^T Z_anchor)^T: the wide, short layout, faster on CPUs
+
+    return library_step, floor_step, rows
 
 
 def _timed(work, device, repeats: int = 3) -> float:
@@ -82,33 +121,8 @@ def main() -> None:
         far_epochs(args.n, args.device)
         return
     device = torch.device("cuda")
-    n, d, batch = args.n, args.d, 1024
-    generator = torch.Generator(device=device).manual_seed(0)
-    y = torch.sort(torch.randint(10, (n,), device=device, generator=generator)).values
-    Z = torch.randn(n, d, device=device, generator=generator) * 0.3
-    bounds = [0, *torch.bincount(y, minlength=10).cumsum(0).tolist()]
-    elements = block_elements(1 << 25, device)
-    rows = max(1, elements // n)
-    workspace = Workspace()
-    buffer = workspace.buffer(rows * n, Z, "pairs")
-    anchors = torch.randperm(n, device=device, generator=generator)[:batch]
-    anchors = anchors[torch.argsort(y[anchors], stable=True)]
-
-    def engine_step():
-        blocks = GaussianBlocks(Z, y, "f", workspace)
-        for start in range(0, batch, rows):
-            a = anchors[start : start + rows]
-            blocks.block(Z[a], y[a], a)
-        blocks.reference_gradient()
-
-    def floor_step():
-        for start in range(0, batch, rows):
-            Z_anchor = Z[anchors[start : start + rows]]
-            E = torch.mm(Z_anchor, Z.T, out=buffer[: len(Z_anchor) * n].view(len(Z_anchor), n))
-            E.exp_()
-            E @ Z
-            E.T @ Z_anchor
-
+    n, d = args.n, args.d
+    engine_step, floor_step, rows = exact_steps(n, d, device)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; n = {n:,}, blocks of {rows} anchors")
     step, floor = _timed(engine_step, device), _timed(floor_step, device)
     print(f"one step: engine {1000 * step:.1f} ms, pair floor {1000 * floor:.1f} ms, {step / floor:.1f}x")
@@ -120,7 +134,8 @@ def main() -> None:
         torch.cuda.synchronize(device)
     print(trace.key_averages().table(sort_by="device_time_total", row_limit=14, max_name_column_width=70))
 
-    E = buffer[: rows * n].view(rows, n).uniform_()
+    E = torch.empty(rows, n, device=device).uniform_()
+    bounds = [0, *torch.bincount(_sorted_labels(n, device), minlength=10).cumsum(0).tolist()]
     R33 = torch.randn(n, d + 1, device=device)
     R40 = torch.randn(n, 40, device=device)
     lo, hi = bounds[3], bounds[4]  # one class's references, its start not aligned
