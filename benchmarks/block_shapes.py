@@ -24,32 +24,44 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 
 import torch
+from exact_epoch import (
+    BATCH,
+    _epoch,
+    _mnist,
+    _pair_floor,
+    _start_map,
+    counting_recomputed_passes,
+    pair_floor_block,
+)
 
 from nca_core.objective.blocks import GaussianBlocks
 from nca_core.objective.engine import DEFAULT_BLOCK_ELEMENTS
 from nca_core.objective.workspace import Workspace
 from nca_core.util.device import block_elements
 
-BATCH = 1024
+CLASSES = 10
 
 
-def _sorted_labels(n: int, device) -> torch.Tensor:
+def _sorted_labels(n: int, device: torch.device) -> torch.Tensor:
     generator = torch.Generator(device=device).manual_seed(0)
-    return torch.sort(torch.randint(10, (n,), device=device, generator=generator)).values
+    return torch.sort(torch.randint(CLASSES, (n,), device=device, generator=generator)).values
 
 
-def exact_steps(n: int, d: int, device: torch.device):
+def exact_steps(n: int, d: int, device: torch.device) -> tuple[Callable[[], None], Callable[[], None], torch.Tensor]:
     """One exact step of ``BATCH`` class-sorted anchors against n synthetic class-sorted
-    points (10 classes, distances of order one), as the library takes it (``GaussianBlocks``
-    in the device's blocks) and as the pair floor: (library step, floor step, block rows)."""
-    generator = torch.Generator(device=device).manual_seed(0)
+    points (``CLASSES`` classes, distances of order one), as the library takes it
+    (``GaussianBlocks`` in the device's blocks) and as the pair floor (``exact_epoch``'s
+    arithmetic in the same blocks). Returns the two steps and the (rows, n) block matrix
+    both write into."""
+    generator = torch.Generator(device=device).manual_seed(1)
     y = _sorted_labels(n, device)
     Z = torch.randn(n, d, device=device, generator=generator) * 0.3
     rows = min(BATCH, max(1, block_elements(DEFAULT_BLOCK_ELEMENTS, device) // n))
     workspace = Workspace()
-    buffer = workspace.buffer(rows * n, Z, "floor")
+    block = workspace.matrix(rows, n, Z, "pairs")  # the library's own block buffer
     anchors = torch.randperm(n, device=device, generator=generator)[:BATCH]
     anchors = anchors[torch.argsort(y[anchors], stable=True)]
 
@@ -63,12 +75,9 @@ def exact_steps(n: int, d: int, device: torch.device):
     def floor_step():
         for start in range(0, BATCH, rows):
             Z_anchor = Z[anchors[start : start + rows]]
-            E = torch.mm(Z_anchor, Z.T, out=buffer[: len(Z_anchor) * n].view(len(Z_anchor), n))
-            E.exp_()
-            E @ Z
-            Z_anchor.T @ E  # (E^T Z_anchor)^T: the wide, short layout, faster on CPUs
+            pair_floor_block(Z_anchor, Z, block[: len(Z_anchor)])
 
-    return library_step, floor_step, rows
+    return library_step, floor_step, block
 
 
 def _timed(work, device, repeats: int = 3) -> float:
@@ -86,8 +95,6 @@ def _timed(work, device, repeats: int = 3) -> float:
 def far_epochs(n: int, device: str = "cuda", repeats: int = 2) -> None:
     """Exact epochs with the recomputation's old pass size and the engine's own, in turn
     (the order alternating between repeats), after one untimed epoch."""
-    from exact_epoch import _epoch, _mnist, _pair_floor, _start_map, counting_recomputed_passes
-
     from nca_core.objective import blocks
 
     X, y = _mnist(n, torch.device(device))
@@ -122,20 +129,21 @@ def main() -> None:
         return
     device = torch.device("cuda")
     n, d = args.n, args.d
-    engine_step, floor_step, rows = exact_steps(n, d, device)
+    library_step, floor_step, block = exact_steps(n, d, device)
+    rows = len(block)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; n = {n:,}, blocks of {rows} anchors")
-    step, floor = _timed(engine_step, device), _timed(floor_step, device)
+    step, floor = _timed(library_step, device), _timed(floor_step, device)
     print(f"one step: engine {1000 * step:.1f} ms, pair floor {1000 * floor:.1f} ms, {step / floor:.1f}x")
 
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as trace:
-        engine_step()
+        library_step()
         torch.cuda.synchronize(device)
     print(trace.key_averages().table(sort_by="device_time_total", row_limit=14, max_name_column_width=70))
 
-    E = torch.empty(rows, n, device=device).uniform_()
-    bounds = [0, *torch.bincount(_sorted_labels(n, device), minlength=10).cumsum(0).tolist()]
+    E = block.uniform_()
+    bounds = [0, *torch.bincount(_sorted_labels(n, device), minlength=CLASSES).cumsum(0).tolist()]
     R33 = torch.randn(n, d + 1, device=device)
     R40 = torch.randn(n, 40, device=device)
     lo, hi = bounds[3], bounds[4]  # one class's references, its start not aligned
@@ -146,6 +154,7 @@ def main() -> None:
         f"E[:{few}, class] @ R[class] ({few} x {hi - lo} x {d + 1}), start {lo}": lambda: E[:few, lo:hi] @ R33[lo:hi],
         f"the same, {hi - lo} columns from 0": lambda: E[:few, : hi - lo] @ R33[: hi - lo],
         f"E.T ({rows} rows) @ anchors, out (n x {d + 1})": lambda: E.T @ R33[:rows],
+        f"anchors.T @ E, out ({d + 1} x n), the pair floor's layout": lambda: R33[:rows].T @ E,
         "exp_ over the block": lambda: E.clamp_(max=0.0).exp_(),
     }
     print("| product | ms |\n| --- | --- |")

@@ -100,12 +100,17 @@ def _pair_floor(X, A, fresh: bool = False) -> float:
     start = _clock(X.device)
     for lo in range(0, n, BATCH):
         Z_anchor = Z[lo : lo + BATCH]
-        out = None if fresh else buffer[: len(Z_anchor) * n].view(len(Z_anchor), n)
-        E = torch.mm(Z_anchor, Z.T, out=out)
-        E.exp_()
-        E @ Z
-        Z_anchor.T @ E  # (E^T Z_anchor)^T: a wide, short result, the faster layout on CPUs
+        pair_floor_block(Z_anchor, Z, None if fresh else buffer[: len(Z_anchor) * n].view(len(Z_anchor), n))
     return _clock(X.device) - start
+
+
+def pair_floor_block(Z_anchor: torch.Tensor, Z: torch.Tensor, out: torch.Tensor | None) -> None:
+    """The floor's arithmetic for one block of anchors: the exponent product (into ``out``
+    when given), one exp, and the two products of the sums and the references' gradient."""
+    E = torch.mm(Z_anchor, Z.T, out=out)
+    E.exp_()
+    E @ Z
+    Z_anchor.T @ E  # (E^T Z_anchor)^T: a wide, short result, the faster layout on CPUs
 
 
 def _encoder(X, A) -> float:
