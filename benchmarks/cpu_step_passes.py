@@ -28,6 +28,7 @@ import time
 import torch
 from block_shapes import exact_steps
 from compare_sklearn import machine
+from exact_epoch import BATCH
 
 from nca_core.objective import blocks
 
@@ -126,7 +127,7 @@ def main() -> None:
     print(f"machine: {machine()}")
     library_step, floor_step, E = exact_steps(args.n, args.d, torch.device("cpu"))
     steps = _steps(library_step, floor_step, args.repeats)
-    print(f"n = {args.n:,}, d = {args.d}, a step of 1024 anchors in blocks of at most {len(E)}\n")
+    print(f"n = {args.n:,}, d = {args.d}, a step of {BATCH} anchors in blocks of at most {len(E)}\n")
     print("| one step | ms | / pair floor |\n| --- | --- | --- |")
     for name, ms in steps.items():
         print(f"| {name} | {ms:.1f} | {ms / steps['pair floor']:.2f}x |")
