@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from ..config.params import ESTIMATOR_PARAMS, parameters_doc
 from ..config.rules import (
     DataShape,
     Note,
     resolve,
 )
-from ..config.settings import SETTINGS, Setting
 from ..objective.kernels import make_kernel
 from ..search import knn
 from ..training.augmentation import RandomShift
-from ..training.encoders import DEFAULT_HIDDEN_SIZES, MLPEncoder, make_encoder
+from ..training.encoders import MLPEncoder, make_encoder
 from ..training.epochs import EpochStrategy, Problem, dense_suits, make_epochs
 from ..training.loop import Snapshot, train
 from ..training.pretraining import PRETRAIN_BATCH_SIZE, pretrain_autoencoder
@@ -43,19 +43,6 @@ _RESOLVED = (
     "image_shape", "shift",
 )  # fmt: skip
 _TRANSFORM_BATCH = 8192
-
-
-def _constraints(setting: Setting) -> list:
-    """scikit-learn's constraints for the estimator's parameter of a run setting's name
-    (``Setting.accepts``)."""
-    accepts = setting.accepts
-    words = {c for c in setting.choices if isinstance(c, str)} | {v for v in accepts.also if isinstance(v, str)}
-    constraints: list = [StrOptions(words)] if words else []
-    if accepts.low is not None:
-        number = Integral if setting.kind is int else Real
-        closed = ("neither" if accepts.above else "left") if accepts.high is None else "both"
-        constraints.append(Interval(number, accepts.low, accepts.high, closed=closed))
-    return constraints + [v for v in accepts.also if v is None or isinstance(v, type)]
 
 
 @dataclass(frozen=True)
@@ -98,122 +85,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int, default=None
-        Dimension d of the embedding; None keeps n_features (or the rows of an init array).
-    init : {"auto", "pca", "lda", "identity", "random"} or ndarray, default="auto"
-        Starting map. "auto" picks "lda" when n_components <= min(n_features,
-        n_classes - 1), else "pca" when n_components < min(n_features, n_samples), else
-        "identity" (as scikit-learn). "lda" gives at most n_classes - 1 directions; further
-        rows start from PCA directions, with a warning. An array has shape (k, n_features)
-        with k <= n_features, and k = n_components when that is given.
-    warm_start : bool, default=False
-        Start from the map of the previous call to fit.
-    max_iter : int, default=None
-        Maximum number of iterations (L-BFGS) or epochs (full passes of minibatch
-        optimisers). None: 50 for L-BFGS, and for minibatch training a count tuned to the
-        data size and the encoder (``rules.minibatch_defaults``).
-    tol : float, default=1e-5
-        L-BFGS stops when the loss falls by less than tol relative to its size or every
-        gradient entry is below tol (as scikit-learn's L-BFGS-B); minibatch training when
-        the epoch's mean objective changes by less than tol relative to its size.
-    callback : callable, default=None
-        Called after each iteration or epoch as ``callback(params, n_iter)``, params being
-        the flattened map (as scikit-learn) or, for the MLP, its flattened weights;
-        returning True stops training and keeps the map learnt so far.
-    verbose : int, default=0
-        1 prints, as scikit-learn does, how the map was started, one line per iteration
-        (objective, seconds), the training time, and a ConvergenceWarning when max_iter
-        ends training before it converged.
-    random_state : int, RandomState or None, default=None
-        Seeds random init, minibatch order and the display subset.
-    objective : {"auto", "f", "g", "mcml"}, default="auto"
-        "f" maximises sum_i p_i, the expected number of points classified correctly;
-        "g" maximises sum_i log p_i; "mcml" minimises KL(P || Q) between the label
-        distribution P (uniform over same-class pairs) and the joint q_ij over all pairs
-        (dt-MCML of Min et al., 2010). The reported objective is then -KL (at most 0).
-        "auto" is f for a linear or diagonal map (as scikit-learn). For
-        ``encoder="mlp"`` it is "mcml" for a wide map of a set that is not large, else g:
-        from random weights f's gradient vanishes for points among other classes, and
-        g's does not (``rules.auto_objective``).
-    encoder : {"linear", "diagonal", "mlp"}, default="linear"
-        "linear": a full d x D map; "diagonal": one scale per feature (d = D); "mlp": a
-        ReLU network with ``hidden_sizes`` hidden layers and a linear output layer,
-        starting from random weights (init must be "auto" or "random").
-    hidden_sizes : tuple of int, default=(500, 500)
-        Hidden layer widths of the MLP encoder (ignored by the others).
-    pretrain_epochs : int, default=0
-        MLP encoder only: epochs of autoencoder pre-training (``pretraining``; a stand-in
-        for the RBM pre-training of Min et al., 2010) before NCA trains a fresh network.
-        0: none; a warm start keeps the network it has.
-    kernel : {"auto", "gaussian", "student-t"}, default="auto"
-        Similarity of two embedded points: exp(-d^2) as in the paper, or the heavy-tailed
-        Student-t (1 + d^2 / a)^(-(a + 1) / 2) of Min et al. (2010). "auto": the Gaussian
-        for a linear or diagonal map (as scikit-learn), the Student-t for ``encoder="mlp"``.
-    dof : float, "learn" or None, default=None
-        Degrees of freedom a of the Student-t kernel: a positive number, None for the
-        paper's choice d - 1 (at least 1), or "learn" to train it by gradient from d - 1,
-        kept positive. Ignored by the Gaussian kernel.
-    neighbors : {"auto", "all", "nearest", "memory", "batch"}, default="auto"
-        Minibatch optimisers only: where each batch's anchors take their neighbours.
-        "all": every training point, embeddings recomputed at each step (exact);
-        "nearest": each anchor's ``n_candidates`` nearest points in the current embedding
-        (found with FAISS, again every ``candidate_refresh`` epochs) and a uniform sample of
-        the rest that stands in for it in p_ij's normaliser (approximate; a step costs the
-        same whatever the data size); "memory": a bank of all points' embeddings updated
-        with momentum (Wu et al., 2018), gradients only through the batch; "batch": the
-        batch alone. "auto": "memory" for the MLP encoder with Adam or SGD, "nearest" for
-        a map trained in minibatches on more than ``rules.NEAREST_MIN_SAMPLES`` points
-        (``rules.PICTURE_NEAREST_MIN_SAMPLES`` for d <= 3), else "all".
-    bank_momentum : float, default=0.5
-        Weight of the old bank row in each memory-bank update.
-    optimizer : {"auto", "lbfgs", "adam", "sgd"}, default="auto"
-        "lbfgs": full batch, scipy's L-BFGS-B in float64 as scikit-learn; "adam" and
-        "sgd": minibatches of anchors whose neighbours are taken from the whole training
-        set. "auto": L-BFGS for a linear or diagonal map on at most
-        ``rules.LBFGS_MAX_SAMPLES`` points, else Adam with tuned settings.
-    batch_size : int, default=None
-        Anchors per minibatch (ignored by L-BFGS); None: tuned to the data size.
-    learning_rate : float, default=None
-        Minibatch step size (L-BFGS's line search sets its own); None: tuned to the data
-        size for Adam on a map, 0.1 for SGD; for the MLP 0.003 (Adam) and 0.01 (SGD),
-        a third of that with objective "mcml" (``rules.default_learning_rate``).
-    learning_rate_schedule : {"auto", "constant", "cosine"}, default="auto"
-        Minibatch optimisers only. "cosine": the step falls from learning_rate to 0 along
-        a half cosine over max_iter epochs, so the last epochs settle; "constant" keeps it.
-        "auto": cosine for the MLP, constant for a linear or diagonal map. A warm start
-        decays again from learning_rate; tol can end a run before the step reaches 0.
-    weight_decay : float, default=0.0
-        L2 penalty on the map, ``weight_decay * ||A||_F^2`` (the MLP: its squared weights),
-        subtracted from the objective.
-    n_candidates : int, default=None
-        With neighbors "nearest": how many nearest points each anchor takes (None:
-        ``rules.DEFAULT_CANDIDATES``). Given with neighbors "all" or "auto", it asks for
-        "nearest" with that many.
-    candidate_refresh : int, default=1
-        Epochs between candidate searches.
-    image_shape : tuple of (int, int) or None, default=None
-        (height, width) of image inputs, whose pixels are the features row by row. It turns
-        on the image shift for a network (``shift``). None: the rows are not images.
-    shift : "auto" or int, default="auto"
-        Pixels by which each minibatch's anchor images move, afresh at every step
-        (``augmentation.RandomShift``), so that a network cannot learn a few thousand images
-        by heart. Needs ``image_shape`` and a minibatch optimizer with neighbors "memory" or
-        "batch". "auto": one pixel per 16 of the images' shorter side for
-        ``encoder="mlp"`` (``rules.image_shift``), none for a map or without image_shape.
-    augment : callable or None, default=None
-        Alters each minibatch's anchors afresh at every step, as ``augment(X_batch,
-        generator)`` on a tensor, returning one of the same shape, dtype and device: e.g.
-        ``augmentation.RandomShift((28, 28), 1)`` moves images by up to a pixel (what
-        ``shift`` builds). Needs a minibatch optimizer with neighbors "memory" or "batch"
-        (the default for the MLP), and replaces ``shift``; None: the inputs as given, or
-        shifted as ``shift`` says.
-    device : str, default="auto"
-        "auto" uses CUDA, then Apple MPS, then the CPU, except for small problems that
-        L-BFGS fits with the whole-matrix float64 engine (at most 400 points, a linear or
-        diagonal map, the Gaussian kernel, f or g), which stay on the CPU, where they run
-        faster; or any torch device string.
-    dtype : {"float32", "float64"}, default="float32"
-        Precision of training.
+{parameters}
 
     Attributes
     ----------
@@ -235,81 +107,14 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         The device training ran on.
     """
 
-    _parameter_constraints: dict = {  # noqa: RUF012 (scikit-learn's convention)
-        **{s.name: _constraints(s) for s in SETTINGS if s.accepts is not None},  # the run settings'
-        "warm_start": ["boolean"],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "callback": [callable, None],
-        "verbose": ["verbose"],
-        "pretrain_epochs": [Interval(Integral, 0, None, closed="left")],
-        "bank_momentum": [Interval(Real, 0, 1, closed="left")],
-        "n_candidates": [Interval(Integral, 1, None, closed="left"), None],
-        "candidate_refresh": [Interval(Integral, 1, None, closed="left")],
-        "image_shape": [tuple, list, None],
-        "augment": [callable, None],
-        "dtype": [StrOptions({"float32", "float64"})],
-    }
+    _parameter_constraints: dict = {p.name: list(p.accepts) for p in ESTIMATOR_PARAMS}  # noqa: RUF012
 
-    def __init__(
-        self,
-        n_components=None,
-        *,
-        init="auto",
-        warm_start=False,
-        max_iter=None,
-        tol=1e-5,
-        callback=None,
-        verbose=0,
-        random_state=None,
-        objective="auto",
-        encoder="linear",
-        hidden_sizes=DEFAULT_HIDDEN_SIZES,
-        pretrain_epochs=0,
-        kernel="auto",
-        dof=None,
-        neighbors="auto",
-        bank_momentum=0.5,
-        optimizer="auto",
-        batch_size=None,
-        learning_rate=None,
-        learning_rate_schedule="auto",
-        weight_decay=0.0,
-        n_candidates=None,
-        candidate_refresh=1,
-        image_shape=None,
-        shift="auto",
-        augment=None,
-        device="auto",
-        dtype="float32",
-    ):
+    def __init__(self, n_components=None, **params):
         self.n_components = n_components
-        self.init = init
-        self.warm_start = warm_start
-        self.max_iter = max_iter
-        self.tol = tol
-        self.callback = callback
-        self.verbose = verbose
-        self.random_state = random_state
-        self.objective = objective
-        self.encoder = encoder
-        self.hidden_sizes = hidden_sizes
-        self.pretrain_epochs = pretrain_epochs
-        self.kernel = kernel
-        self.dof = dof
-        self.neighbors = neighbors
-        self.bank_momentum = bank_momentum
-        self.optimizer = optimizer
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.learning_rate_schedule = learning_rate_schedule
-        self.weight_decay = weight_decay
-        self.n_candidates = n_candidates
-        self.candidate_refresh = candidate_refresh
-        self.image_shape = image_shape
-        self.shift = shift
-        self.augment = augment
-        self.device = device
-        self.dtype = dtype
+        for p in ESTIMATOR_PARAMS[1:]:
+            setattr(self, p.name, params.pop(p.name, p.default))
+        if params:
+            raise TypeError(f"NCA got unexpected keyword arguments: {', '.join(sorted(params))}")
 
     # -- scikit-learn API -------------------------------------------------------------
 
@@ -689,6 +494,18 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             return train_acc, test_acc
 
         return evaluate
+
+
+NCA.__doc__ = NCA.__doc__.replace("{parameters}", parameters_doc())
+# scikit-learn reads the parameters from the constructor's signature: the declared ones, by
+# keyword, n_components also by position (as scikit-learn's own NCA)
+NCA.__init__.__signature__ = inspect.Signature(
+    [
+        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("n_components", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
+        *(inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default) for p in ESTIMATOR_PARAMS[1:]),
+    ]
+)
 
 
 def _training_rows(X: np.ndarray, order: np.ndarray, offset: np.ndarray, dtype, device) -> torch.Tensor:

@@ -1,5 +1,7 @@
 """The one declaration of run settings, checked as a table (like scikit-learn's constraints)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -84,14 +86,26 @@ def test_hidden_layers_read_and_write_as_comma_separated_sizes():
 
 
 def test_each_estimator_parameter_is_declared_once():
-    """A run setting that is an estimator parameter declares what the estimator accepts
-    (``Setting.accepts``); the estimator declares only the parameters no run setting has."""
+    """The estimator's constructor, constraints and documented parameters all come from
+    ``PARAMS``; the run settings are the declared parameters that have a control."""
+    import inspect
+
+    from nca_core.config.params import PARAMS
     from nca_core.runs.run import RUN_ONLY
 
-    params = set(NCA().get_params())
-    declared = {s.name for s in SETTINGS if s.accepts is not None}
-    assert declared <= params and {s.name for s in SETTINGS} - declared == set(RUN_ONLY)
-    assert set(NCA._parameter_constraints) == params
+    declared = [p.name for p in PARAMS if p.estimator]
+    assert list(inspect.signature(NCA).parameters) == declared
+    assert NCA().get_params() == {p.name: p.default for p in PARAMS if p.estimator}
+    assert set(NCA._parameter_constraints) == set(declared)
+    documented = re.findall(r"^    (\w+) : ", NCA.__doc__.split("Attributes")[0], flags=re.M)
+    assert documented == declared
+    assert [s.name for s in SETTINGS] == [p.name for p in PARAMS if p.control is not None]
+    assert {p.name for p in PARAMS if not p.estimator} == set(RUN_ONLY)
+
+
+def test_an_unknown_keyword_is_refused_as_by_any_constructor():
+    with pytest.raises(TypeError, match="unexpected keyword arguments: n_componets"):
+        NCA(n_componets=2)
 
 
 @pytest.mark.parametrize(
