@@ -20,7 +20,6 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from .rules import (
     ENCODERS,
@@ -40,7 +39,33 @@ from .rules import (
     uses_minibatches,
 )
 
-__all__ = ["DOF_MAX", "PARAMS", "Control", "Param", "parameters_doc", "parse_dof", "parse_layer_sizes"]
+__all__ = ["DOF_MAX", "PARAMS", "Control", "Param", "Range", "Words", "parameters_doc", "parse_dof", "parse_layer_sizes"]
+
+
+@dataclass(frozen=True)
+class Words:
+    """Accepts these strings (scikit-learn's ``StrOptions``)."""
+
+    values: frozenset
+
+
+@dataclass(frozen=True)
+class Range:
+    """Accepts numbers of ``kind`` from ``low`` to ``high`` (None: no bound), ``closed`` as
+    scikit-learn's ``Interval`` says ("left", "right", "both" or "neither")."""
+
+    kind: type
+    low: float | None
+    high: float | None
+    closed: str
+
+
+def StrOptions(values) -> Words:
+    return Words(frozenset(values))
+
+
+def Interval(kind, low, high, closed) -> Range:
+    return Range(kind, low, high, closed)
 
 
 @dataclass(frozen=True)
@@ -75,8 +100,10 @@ class Control:
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter: its name, library default and accepted values (scikit-learn
-    constraints; empty for a run setting that is no estimator parameter), its docstring
+    """One parameter: its name, library default and accepted values (scikit-learn's
+    constraints, with ``Words`` and ``Range`` standing for ``StrOptions`` and ``Interval``,
+    so that reading settings loads no scikit-learn; empty for a run setting that is no
+    estimator parameter), its docstring
     entry (``type`` and ``doc``), and how users reach it (``control``, None: Python only)."""
 
     name: str

@@ -12,10 +12,11 @@ from numbers import Integral
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from ..config.params import ESTIMATOR_PARAMS, parameters_doc
+from ..config.params import ESTIMATOR_PARAMS, Range, Words, parameters_doc
 from ..config.rules import (
     DataShape,
     Note,
@@ -43,6 +44,16 @@ _RESOLVED = (
     "image_shape", "shift",
 )  # fmt: skip
 _TRANSFORM_BATCH = 8192
+
+
+def _constraints(accepts: tuple) -> list:
+    """scikit-learn's constraints for a declared parameter (``params.Param.accepts``)."""
+    return [
+        StrOptions(set(c.values)) if isinstance(c, Words)
+        else Interval(c.kind, c.low, c.high, closed=c.closed) if isinstance(c, Range)
+        else c
+        for c in accepts
+    ]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -107,7 +118,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         The device training ran on.
     """
 
-    _parameter_constraints: dict = {p.name: list(p.accepts) for p in ESTIMATOR_PARAMS}  # noqa: RUF012
+    _parameter_constraints: dict = {p.name: _constraints(p.accepts) for p in ESTIMATOR_PARAMS}  # noqa: RUF012
 
     def __init__(self, n_components=None, **params):
         self.n_components = n_components
