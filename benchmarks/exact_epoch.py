@@ -53,6 +53,8 @@ import torch
 from compare_sklearn import machine
 
 from nca_core import datasets
+from nca_core.config.plan import make_plan
+from nca_core.config.rules import DataShape
 from nca_core.training.encoders import LinearEncoder, _summed_in_blocks
 from nca_core.training.epochs import MinibatchEpochs, Problem
 from nca_core.util.device import resolve_device
@@ -86,7 +88,10 @@ def _start_map(X: torch.Tensor, d: int) -> torch.Tensor:
 
 def _epoch(X, y, A) -> float:
     problem = Problem.sorted_by_class(LinearEncoder(A.clone()), X, y)
-    epochs = MinibatchEpochs(problem, "adam", 0.003, BATCH, torch.Generator().manual_seed(0))
+    shape = DataShape(len(X), X.shape[1], int(y.max()) + 1)
+    plan = make_plan({"optimizer": "adam", "learning_rate": 0.003, "batch_size": BATCH, "neighbors": "all",
+                      "n_components": A.shape[0], "device": str(X.device)}, shape)  # fmt: skip
+    epochs = MinibatchEpochs(problem, plan, torch.Generator().manual_seed(0))
     start = _clock(X.device)
     epochs.run(1)
     return _clock(X.device) - start

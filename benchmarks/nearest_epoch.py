@@ -20,6 +20,8 @@ from compare_sklearn import machine
 from exact_epoch import _clock, _start_map
 
 from nca_core import datasets
+from nca_core.config.plan import make_plan
+from nca_core.config.rules import DataShape
 from nca_core.training.encoders import LinearEncoder
 from nca_core.training.epochs import Problem, make_epochs
 from nca_core.util.device import resolve_device
@@ -36,9 +38,10 @@ def main() -> None:
     X = torch.as_tensor(np.asarray(data.X_train, dtype=np.float32)).to(device)
     y = torch.as_tensor(np.asarray(data.y_train)).long().to(device)
     problem = Problem.sorted_by_class(LinearEncoder(_start_map(X, 32)), X, y)
-    epochs = make_epochs(
-        problem, "adam", 0.003, batch_size=1024, neighbors="nearest", generator=torch.Generator().manual_seed(0)
-    )
+    shape = DataShape(len(X), X.shape[1], int(y.max()) + 1)
+    plan = make_plan({"optimizer": "adam", "learning_rate": 0.003, "batch_size": 1024, "neighbors": "nearest",
+                      "n_components": 32, "device": str(device)}, shape)  # fmt: skip
+    epochs = make_epochs(problem, plan, torch.Generator().manual_seed(0))
     print(f"machine: {machine()}; device: {device}; n = {args.n:,}\n")
     for name, work in (("first epoch", lambda: epochs.run(1)), ("candidate search", lambda: epochs.prepare(2)),
                        ("second epoch (searches again)", lambda: epochs.run(2))):  # fmt: skip

@@ -154,9 +154,9 @@ def main() -> None:
     )  # fmt: skip
     args = parser.parse_args()
     if args.blockwise:
-        from nca_core.objective import dense
+        from nca_core.config import rules
 
-        dense.DENSE_MAX_SAMPLES = 0  # training.epochs.dense_applies reads it at each fit
+        rules.DENSE_MAX_SAMPLES = 0  # rules.dense_suits reads it at each fit
     print(f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}\n")
     print(
         "| set | d | sklearn mean p_i | nca_core mean p_i | difference | sklearn s | nca_core s | time ratio |"

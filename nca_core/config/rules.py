@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "DENSE_MAX_SAMPLES",
     "ENCODERS",
     "INITS",
     "KERNELS",
@@ -40,6 +41,7 @@ __all__ = [
     "auto_schedule",
     "auto_shift",
     "default_learning_rate",
+    "dense_suits",
     "image_shift",
     "input_scale_note",
     "locked_values",
@@ -101,6 +103,11 @@ PICTURE_MAX_DIM = 3
 # fewer points. The count that kept MNIST's 5-NN error (d = 32 and the picture's d = 2) at
 # the least cost: benchmarks/candidates.py, benchmarks/RESULTS.md ("Fewer candidates").
 DEFAULT_CANDIDATES = 12
+# Up to this many points the whole-matrix float64 engine (``objective.dense``) evaluates a
+# small linear problem: its (n, n) matrices stay in cache and one evaluation costs less
+# than the blockwise engine's calls; beyond it they do not, and the blockwise float32
+# engine is faster (chosen by timing both on one thread).
+DENSE_MAX_SAMPLES = 400
 # A network's hidden ReLU layers when none are given (Salakhutdinov and Hinton's first two).
 NETWORK_HIDDEN_SIZES = (500, 500)
 
@@ -184,6 +191,18 @@ def minibatch_defaults(
     if n_samples > LBFGS_MAX_SAMPLES:
         return {"learning_rate": 0.005, "batch_size": 256, "max_iter": 20}
     return {"learning_rate": 0.01, "batch_size": 128, "max_iter": 40}
+
+
+def dense_suits(encoder: str, kernel: str, objective: str, n_samples: int) -> bool:
+    """Whether the whole-matrix float64 engine (``objective.dense``) takes a problem of these
+    settings: a linear or diagonal map, the Gaussian kernel, objective f or g, at most
+    ``DENSE_MAX_SAMPLES`` points (on the CPU, in one process: ``epochs.dense_applies``)."""
+    return (
+        encoder in ("linear", "diagonal")
+        and kernel == "gaussian"
+        and objective in PER_ANCHOR_OBJECTIVES
+        and n_samples <= DENSE_MAX_SAMPLES
+    )
 
 
 def auto_optimizer(shape: DataShape, encoder: str) -> str:

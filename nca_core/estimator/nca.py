@@ -17,19 +17,16 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from ..config.params import ESTIMATOR_PARAMS, Range, Words, parameters_doc
-from ..config.rules import (
-    DataShape,
-    Note,
-    resolve,
-)
+from ..config.plan import Plan, make_plan
+from ..config.rules import DataShape
 from ..objective.kernels import make_kernel
 from ..search import knn
 from ..training.augmentation import RandomShift
 from ..training.encoders import MLPEncoder, make_encoder
-from ..training.epochs import EpochStrategy, Problem, dense_suits, make_epochs
+from ..training.epochs import EpochStrategy, Problem, make_epochs
 from ..training.loop import Snapshot, train
 from ..training.pretraining import PRETRAIN_BATCH_SIZE, pretrain_autoencoder
-from ..util.device import resolve_device, resolve_dtype
+from ..util.device import resolve_dtype
 from ..util.sampling import stratified_subsample
 from ..util.tensors import cpu_view
 from .report import Report
@@ -37,12 +34,6 @@ from .starts import lda_directions, pca_directions
 
 __all__ = ["NCA", "Plan"]
 
-# The parameters that ``rules.resolve`` turns into concrete settings for the data.
-_RESOLVED = (
-    "n_components", "encoder", "init", "optimizer", "neighbors", "learning_rate",
-    "batch_size", "max_iter", "kernel", "objective", "n_candidates", "augment", "learning_rate_schedule",
-    "image_shape", "shift",
-)  # fmt: skip
 _TRANSFORM_BATCH = 8192
 
 
@@ -57,24 +48,14 @@ def _constraints(accepts: tuple) -> list:
 
 
 @dataclass(frozen=True)
-class Plan:
-    """What a fit on data of ``shape`` will use (``NCA.plan``): ``rules.resolve``'s concrete
-    settings and its notes, with the parameters (``request``) they were resolved from."""
-
-    request: dict
-    shape: DataShape
-    settings: dict
-    notes: tuple[Note, ...]
-
-
-@dataclass(frozen=True)
 class _Start:
     """What a fit starts from, once its data and settings have passed every check."""
 
     X: np.ndarray
     y: np.ndarray
     y_index: np.ndarray  # classes as 0..n_classes - 1
-    settings: dict  # rules.resolve's concrete settings for this data
+    plan: Plan
+    settings: dict  # the plan's settings, with the augmentation that its shift builds
     encoder: torch.nn.Module
     kernel: torch.nn.Module
     seed: int
@@ -255,28 +236,23 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     def _strategy(self, start: _Start, X_t: torch.Tensor, y_index: np.ndarray) -> EpochStrategy:
         """The problem on the training tensor and the epoch strategy that trains it."""
-        settings = start.settings
         problem = Problem.sorted_by_class(
             start.encoder, X_t, torch.as_tensor(y_index, device=start.device),
-            objective=settings["objective"], kernel=start.kernel, weight_decay=self.weight_decay,
-            augment=settings["augment"],
+            objective=start.plan.objective, kernel=start.kernel, weight_decay=start.plan.weight_decay,
+            augment=start.settings["augment"],
         )  # fmt: skip
-        return make_epochs(
-            problem, settings["optimizer"], settings["learning_rate"], batch_size=settings["batch_size"],
-            neighbors=settings["neighbors"], generator=start.generator, n_candidates=settings["n_candidates"],
-            candidate_refresh=self.candidate_refresh, bank_momentum=self.bank_momentum, tol=self.tol,
-            decay_epochs=settings["max_iter"] if settings["learning_rate_schedule"] == "cosine" else None,
-        )  # fmt: skip
+        return make_epochs(problem, start.plan, start.generator)
 
     def _prepare(self, X, y, report, plan: Plan | None = None) -> _Start:
         """Validate, settle the settings and build the encoder and kernel; a failure leaves
         the estimator as it was before this call."""
         with self._input_attributes_restored_on_failure():
             X, y, classes, y_index = self._validated(X, y)
-            settings = self._settings(self._plan_for(plan, X, len(classes)))
+            plan = self._plan_for(plan, X, len(classes))
+            settings = self._settings(plan)
             rng = check_random_state(self.random_state)
-            device = self._device(settings, len(X))
-            dtype = resolve_dtype(self.dtype, device)
+            device = torch.device(plan.device)
+            dtype = resolve_dtype(plan.dtype, device)
             _check_augment(settings["augment"], X, dtype, device)
             with report.timing_start(settings):
                 components = self._initial_components(X, y_index, settings, rng)
@@ -288,7 +264,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             kernel = self._kernel(settings, device)
         self._start_fit(classes, settings, encoder, kernel, device)
         self.pretrain_curve_ = pretrain_curve
-        return _Start(X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype)
+        return _Start(X, y, y_index, plan, settings, encoder, kernel, seed, generator, device, dtype)
 
     def _validated(self, X, y) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """X and y as arrays that passed scikit-learn's checks, the classes, and y as class
@@ -313,16 +289,6 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 elif hasattr(self, name):
                     delattr(self, name)
             raise
-
-    def _device(self, settings: dict, n_samples: int) -> torch.device:
-        """``device`` resolved; "auto" keeps on the CPU the small L-BFGS problems that the
-        whole-matrix float64 engine takes (``epochs.dense_suits``): there a GPU spends more
-        on launches than the sums cost, and its float32 engine ends at another optimum
-        than scikit-learn's (benchmarks/RESULTS.md, "First GPU figures")."""
-        small = settings["optimizer"] == "lbfgs" and dense_suits(
-            settings["encoder"], settings["kernel"], settings["objective"], n_samples
-        )
-        return torch.device("cpu") if self.device == "auto" and small else resolve_device(self.device)
 
     def _follow(self, stream: Iterator[Snapshot], report, scale: float):
         """Keep the fitted attributes current with each snapshot; report and call back.
@@ -360,12 +326,10 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     # -- helpers ----------------------------------------------------------------------
 
     def plan(self, shape: DataShape) -> Plan:
-        """The concrete settings a fit on data of ``shape`` would use (``rules.resolve``), and
-        notes on what they change. A fit makes its own plan; one made earlier, to show its
-        notes, can be handed to ``fit_iter`` so that the settings are resolved once."""
-        request = {name: getattr(self, name) for name in _RESOLVED}
-        settings, notes = resolve(request, shape)
-        return Plan(request, shape, settings, tuple(notes))
+        """What a fit on data of ``shape`` would do (``config.plan.make_plan``), with notes on
+        what it changes. A fit makes its own plan; one made earlier, to show its notes, can be
+        handed to ``fit_iter`` so that the settings are decided once."""
+        return make_plan(self.get_params(deep=False), shape)
 
     def _plan_for(self, plan: Plan | None, X: np.ndarray, n_classes: int) -> Plan:
         """``plan`` if it was made by these parameters for data of X's shape, else a new one."""
@@ -377,7 +341,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 f"the plan was made for data of (n_samples, n_features, n_classes) = {made_for}, "
                 f"not {(len(X), X.shape[1], n_classes)}"
             )
-        changed = [name for name in _RESOLVED if not _same_value(plan.request[name], getattr(self, name))]
+        changed = [name for name, value in plan.request.items() if not _same_value(value, getattr(self, name))]
         if changed:
             raise ValueError(f"the plan was made before these parameters changed: {', '.join(changed)}")
         return plan

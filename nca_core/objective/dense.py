@@ -18,12 +18,8 @@ import torch
 from .blocks import all_pairs_value_and_gradient
 from .kernels import GaussianKernel
 
-__all__ = ["DENSE_MAX_SAMPLES", "DenseObjective"]
+__all__ = ["DenseObjective"]
 
-# Up to this many points the (n, n) float64 matrices stay in cache and one evaluation
-# costs less than the blockwise engine's calls; beyond it they do not, and the blockwise
-# float32 engine is faster (chosen by timing both on one thread).
-DENSE_MAX_SAMPLES = 400
 
 
 class DenseObjective:

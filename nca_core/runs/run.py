@@ -156,7 +156,8 @@ class Run:
 
     def __init__(self, config: RunConfig, data: Dataset):
         self.data = data
-        asked = NCA(**estimator_params(config, data.image_shape))
+        # tol 0: a run trains the epochs it was asked for (the picture keeps moving)
+        asked = NCA(**estimator_params(config, data.image_shape), tol=0.0)
         plan = asked.plan(_shape(config, data))
         self.config = _planned_config(config, plan, len(data.y_train))
         self.notes = [note.text for note in plan.notes]

@@ -11,7 +11,8 @@ loop (``loop.train``) takes one strategy and does not know which it has:
 - ``BankEpochs``: neighbours from a ``MemoryBank`` of all points' embeddings (Wu et al., 2018);
 - ``BatchEpochs``: neighbours from the batch alone.
 
-Each satisfies ``EpochStrategy``; ``make_epochs`` picks one from the estimator's options.
+Each satisfies ``EpochStrategy`` and takes its settings from a fit's plan (``config.plan``);
+``make_epochs`` picks the one the plan calls for.
 """
 
 from __future__ import annotations
@@ -26,14 +27,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..config.rules import (
-    DEFAULT_CANDIDATES,
-    NEIGHBOR_SOURCES,
-    augmentation_note,
-    candidates_note,
-    neighbors_note,
-)
-from ..objective import dense
+from ..config.plan import Plan
+from ..config.rules import dense_suits
 from ..objective.blocks import candidate_terms_and_gradients, kernel_block_gradients
 from ..objective.dense import DenseObjective
 from ..objective.engine import DEFAULT_BLOCK_ELEMENTS
@@ -162,21 +157,9 @@ class EpochStrategy(Protocol):
         """Release what the strategy holds (a worker thread); called once training ends."""
 
 
-def dense_suits(encoder: str, kernel: str, objective: str, n_samples: int) -> bool:
-    """Whether the whole-matrix float64 engine (``objective.dense``) takes a problem of these
-    settings: a linear or diagonal map, the Gaussian kernel, objective f or g, at most
-    ``dense.DENSE_MAX_SAMPLES`` points. ``dense_applies`` adds where: on the CPU, in one
-    process."""
-    return (
-        encoder in ("linear", "diagonal")
-        and kernel == "gaussian"
-        and objective in PER_ANCHOR_OBJECTIVES
-        and n_samples <= dense.DENSE_MAX_SAMPLES
-    )
-
-
 def dense_applies(problem: Problem) -> bool:
-    """Whether the whole-matrix engine evaluates this problem (``dense_suits``)."""
+    """Whether the whole-matrix engine evaluates this problem: on the CPU, in one process,
+    where ``rules.dense_suits`` says it suits."""
     return (
         problem.X.device.type == "cpu"
         and problem.group.world_size == 1
@@ -208,8 +191,9 @@ class LBFGSEpochs:
     evaluated by the whole-matrix float64 engine (``dense``), the others by the blockwise one.
     """
 
-    def __init__(self, problem: Problem, tol: float = 1e-5):
+    def __init__(self, problem: Problem, plan: Plan):
         self.problem = problem
+        tol = plan.tol
         self.scale = float(len(problem.X)) if problem.objective in PER_ANCHOR_OBJECTIVES else 1.0
         x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
         if dense_applies(problem):
@@ -291,20 +275,12 @@ class MinibatchEpochs:
     message = ""
     steps_use_engine = True  # the steps evaluate the exact engine, whose matrices the workspace keeps
 
-    def __init__(
-        self,
-        problem: Problem,
-        optimizer: str,
-        learning_rate: float,
-        batch_size: int,
-        generator=None,
-        decay_epochs: int | None = None,
-    ):
+    def __init__(self, problem: Problem, plan: Plan, generator: torch.Generator | None = None):
         self.problem = problem
-        self.optimizer = make_optimizer(optimizer, problem.parameters, learning_rate)
-        self.batch_size = batch_size
+        self.optimizer = make_optimizer(plan.optimizer, problem.parameters, plan.learning_rate)
+        self.batch_size = plan.batch_size
         self.generator = generator
-        self.learning_rate, self.decay_epochs = learning_rate, decay_epochs
+        self.learning_rate, self.decay_epochs = plan.learning_rate, plan.decay_epochs
 
     def start_value(self, generator=None) -> float:
         """The objective before the first step (sampled anchors on very large sets). A
@@ -379,12 +355,9 @@ class CandidateEpochs(MinibatchEpochs):
 
     steps_use_engine = False
 
-    def __init__(
-        self, problem, optimizer, learning_rate, batch_size, generator=None, decay_epochs=None,
-        n_candidates=DEFAULT_CANDIDATES, refresh=1, sample_size=1024,
-    ):  # fmt: skip
-        super().__init__(problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
-        self.n_candidates, self.refresh, self.sample_size = n_candidates, refresh, sample_size
+    def __init__(self, problem: Problem, plan: Plan, generator: torch.Generator | None = None):
+        super().__init__(problem, plan, generator)
+        self.n_candidates, self.refresh, self.sample_size = plan.n_candidates, plan.candidate_refresh, 1024
         self.candidates: torch.Tensor | None = None
 
     def prepare(self, epoch: int) -> None:
@@ -515,14 +488,11 @@ class BankEpochs(MinibatchEpochs):
 
     steps_use_engine = False
 
-    def __init__(
-        self, problem, optimizer, learning_rate, batch_size, generator=None, decay_epochs=None,
-        momentum=0.5, bank=None,
-    ):  # fmt: skip
-        super().__init__(problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
+    def __init__(self, problem: Problem, plan: Plan, generator: torch.Generator | None = None, bank=None):
+        super().__init__(problem, plan, generator)
         if bank is None:
             with torch.no_grad():
-                bank = MemoryBank(problem.encoder(problem.X), momentum)
+                bank = MemoryBank(problem.encoder(problem.X), plan.bank_momentum)
         self.bank = bank
 
     def step(self, anchors: torch.Tensor) -> float:
@@ -540,51 +510,21 @@ class BankEpochs(MinibatchEpochs):
         return value if p.objective == "mcml" else value / len(anchors)
 
 
-def make_epochs(
-    problem: Problem,
-    optimizer: str = "lbfgs",
-    learning_rate: float = 1.0,
-    *,
-    batch_size: int = 512,
-    neighbors: str = "all",
-    generator: torch.Generator | None = None,
-    n_candidates: int | None = None,
-    candidate_refresh: int = 1,
-    bank_momentum: float = 0.5,
-    tol: float = 1e-5,
-    decay_epochs: int | None = None,
-):
-    """The epoch strategy for these options (checked against ``rules``).
-
-    ``decay_epochs``: minibatch steps fall to 0 along a half cosine over that many epochs.
+def make_epochs(problem: Problem, plan: Plan, generator: torch.Generator | None = None) -> EpochStrategy:
+    """The epoch strategy the plan calls for, on ``problem`` (whose objective, kernel, weight
+    decay and augmentation are the plan's too), drawing batches and samples from ``generator``.
 
     Under ``torchrun`` the problem's group becomes data-parallel, which supports objectives
     f and g with neighbours from all points.
     """
-    for note in (
-        neighbors_note(optimizer, neighbors),
-        candidates_note(n_candidates, problem.objective, neighbors),
-        augmentation_note(problem.augment, optimizer, neighbors, n_candidates),
-    ):
-        if note is not None:
-            raise ValueError(note.error)
     if active_world_size() > 1:
-        if neighbors != "all" or n_candidates or problem.objective not in PER_ANCHOR_OBJECTIVES:
+        if plan.neighbors != "all" or plan.objective not in PER_ANCHOR_OBJECTIVES:
             raise ValueError(
                 "data-parallel training supports objectives f and g with neighbours from all points "
                 "(neighbors='all', no n_candidates)"
             )
         problem.group = DataParallelGroup(problem.encoder, len(problem.X))
-    if optimizer == "lbfgs":
-        return LBFGSEpochs(problem, tol)  # its line search sets the step: no learning rate
-    minibatch = (problem, optimizer, learning_rate, batch_size, generator, decay_epochs)
-    if n_candidates or neighbors == "nearest":
-        n_candidates = n_candidates or DEFAULT_CANDIDATES
-        return CandidateEpochs(*minibatch, n_candidates=n_candidates, refresh=candidate_refresh)
-    if neighbors == "memory":
-        return BankEpochs(*minibatch, momentum=bank_momentum)
-    if neighbors == "batch":
-        return BatchEpochs(*minibatch)
-    if neighbors != "all":
-        raise ValueError(f"neighbors must be one of {NEIGHBOR_SOURCES}, got {neighbors!r}")
-    return MinibatchEpochs(*minibatch)
+    if plan.optimizer == "lbfgs":
+        return LBFGSEpochs(problem, plan)  # its line search sets the step: no learning rate
+    strategy = {"all": MinibatchEpochs, "nearest": CandidateEpochs, "memory": BankEpochs, "batch": BatchEpochs}
+    return strategy[plan.neighbors](problem, plan, generator)

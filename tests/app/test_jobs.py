@@ -12,6 +12,7 @@ from nca_core import NCA, datasets
 from nca_core.training.encoders import LinearEncoder
 from nca_core.training.epochs import Problem, make_epochs
 from nca_core.training.loop import train
+from tests.training.plans import plan_of
 
 # The job paces itself by the wall clock, and these tests time it: a starved process fails them.
 pytestmark = pytest.mark.wall_clock
@@ -175,7 +176,7 @@ class SlowSteps:
         gen = torch.Generator().manual_seed(0)
         X, y = torch.randn(90, 3, generator=gen, dtype=torch.float64), torch.arange(90) % 3
         problem = Problem.sorted_by_class(LinearEncoder(torch.eye(2, 3, dtype=torch.float64)), X, y)
-        self.epochs = make_epochs(problem, "sgd", 0.01, batch_size=1, generator=gen)
+        self.epochs = make_epochs(problem, plan_of(problem, optimizer="sgd", learning_rate=0.01, batch_size=1), gen)
 
     def __getattr__(self, name):
         return getattr(self.epochs, name)

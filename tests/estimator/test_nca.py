@@ -271,17 +271,20 @@ def test_auto_keeps_the_small_problems_of_the_whole_matrix_engine_on_the_cpu(mon
     """What "auto" picks where a GPU is found (pretended here): the CPU for an L-BFGS problem
     the float64 whole-matrix engine takes (iris fitted 8x faster there than on an H100), the
     GPU for everything else; a device asked for by name is kept."""
-    from nca_core.estimator import nca as estimator
+    from nca_core.util import device as devices
 
-    gpu = torch.device("cuda")
-    monkeypatch.setattr(estimator, "resolve_device", lambda d: gpu if d == "auto" else torch.device(d))
-    small = {"optimizer": "lbfgs", "encoder": "linear", "kernel": "gaussian", "objective": "g"}
-    assert NCA()._device(small, 400) == torch.device("cpu")
-    assert NCA()._device({**small, "encoder": "diagonal"}, 150) == torch.device("cpu")
-    assert NCA()._device(small, 401) == gpu
+    monkeypatch.setattr(devices, "resolve_device", lambda d: torch.device("cuda" if d == "auto" else d))
+
+    def planned(n_samples, **params):
+        params = {"optimizer": "lbfgs", "encoder": "linear", "kernel": "gaussian", "objective": "g", **params}
+        return NCA(**params).plan(DataShape(n_samples, 4, 3)).device
+
+    assert planned(400) == "cpu" and planned(150, encoder="diagonal") == "cpu"
+    assert planned(401) == "cuda"
     for change in ({"optimizer": "adam"}, {"encoder": "mlp"}, {"kernel": "student-t"}, {"objective": "mcml"}):
-        assert NCA()._device({**small, **change}, 150) == gpu
-    assert NCA(device="cuda")._device(small, 150) == gpu
+        assert planned(150, **change) == "cuda"
+    assert planned(150, device="cuda") == "cuda"
+    monkeypatch.undo()
     X, y = load_iris(return_X_y=True)
     assert NCA(2).fit(X, y).device_ == "cpu"  # the fit itself follows the rule
 
@@ -630,7 +633,7 @@ def test_a_network_handed_inputs_far_from_unit_scale_says_to_standardise_them(di
 def test_fit_iter_trains_with_a_plan_made_before_and_refuses_a_stale_one(wine, monkeypatch):
     """A plan shown before training is used as it is (no second resolve); one made for other
     parameters or other data is refused rather than trained."""
-    import nca_core.estimator.nca as estimator
+    import nca_core.config.plan as planning
 
     X, y = wine
     model = NCA(n_components=20, max_iter=2, device="cpu")
@@ -645,6 +648,6 @@ def test_fit_iter_trains_with_a_plan_made_before_and_refuses_a_stale_one(wine, m
     plan = model.plan(shape)
     with pytest.raises(ValueError, match=r"made for data of .* = \(178, 13, 3\), not \(150, 13, 3\)"):
         list(model.fit_iter(X[:150], y[:150], plan=plan))
-    monkeypatch.setattr(estimator, "resolve", lambda *args: pytest.fail("resolved again"))
+    monkeypatch.setattr(planning, "resolve", lambda *args: pytest.fail("resolved again"))
     snaps = list(model.fit_iter(X, y, plan=plan))
     assert snaps[-1].epoch == 2 and model.n_components_ == 2

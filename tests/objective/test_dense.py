@@ -4,12 +4,13 @@ import numpy as np
 import pytest
 import torch
 
-from nca_core.objective import dense
+from nca_core.config import rules
 from nca_core.objective.dense import DenseObjective
 from nca_core.objective.kernels import StudentTKernel
 from nca_core.training.encoders import DiagonalEncoder, LinearEncoder, MLPEncoder
 from nca_core.training.epochs import LBFGSEpochs, Problem, dense_applies
 from tests.objective.reference import reference_objective
+from tests.training.plans import plan_of
 
 
 def _data(n=40, n_features=5, n_classes=3, seed=0, dtype=torch.float32):
@@ -115,7 +116,7 @@ def test_applies_only_to_small_linear_gaussian_f_and_g():
     assert not dense_applies(_problem(X, y, linear, kernel=StudentTKernel(1.0)))
     mlp = MLPEncoder(5, 2, hidden_sizes=(4,), generator=torch.Generator().manual_seed(0))
     assert not dense_applies(_problem(X, y, mlp))
-    big_X, big_y = _data(n=dense.DENSE_MAX_SAMPLES + 1)
+    big_X, big_y = _data(n=rules.DENSE_MAX_SAMPLES + 1)
     assert not dense_applies(_problem(big_X, big_y, LinearEncoder(torch.randn(2, 5))))
 
 
@@ -129,7 +130,7 @@ def test_lbfgs_reaches_the_blockwise_engines_optimum(objective, monkeypatch):
 
     def optimum():
         problem = _problem(X, y, LinearEncoder(A), objective=objective)
-        epochs = LBFGSEpochs(problem, tol=1e-9)
+        epochs = LBFGSEpochs(problem, plan_of(problem, optimizer="lbfgs", tol=1e-9))
         for epoch in range(1, 200):
             value = epochs.run(epoch)
             if epochs.lbfgs.converged:
@@ -137,7 +138,7 @@ def test_lbfgs_reaches_the_blockwise_engines_optimum(objective, monkeypatch):
         return value, type(epochs.lbfgs.loss).__name__
 
     dense_value, dense_loss = optimum()
-    monkeypatch.setattr(dense, "DENSE_MAX_SAMPLES", 0)
+    monkeypatch.setattr(rules, "DENSE_MAX_SAMPLES", 0)
     block_value, block_loss = optimum()
     assert (dense_loss, block_loss) == ("DenseObjective", "method")
     assert dense_value == pytest.approx(block_value, abs=1e-4)

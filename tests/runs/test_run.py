@@ -235,11 +235,11 @@ def test_the_apps_network_preset_is_what_the_estimator_gives_a_network(optimizer
 def test_a_run_resolves_its_settings_once(monkeypatch):
     """The page shows a run's notes before Train and then trains that same run: the rules
     run once, when the run is made, not again when it trains."""
-    import nca_core.estimator.nca as estimator
+    import nca_core.config.plan as planning
 
     calls = []
-    resolve = estimator.resolve
-    monkeypatch.setattr(estimator, "resolve", lambda *args: calls.append(1) or resolve(*args))
+    resolve = planning.resolve
+    monkeypatch.setattr(planning, "resolve", lambda *args: calls.append(1) or resolve(*args))
     wine = datasets.load("wine")
     run = Run(RunConfig(n_components=20, batch_size=4096, max_iter=2, device="cpu"), wine)
     assert run.config.n_components == 13 and len(calls) == 1

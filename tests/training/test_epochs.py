@@ -19,6 +19,7 @@ from nca_core.training.epochs import (
     make_epochs,
 )
 from nca_core.training.gradients import objective_and_gradient
+from tests.training.plans import plan_of
 
 
 class _NoStep:
@@ -38,10 +39,9 @@ class _NoStep:
 def test_candidates_covering_everyone_give_the_exact_objective(problem, objective):
     X, y, A = problem
     encoder = LinearEncoder(A)
-    epochs = CandidateEpochs(
-        Problem(encoder, X, y, objective), "adam", 0.1, len(X), torch.Generator().manual_seed(0),
-        n_candidates=len(X) - 1,
-    )  # fmt: skip
+    problem = Problem(encoder, X, y, objective)
+    plan = plan_of(problem, optimizer="adam", learning_rate=0.1, batch_size=len(X), n_candidates=len(X) - 1)
+    epochs = CandidateEpochs(problem, plan, torch.Generator().manual_seed(0))
     epochs.optimizer = _NoStep(encoder)
     value = epochs.run(1)
     exact_encoder = LinearEncoder(A)
@@ -64,9 +64,8 @@ def test_covering_candidates_with_a_learnt_student_t_and_weight_decay_match_the_
             value = objective_and_gradient(encoder, X, y, objective, weight_decay=0.1, kernel=kernel)
         else:
             problem_ = Problem(encoder, X, y, objective, kernel=kernel, weight_decay=0.1)
-            epochs = CandidateEpochs(
-                problem_, "adam", 0.1, len(X), torch.Generator().manual_seed(0), n_candidates=len(X) - 1
-            )
+            plan = plan_of(problem_, optimizer="adam", learning_rate=0.1, batch_size=len(X), n_candidates=len(X) - 1)
+            epochs = CandidateEpochs(problem_, plan, torch.Generator().manual_seed(0))
             epochs.optimizer = _NoStep(encoder)
             value = epochs.run(1)
         grads.append((value, encoder.weight.grad, kernel.raw_dof.grad))
@@ -82,20 +81,21 @@ def test_a_uniform_sample_stands_in_for_the_points_beyond_the_candidates(problem
     """Two candidates each, and a sample as large as the data: every other point is in it
     once with weight n / n, so the objective is the exact one."""
     X, y, A = problem
-    epochs = CandidateEpochs(
-        Problem(LinearEncoder(A), X, y, objective), "adam", 0.1, len(X), torch.Generator().manual_seed(0),
-        n_candidates=2, sample_size=len(X),
-    )  # fmt: skip
+    epochs = _two_candidates(Problem(LinearEncoder(A), X, y, objective), sample_size=len(X))
     epochs.optimizer = _NoStep(epochs.problem.encoder)
     value = epochs.run(1)
     exact = objective_and_gradient(LinearEncoder(A), X, y, objective)
     assert value == pytest.approx(exact, rel=1e-10)
-    without_sample = CandidateEpochs(
-        Problem(LinearEncoder(A), X, y, objective), "adam", 0.1, len(X), torch.Generator().manual_seed(0),
-        n_candidates=2, sample_size=1,
-    )  # fmt: skip
+    without_sample = _two_candidates(Problem(LinearEncoder(A), X, y, objective), sample_size=1)
     without_sample.optimizer = _NoStep(without_sample.problem.encoder)
     assert abs(without_sample.run(1) - exact) > 3 * abs(value - exact)
+
+
+def _two_candidates(problem, sample_size):
+    plan = plan_of(problem, optimizer="adam", learning_rate=0.1, batch_size=len(problem.X), n_candidates=2)
+    epochs = CandidateEpochs(problem, plan, torch.Generator().manual_seed(0))
+    epochs.sample_size = sample_size
+    return epochs
 
 
 def test_memory_bank_update_is_a_momentum_average():
@@ -128,9 +128,11 @@ def _one_step(problem, bank_mode, augment=None):
     if bank_mode:
         with torch.no_grad():
             bank = MemoryBank(encoder(X) + 0.5, momentum=0.5)  # stale on purpose
-        epochs = BankEpochs(problem, "adam", 0.1, len(X), generator, bank=bank)
+        plan = plan_of(problem, optimizer="adam", learning_rate=0.1, batch_size=len(X), neighbors="memory")
+        epochs = BankEpochs(problem, plan, generator, bank=bank)
     else:
-        bank, epochs = None, BatchEpochs(problem, "adam", 0.1, len(X), generator)
+        plan = plan_of(problem, optimizer="adam", learning_rate=0.1, batch_size=len(X), neighbors="batch")
+        bank, epochs = None, BatchEpochs(problem, plan, generator)
     before = None if bank is None else bank.embeddings.clone()
     epochs.optimizer = _NoStep(encoder)
     epochs.run(1)
@@ -165,13 +167,14 @@ def test_bank_and_batch_modes_are_refused_with_lbfgs_and_nearest_needs_a_per_anc
 
     X, y, A = problem
     with pytest.raises(ValueError, match="needs a minibatch optimizer"):
-        make_epochs(Problem(LinearEncoder(A), X, y), "lbfgs", neighbors="memory")
+        plan_of(Problem(LinearEncoder(A), X, y), optimizer="lbfgs", neighbors="memory")
     mcml = Problem(LinearEncoder(A), X, y, objective="mcml")
     for request in ({"n_candidates": 5}, {"neighbors": "nearest"}):
         with pytest.raises(ValueError, match="work with objective 'f' or 'g'"):
-            make_epochs(mcml, "adam", 0.1, **request)
+            plan_of(mcml, optimizer="adam", learning_rate=0.1, **request)
     student = Problem(LinearEncoder(A), X, y, kernel=StudentTKernel(1.0))
-    assert isinstance(make_epochs(student, "adam", 0.1, neighbors="nearest"), CandidateEpochs)
+    plan = plan_of(student, optimizer="adam", learning_rate=0.1, neighbors="nearest")
+    assert isinstance(make_epochs(student, plan), CandidateEpochs)
 
 
 def _mirrored(X, generator):
@@ -210,9 +213,9 @@ def test_augmenting_needs_anchors_encoded_on_their_own(problem, options):
     X, y, A = problem
     augmented = Problem(LinearEncoder(A), X, y, augment=_mirrored)
     with pytest.raises(ValueError, match="shift and augment need a minibatch optimizer with neighbors='memory'"):
-        make_epochs(augmented, "adam", 0.1, **options)
+        plan_of(augmented, optimizer="adam", learning_rate=0.1, **options)
     with pytest.raises(ValueError, match="shift and augment need"):
-        make_epochs(augmented, "lbfgs")
+        plan_of(augmented, optimizer="lbfgs")
 
 
 class _RateLog(_NoStep):
@@ -235,8 +238,9 @@ def test_the_step_size_falls_along_a_half_cosine_step_by_step(problem, decay_epo
     X, y, A = problem
     encoder = LinearEncoder(A)
     problem = Problem(encoder, X, y, "f")
-    epochs = make_epochs(problem, "adam", 0.1, batch_size=30, neighbors="memory", decay_epochs=decay_epochs,
-                         generator=torch.Generator().manual_seed(0))  # fmt: skip
+    schedule = {"learning_rate_schedule": "cosine", "max_iter": decay_epochs} if decay_epochs else {}
+    plan = plan_of(problem, optimizer="adam", learning_rate=0.1, batch_size=30, neighbors="memory", **schedule)
+    epochs = make_epochs(problem, plan, torch.Generator().manual_seed(0))
     epochs.optimizer = _RateLog(encoder)
     epochs.optimizer.param_groups[0]["lr"] = 0.1
     epochs.run(1), epochs.run(2)  # 120 points in batches of 30: 4 steps an epoch
@@ -255,8 +259,8 @@ def _shifted_images_step(dtype, offset):
     A = 0.3 * torch.randn(2, 16, generator=gen, dtype=torch.float64)
     encoder = LinearEncoder(A.to(dtype))
     problem = Problem(encoder, X.to(dtype), y, "g", augment=RandomShift((4, 4), 1))
-    epochs = make_epochs(problem, "adam", 0.1, batch_size=120, neighbors="memory",
-                         generator=torch.Generator().manual_seed(1))  # fmt: skip
+    plan = plan_of(problem, optimizer="adam", learning_rate=0.1, batch_size=120, neighbors="memory")
+    epochs = make_epochs(problem, plan, torch.Generator().manual_seed(1))
     epochs.optimizer = _NoStep(encoder)
     epochs.run(1)
     return encoder.weight.grad.double()
@@ -310,13 +314,13 @@ def test_nearest_step_in_float32_matches_float64_far_from_the_origin_with_a_far_
     X += 1e3
     results = {}
     for dtype in (torch.float32, torch.float64):
-        epochs = CandidateEpochs(
-            Problem(
-                LinearEncoder(A.to(dtype)), X.to(dtype), y, objective,
-                kernel=StudentTKernel(1.0) if student_t else GaussianKernel(),
-            ),
-            "adam", 0.1, len(X), torch.Generator().manual_seed(0), n_candidates=4, sample_size=16,
+        problem_ = Problem(
+            LinearEncoder(A.to(dtype)), X.to(dtype), y, objective,
+            kernel=StudentTKernel(1.0) if student_t else GaussianKernel(),
         )  # fmt: skip
+        plan = plan_of(problem_, optimizer="adam", learning_rate=0.1, batch_size=len(X), n_candidates=4)
+        epochs = CandidateEpochs(problem_, plan, torch.Generator().manual_seed(0))
+        epochs.sample_size = 16
         epochs.optimizer = _NoStep(epochs.problem.encoder)
         value = epochs.run(1)
         results[dtype] = (value, epochs.problem.encoder.weight.grad.double())
@@ -342,7 +346,7 @@ def test_only_float32_blockwise_searches_restart(dtype, restarts):
     X = torch.randn(450, 3, generator=gen, dtype=dtype)
     y = torch.arange(450) % 3
     problem = Problem.sorted_by_class(LinearEncoder(torch.eye(2, 3, dtype=dtype)), X, y)
-    epochs = make_epochs(problem, "lbfgs")
+    epochs = make_epochs(problem, plan_of(problem, optimizer="lbfgs"))
     try:
         assert isinstance(epochs, LBFGSEpochs) and epochs.lbfgs.restarts == restarts
     finally:
@@ -355,9 +359,11 @@ def test_strategies_whose_steps_skip_the_exact_engine_let_its_matrices_go_after_
     (at a million points they are several hundred megabytes)."""
     X, y, A = problem
     kept = {}
-    for strategy in (MinibatchEpochs, CandidateEpochs, BatchEpochs, BankEpochs):
+    for strategy, neighbors in ((MinibatchEpochs, "all"), (CandidateEpochs, "nearest"), (BatchEpochs, "batch"),
+                                (BankEpochs, "memory")):  # fmt: skip
         p = Problem(LinearEncoder(A.clone()), X, y, "f")
-        strategy(p, "adam", 0.01, 16, torch.Generator().manual_seed(0)).start_value()
+        plan = plan_of(p, optimizer="adam", learning_rate=0.01, batch_size=16, neighbors=neighbors)
+        strategy(p, plan, torch.Generator().manual_seed(0)).start_value()
         kept[strategy.__name__] = sorted(p.workspace._buffers)
     assert kept["MinibatchEpochs"] == ["exponent", "pairs", "references"]
     assert kept["CandidateEpochs"] == kept["BatchEpochs"] == kept["BankEpochs"] == []
@@ -380,7 +386,9 @@ def test_a_candidate_step_gathers_its_rows_into_one_buffer_sized_once(problem):
     for the most a step can gather (batch * (candidates + 1) + sample), not at each new largest."""
     X, y, A = problem
     p = Problem(LinearEncoder(A.clone()), X, y, "f")
-    epochs = CandidateEpochs(p, "adam", 0.01, 16, torch.Generator().manual_seed(0), n_candidates=4, sample_size=8)
+    plan = plan_of(p, optimizer="adam", learning_rate=0.01, batch_size=16, n_candidates=4)
+    epochs = CandidateEpochs(p, plan, torch.Generator().manual_seed(0))
+    epochs.sample_size = 8
     epochs.prepare(1)
     buffers = set()
     for anchors in epochs.batches():

@@ -11,6 +11,7 @@ import torch
 from nca_core.training.encoders import LinearEncoder
 from nca_core.training.epochs import Problem, make_epochs
 from nca_core.training.loop import Snapshot, TrainingDiverged, train
+from tests.training.plans import plan_of
 
 
 @pytest.fixture
@@ -78,7 +79,7 @@ def test_the_loop_stops_when_the_strategy_says_it_has_finished(sorted_problem):
 
 
 def test_a_minibatch_mean_is_compared_from_the_second_epoch_on(sorted_problem):
-    epochs = make_epochs(sorted_problem, "adam", 0.05, batch_size=30)
+    epochs = make_epochs(sorted_problem, plan_of(sorted_problem, optimizer="adam", learning_rate=0.05, batch_size=30))
     assert not epochs.finished(0.5, None, 1e-5)  # the first epoch has nothing to compare with
     assert epochs.finished(0.5, 0.5 + 1e-7, 1e-5)
     assert not epochs.finished(0.5, 0.51, 1e-5)
@@ -92,9 +93,7 @@ def test_accuracy_is_measured_every_few_epochs_and_at_the_last(sorted_problem):
         calls.append(encoder.weight.detach().clone())
         return 0.5, 0.25
 
-    epochs = make_epochs(
-        sorted_problem, "adam", 0.05, batch_size=30, generator=torch.Generator().manual_seed(0)
-    )
+    epochs = make_epochs(sorted_problem, plan_of(sorted_problem, optimizer="adam", learning_rate=0.05, batch_size=30), torch.Generator().manual_seed(0))
     snaps = list(train(epochs, max_iter=5, tol=0.0, evaluate=evaluate, eval_every=2))
     assert [s.train_accuracy is not None for s in snaps] == [True, False, True, False, True, True]
     assert snaps[2].test_accuracy == 0.25 and len(calls) == 4
@@ -103,9 +102,7 @@ def test_accuracy_is_measured_every_few_epochs_and_at_the_last(sorted_problem):
 
 def test_frames_within_an_epoch_show_the_map_so_far(sorted_problem):
     """Four frames an epoch: three partial ones, evenly spaced, then the finished epoch."""
-    epochs = make_epochs(
-        sorted_problem, "adam", 0.05, batch_size=10, generator=torch.Generator().manual_seed(0)
-    )
+    epochs = make_epochs(sorted_problem, plan_of(sorted_problem, optimizer="adam", learning_rate=0.05, batch_size=10), torch.Generator().manual_seed(0))
     snaps = list(train(epochs, max_iter=2, tol=0.0, frames_per_epoch=4))
     assert [(s.epoch, s.fraction) for s in snaps] == [
         (0, 1.0), (1, 3 / 9), (1, 5 / 9), (1, 7 / 9), (1, 1.0), (2, 3 / 9), (2, 5 / 9), (2, 7 / 9), (2, 1.0)
@@ -116,7 +113,7 @@ def test_frames_within_an_epoch_show_the_map_so_far(sorted_problem):
 
 
 def test_a_full_batch_epoch_has_no_partial_frames(sorted_problem):
-    epochs = make_epochs(sorted_problem, "lbfgs", 1.0)
+    epochs = make_epochs(sorted_problem, plan_of(sorted_problem, optimizer="lbfgs", learning_rate=1.0))
     assert [s.fraction for s in train(epochs, max_iter=2, tol=0.0, frames_per_epoch=4)] == [1.0, 1.0, 1.0]
 
 
@@ -124,7 +121,7 @@ def test_a_full_batch_epoch_has_no_partial_frames(sorted_problem):
 def test_partial_frames_are_exactly_frames_per_epoch_minus_one(sorted_problem, n, batch, frames):
     """Integer spacing: 44 batches at 22 frames gave an extra frame with float fractions."""
     problem = Problem.sorted_by_class(sorted_problem.encoder, sorted_problem.X[:n], sorted_problem.y[:n])
-    epochs = make_epochs(problem, "sgd", 0.001, batch_size=batch, generator=torch.Generator().manual_seed(0))
+    epochs = make_epochs(problem, plan_of(problem, optimizer="sgd", learning_rate=0.001, batch_size=batch), torch.Generator().manual_seed(0))
     partial = [
         s.fraction for s in train(epochs, max_iter=1, tol=0.0, frames_per_epoch=frames) if s.fraction < 1
     ]
@@ -184,7 +181,7 @@ class StopRequested:
 
 def _stopped_run(problem, epoch: int, done: int, evaluated: list) -> list[Snapshot]:
     """Snapshots of a 5-epoch run of 9 minibatches an epoch, stopped after step ``done`` of ``epoch``."""
-    epochs = make_epochs(problem, "adam", 0.05, batch_size=10, generator=torch.Generator().manual_seed(0))
+    epochs = make_epochs(problem, plan_of(problem, optimizer="adam", learning_rate=0.05, batch_size=10), torch.Generator().manual_seed(0))
     stopping = StopRequested(epochs, epoch, done)
 
     def evaluate(encoder):
@@ -214,7 +211,7 @@ def test_a_stop_probe_belongs_to_the_run_it_is_given_to(sorted_problem):
     """Two runs in two threads: the one asked to stop ends at its start; the other trains on."""
 
     def run(should_stop):
-        epochs = make_epochs(sorted_problem, "adam", 0.05, batch_size=30, generator=torch.Generator().manual_seed(0))
+        epochs = make_epochs(sorted_problem, plan_of(sorted_problem, optimizer="adam", learning_rate=0.05, batch_size=30), torch.Generator().manual_seed(0))
         return [s.epoch for s in train(epochs, max_iter=3, tol=0.0, should_stop=should_stop)]
 
     results = {}
