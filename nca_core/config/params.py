@@ -439,8 +439,11 @@ PARAMS: tuple[Param, ...] = (
         ),
     ),
     Param(
-        "dtype", "float32", (StrOptions({"float32", "float64"}),), '{"float32", "float64"}',
-        "Precision of training.",
+        "dtype", "auto", (StrOptions({"auto", "float32", "float64"}),), '{"auto", "float32", "float64"}',
+        'Precision of training. "auto": float64 for full-batch L-BFGS on at most '
+        "``rules.LBFGS_MAX_SAMPLES`` points, where scipy's search needs the loss's digits to "
+        "reach scikit-learn's optimum and a step costs milliseconds, float32 otherwise "
+        "(``rules.auto_dtype``).",
     ),
     Param(
         "random_state", None, (Interval(Integral, 0, 2**32 - 1, closed="both"), None, np.random.RandomState),

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .params import ESTIMATOR_PARAMS
-from .rules import DataShape, Note, dense_suits, resolve
+from .rules import DataShape, Note, auto_dtype, dense_suits, resolve
 
 __all__ = ["DEFAULTS", "Plan", "make_plan"]
 
@@ -58,7 +58,7 @@ def make_plan(request: Mapping[str, Any], shape: DataShape) -> Plan:
     settings, notes = resolve(asked, shape)
     settings["decay_epochs"] = settings["max_iter"] if settings["learning_rate_schedule"] == "cosine" else None
     settings["device"] = _device(settings, shape.n_samples)
-    settings["dtype"] = _dtype(settings["dtype"], settings["device"])
+    settings["dtype"] = _dtype(settings, shape.n_samples)
     return Plan(MappingProxyType(dict(asked)), shape, MappingProxyType(settings), tuple(notes))
 
 
@@ -73,7 +73,12 @@ def _device(settings: Mapping[str, Any], n_samples: int) -> str:
     return "cpu" if s["device"] == "auto" and small else str(resolve_device(s["device"]))
 
 
-def _dtype(dtype: str, device: str) -> str:
+def _dtype(settings: Mapping[str, Any], n_samples: int) -> str:
+    """The precision: "auto" as ``rules.auto_dtype`` says; float64 asked for on Apple MPS,
+    which has none, raises ValueError."""
+    dtype, device = settings["dtype"], settings["device"]
+    if dtype == "auto":
+        return auto_dtype(settings["optimizer"], n_samples, device)
     if dtype == "float64" and device.startswith("mps"):
         raise ValueError("Apple MPS has no float64: use dtype='float32' on device 'mps'")
     return dtype

@@ -260,7 +260,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             generator = torch.Generator().manual_seed(seed)
             encoder = self._encoder(settings, X.shape[1], components, generator, dtype, device)
             pretrain_curve = self._pretrain(encoder, X, settings, generator, report)
-            _check_finite_start(encoder, settings["init"], self.dtype)
+            _check_finite_start(encoder, settings["init"], plan.dtype)
             kernel = self._kernel(settings, device)
         self._start_fit(classes, settings, encoder, kernel, device)
         self.pretrain_curve_ = pretrain_curve

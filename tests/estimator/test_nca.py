@@ -546,7 +546,7 @@ def test_a_first_fit_imports_no_compiler_stack(optimizer):
 def test_a_start_that_overflows_the_dtype_is_refused_before_training():
     """Found by the fuzz test: LDA's scalings reach 1.7e45 when the variances are subnormal,
     which float32 holds as inf; the fit used to 'diverge' and keep an infinite map."""
-    model = NCA(device="cpu", max_iter=3)
+    model = NCA(device="cpu", max_iter=3, dtype="float32")  # "auto" trains this fit in float64
     with pytest.raises(ValueError, match=r"the starting map \(init='lda'\) is not finite in float32"):
         model.fit([[0.0], [1.4e-45], [0.0]], [0, 1, 1])
     assert not hasattr(model, "components_")
@@ -651,3 +651,27 @@ def test_fit_iter_trains_with_a_plan_made_before_and_refuses_a_stale_one(wine, m
     monkeypatch.setattr(planning, "resolve", lambda *args: pytest.fail("resolved again"))
     snaps = list(model.fit_iter(X, y, plan=plan))
     assert snaps[-1].epoch == 2 and model.n_components_ == 2
+
+
+def test_a_default_full_batch_fit_ends_where_float64_and_scikit_learn_end():
+    """A problem nobody tuned for (500 standardised points, 10 features, 2 classes, d = 2):
+    float32's L-BFGS stopped short of the optimum that float64 and scikit-learn reach, so
+    the plan trains full-batch fits of this size in float64."""
+    from sklearn.datasets import make_classification
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+    from sklearn.preprocessing import StandardScaler
+
+    from tests.objective.reference import reference_objective
+
+    X, y = make_classification(500, 10, n_informative=5, random_state=0)
+    X = StandardScaler().fit_transform(X)
+
+    def mean_p(model):
+        Z = torch.tensor(model.fit(X, y).transform(X), dtype=torch.float64)
+        return float(reference_objective(Z, torch.as_tensor(y), "f")) / len(y)
+
+    ours = NCA(n_components=2, random_state=0)
+    assert ours.plan(DataShape.of(X, 2)).dtype == "float64"
+    assert mean_p(ours) == pytest.approx(mean_p(NCA(n_components=2, random_state=0, dtype="float64")), abs=1e-6)
+    assert mean_p(ours) == pytest.approx(mean_p(NeighborhoodComponentsAnalysis(2, random_state=0)), abs=1e-3)
+    assert NCA(n_components=2, optimizer="adam").plan(DataShape.of(X, 2)).dtype == "float32"
