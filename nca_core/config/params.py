@@ -370,6 +370,13 @@ PARAMS: tuple[Param, ...] = (
     ),
     Param("candidate_refresh", 1, _whole(1), "int", "Epochs between candidate searches."),
     Param(
+        "sample_size", 1024, _whole(1), "int",
+        'With neighbors "nearest": points drawn uniformly at each step, shared by its anchors, '
+        "that stand in for the points beyond each anchor's candidates in p_ij's normaliser (each "
+        "draw for n / sample_size of them). More draws approximate it more closely and cost "
+        "more per step.",
+    ),
+    Param(
         "image_shape", None, (tuple, list, None), "tuple of (int, int) or None",
         "(height, width) of image inputs, whose pixels are the features row by row. It turns on "
         "the image shift for a network (``shift``). None: the rows are not images.",

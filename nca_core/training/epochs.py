@@ -357,7 +357,7 @@ class CandidateEpochs(MinibatchEpochs):
 
     def __init__(self, problem: Problem, plan: Plan, generator: torch.Generator | None = None):
         super().__init__(problem, plan, generator)
-        self.n_candidates, self.refresh, self.sample_size = plan.n_candidates, plan.candidate_refresh, 1024
+        self.n_candidates, self.refresh, self.sample_size = plan.n_candidates, plan.candidate_refresh, plan.sample_size
         self.candidates: torch.Tensor | None = None
 
     def prepare(self, epoch: int) -> None:

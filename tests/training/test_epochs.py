@@ -92,10 +92,8 @@ def test_a_uniform_sample_stands_in_for_the_points_beyond_the_candidates(problem
 
 
 def _two_candidates(problem, sample_size):
-    plan = plan_of(problem, optimizer="adam", learning_rate=0.1, batch_size=len(problem.X), n_candidates=2)
-    epochs = CandidateEpochs(problem, plan, torch.Generator().manual_seed(0))
-    epochs.sample_size = sample_size
-    return epochs
+    request = {"optimizer": "adam", "learning_rate": 0.1, "batch_size": len(problem.X), "n_candidates": 2}
+    return CandidateEpochs(problem, plan_of(problem, **request, sample_size=sample_size), torch.Generator().manual_seed(0))
 
 
 def test_memory_bank_update_is_a_momentum_average():
@@ -318,9 +316,8 @@ def test_nearest_step_in_float32_matches_float64_far_from_the_origin_with_a_far_
             LinearEncoder(A.to(dtype)), X.to(dtype), y, objective,
             kernel=StudentTKernel(1.0) if student_t else GaussianKernel(),
         )  # fmt: skip
-        plan = plan_of(problem_, optimizer="adam", learning_rate=0.1, batch_size=len(X), n_candidates=4)
+        plan = plan_of(problem_, optimizer="adam", learning_rate=0.1, batch_size=len(X), n_candidates=4, sample_size=16)
         epochs = CandidateEpochs(problem_, plan, torch.Generator().manual_seed(0))
-        epochs.sample_size = 16
         epochs.optimizer = _NoStep(epochs.problem.encoder)
         value = epochs.run(1)
         results[dtype] = (value, epochs.problem.encoder.weight.grad.double())
@@ -386,12 +383,34 @@ def test_a_candidate_step_gathers_its_rows_into_one_buffer_sized_once(problem):
     for the most a step can gather (batch * (candidates + 1) + sample), not at each new largest."""
     X, y, A = problem
     p = Problem(LinearEncoder(A.clone()), X, y, "f")
-    plan = plan_of(p, optimizer="adam", learning_rate=0.01, batch_size=16, n_candidates=4)
+    plan = plan_of(p, optimizer="adam", learning_rate=0.01, batch_size=16, n_candidates=4, sample_size=8)
     epochs = CandidateEpochs(p, plan, torch.Generator().manual_seed(0))
-    epochs.sample_size = 8
     epochs.prepare(1)
     buffers = set()
     for anchors in epochs.batches():
         epochs.step(anchors)
         buffers.add(p.workspace._buffers["gathered"].data_ptr())
     assert len(buffers) == 1 and p.workspace._buffers["gathered"].numel() == (16 * 5 + 8) * X.shape[1]
+
+
+def test_the_estimators_sample_size_reaches_the_candidate_step(problem):
+    """sample_size travels from the estimator's parameters through its plan to the step: a
+    sample of every point makes two candidates' first epoch the exact one, a single draw
+    does not; a sample of no point is refused with the other parameters."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from nca_core import NCA
+
+    X, y, A = problem
+    X, y = X.numpy(), y.numpy()
+
+    def first_epoch(sample_size):
+        model = NCA(2, init=A.numpy(), optimizer="adam", learning_rate=1e-12, batch_size=len(X), n_candidates=2,
+                    sample_size=sample_size, max_iter=1, random_state=0, dtype="float64")  # fmt: skip
+        return model.fit(X, y).objective_curve_[1]
+
+    exact = objective_and_gradient(LinearEncoder(A), torch.as_tensor(X), torch.as_tensor(y), "f")
+    assert first_epoch(len(X)) == pytest.approx(exact, rel=1e-9)
+    assert abs(first_epoch(1) - exact) > 1e-4
+    with pytest.raises(InvalidParameterError, match="'sample_size' parameter"):
+        NCA(sample_size=0).fit(X, y)
