@@ -6,8 +6,6 @@ import inspect
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from numbers import Integral
 
 import numpy as np
 import torch
@@ -19,18 +17,12 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 from ..config.params import ESTIMATOR_PARAMS, Range, Words, parameters_doc
 from ..config.plan import Plan, make_plan
 from ..config.rules import DataShape
-from ..objective.kernels import make_kernel
 from ..search import knn
-from ..training.augmentation import RandomShift
-from ..training.encoders import MLPEncoder, make_encoder
 from ..training.epochs import EpochStrategy, Problem, make_epochs
 from ..training.loop import Snapshot, train
-from ..training.pretraining import PRETRAIN_BATCH_SIZE, pretrain_autoencoder
-from ..util.device import resolve_dtype
 from ..util.sampling import stratified_subsample
-from ..util.tensors import cpu_view
 from .report import Report
-from .starts import lda_directions, pca_directions
+from .start import Previous, Start, display_index, make_start, training_offset, training_rows
 
 __all__ = ["NCA", "Plan"]
 
@@ -45,23 +37,6 @@ def _constraints(accepts: tuple) -> list:
         else c
         for c in accepts
     ]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class _Start:
-    """What a fit starts from, once its data and settings have passed every check."""
-
-    X: np.ndarray
-    y: np.ndarray
-    y_index: np.ndarray  # classes as 0..n_classes - 1
-    plan: Plan
-    settings: dict  # the plan's settings, with the augmentation that its shift builds
-    encoder: torch.nn.Module
-    kernel: torch.nn.Module
-    seed: int
-    generator: torch.Generator
-    device: torch.device
-    dtype: torch.dtype
 
 
 class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -212,59 +187,62 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     ):
         report = Report(self, self.verbose)
         start = self._prepare(X, y, report, plan)
-        offset = _training_offset(start)
+        offset = training_offset(start)
         order = np.argsort(start.y_index, kind="stable")  # training wants classes in turn
-        X_t = _training_rows(start.X, order, offset, start.dtype, start.device)
-        self.display_index_ = _display_index(start.y, display_size, start.seed)
+        X_t = training_rows(start.X, order, offset, start.dtype, start.device)
+        self.display_index_ = display_index(start.y, display_size, start.seed)
         X_display = torch.tensor(start.X[self.display_index_], dtype=start.dtype, device=start.device)
         evaluate = None
         if eval_every is not None:
-            evaluate = self._make_evaluator(
-                X_t, start.y[order], X_test, y_test, k, eval_size, start.seed, start.dtype, start.device, offset
-            )
+            X_test_t, y_test = self._test_rows(X_test, y_test, offset, start)
+            y_sorted = start.y[order]
+            sample = np.arange(len(y_sorted)) if eval_size is None else stratified_subsample(y_sorted, eval_size, start.seed)
+            evaluate = _knn_evaluator(X_t, y_sorted, X_test_t, y_test, k, sample, start.device)
         epochs = self._strategy(start, X_t, start.y_index[order])
-        max_iter = start.settings["max_iter"]
+        max_iter = start.plan.max_iter
         stream = train(
-            epochs, max_iter=max_iter, tol=self.tol, evaluate=evaluate, eval_every=eval_every or 1,
+            epochs, max_iter=max_iter, tol=start.plan.tol, evaluate=evaluate, eval_every=eval_every or 1,
             X_display=X_display, generator=start.generator,
             frames_per_epoch=frames_per_epoch, should_stop=should_stop,
         )  # fmt: skip
-        scale = len(start.X) if start.settings["objective"] != "mcml" else 1
+        scale = len(start.X) if start.plan.objective != "mcml" else 1
         if (yield from self._follow(stream, report, scale)):
             settled = epochs.converged or (self.n_iter_ < max_iter and not epochs.stalled)
             report.finish(settled, epochs.message)
 
-    def _strategy(self, start: _Start, X_t: torch.Tensor, y_index: np.ndarray) -> EpochStrategy:
+    def _strategy(self, start: Start, X_t: torch.Tensor, y_index: np.ndarray) -> EpochStrategy:
         """The problem on the training tensor and the epoch strategy that trains it."""
         problem = Problem.sorted_by_class(
             start.encoder, X_t, torch.as_tensor(y_index, device=start.device),
             objective=start.plan.objective, kernel=start.kernel, weight_decay=start.plan.weight_decay,
-            augment=start.settings["augment"],
+            augment=start.augment,
         )  # fmt: skip
         return make_epochs(problem, start.plan, start.generator)
 
-    def _prepare(self, X, y, report, plan: Plan | None = None) -> _Start:
-        """Validate, settle the settings and build the encoder and kernel; a failure leaves
-        the estimator as it was before this call."""
+    def _prepare(self, X, y, report, plan: Plan | None = None) -> Start:
+        """Validate, plan and build the encoder and kernel (``start.make_start``); a failure
+        leaves the estimator as it was before this call."""
         with self._input_attributes_restored_on_failure():
             X, y, classes, y_index = self._validated(X, y)
-            plan = self._plan_for(plan, X, len(classes))
-            settings = self._settings(plan)
-            rng = check_random_state(self.random_state)
-            device = torch.device(plan.device)
-            dtype = resolve_dtype(plan.dtype, device)
-            _check_augment(settings["augment"], X, dtype, device)
-            with report.timing_start(settings):
-                components = self._initial_components(X, y_index, settings, rng)
-            seed = int(rng.randint(np.iinfo(np.int32).max))
-            generator = torch.Generator().manual_seed(seed)
-            encoder = self._encoder(settings, X.shape[1], components, generator, dtype, device)
-            pretrain_curve = self._pretrain(encoder, X, settings, generator, report)
-            _check_finite_start(encoder, settings["init"], plan.dtype)
-            kernel = self._kernel(settings, device)
-        self._start_fit(classes, settings, encoder, kernel, device)
-        self.pretrain_curve_ = pretrain_curve
-        return _Start(X, y, y_index, plan, settings, encoder, kernel, seed, generator, device, dtype)
+            plan = self._checked(self._plan_for(plan, X, len(classes)))
+            previous = Previous.of(self, plan)
+            start = make_start(X, y, y_index, plan, previous, check_random_state(self.random_state), report)
+        if plan.encoder == "mlp" and hasattr(self, "components_"):
+            del self.components_  # left from an earlier linear fit
+        self.classes_, self.encoder_, self.kernel_ = classes, start.encoder, start.kernel
+        self.n_components_, self.device_ = plan.n_components, str(start.device)
+        self.dof_, self.objective_curve_, self.n_iter_ = None, [], 0
+        self.pretrain_curve_ = start.pretrain_curve
+        return start
+
+    def _test_rows(self, X_test, y_test, offset: np.ndarray, start: Start):
+        """Held-out rows as the training rows are made (``start.training_rows``), or None."""
+        if (X_test is None) != (y_test is None):
+            raise ValueError("X_test and y_test must be given together")
+        if X_test is None:
+            return None, None
+        X_test = validate_data(self, X_test, reset=False, dtype=[np.float64, np.float32])
+        return training_rows(X_test, np.arange(len(X_test)), offset, start.dtype, start.device), np.asarray(y_test)
 
     def _validated(self, X, y) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """X and y as arrays that passed scikit-learn's checks, the classes, and y as class
@@ -346,129 +324,14 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             raise ValueError(f"the plan was made before these parameters changed: {', '.join(changed)}")
         return plan
 
-    def _settings(self, plan: Plan) -> dict:
-        """The plan's settings for this fit: its errors raise, its caveats warn."""
+    def _checked(self, plan: Plan) -> Plan:
+        """``plan``, once its errors have raised and its caveats warned."""
         for note in plan.notes:
             if note.level == "error":
                 raise ValueError(note.error)
             if note.level == "warning":
                 warnings.warn(note.error, stacklevel=6)
-        settings = dict(plan.settings)
-        if settings["shift"]:
-            settings["augment"] = RandomShift(tuple(settings["image_shape"]), settings["shift"])
-        return settings
-
-    def _start_fit(self, classes, settings, encoder, kernel, device) -> None:
-        """Set the fitted attributes a fit starts from (all checks have passed)."""
-        if self.encoder == "mlp" and hasattr(self, "components_"):
-            del self.components_  # left from an earlier linear fit
-        self.classes_ = classes
-        self.encoder_, self.kernel_ = encoder, kernel
-        self.n_components_ = settings["n_components"]
-        self.device_ = str(device)
-        self.dof_ = None
-        self.objective_curve_ = []
-        self.n_iter_ = 0
-
-    def _warm(self) -> bool:
-        """Whether this fit continues the previous one (same kind of encoder)."""
-        if not (self.warm_start and hasattr(self, "encoder_")):
-            return False
-        previous = "mlp" if isinstance(self.encoder_, MLPEncoder) else "map"
-        if previous != ("mlp" if self.encoder == "mlp" else "map"):
-            raise ValueError(
-                f"warm_start continues the previous fit, which trained a {'network' if previous == 'mlp' else 'linear map'}: "
-                f"set warm_start=False to start encoder={self.encoder!r} afresh"
-            )
-        return True
-
-    def _encoder(self, settings, n_features, components, generator, dtype, device):
-        if self.encoder == "mlp" and self._warm():
-            return self.encoder_
-        init = None if components is None else torch.as_tensor(components)
-        return make_encoder(
-            self.encoder, n_features, settings["n_components"], init=init, hidden_sizes=self.hidden_sizes,
-            generator=generator, dtype=dtype, device=device,
-        )  # fmt: skip
-
-    def _pretrain(self, encoder, X, settings, generator, report) -> list[float]:
-        """Autoencoder pre-training of a fresh network (``pretrain_epochs``); its curve."""
-        if not self.pretrain_epochs or self.encoder != "mlp" or self._warm():
-            return []
-        full_batch = settings["optimizer"] == "lbfgs"
-        batch_size = PRETRAIN_BATCH_SIZE if full_batch else settings["batch_size"]
-        curve = []
-        for loss in pretrain_autoencoder(encoder, X, self.pretrain_epochs, batch_size, generator):
-            curve.append(loss)
-            report.pretrain_epoch(len(curve), loss)
-        return curve
-
-    def _kernel(self, settings, device):
-        """A fresh kernel, or the previous fit's (keeping a learnt dof) when warm-starting."""
-        previous = getattr(self, "kernel_", None)
-        if self._warm() and previous is not None and previous.name == settings["kernel"] and self.dof == "learn":
-            return previous
-        return make_kernel(settings["kernel"], self.dof, settings["n_components"]).to(device)
-
-    def _initial_components(self, X, y_index, settings, rng) -> np.ndarray | None:
-        """The starting map, shape (d, D); None for the MLP, which draws its own weights."""
-        d, n_features = settings["n_components"], X.shape[1]
-        if self.encoder == "mlp":
-            self._check_network(n_features, d)
-            return None
-        if self._warm() and hasattr(self, "components_"):
-            if self.components_.shape != (d, n_features):
-                raise ValueError(
-                    f"warm_start needs the same shape as the previous fit, "
-                    f"{self.components_.shape}, but got {(d, n_features)}"
-                )
-            return self.components_.copy()
-        method = settings["init"]
-        if isinstance(method, np.ndarray):  # its shape was checked by rules.resolve
-            return np.asarray(method, dtype=np.float64)
-        if method == "identity":
-            return np.eye(d, n_features)
-        if method == "random":
-            return rng.standard_normal((d, n_features))
-        if method == "pca":
-            return pca_directions(X, d, rng)
-        return lda_directions(X, y_index, d, rng)
-
-    def _check_network(self, n_features: int, d: int) -> None:
-        if any(not isinstance(h, Integral) or h < 1 for h in self.hidden_sizes):
-            raise ValueError(f"hidden_sizes must be positive integers, got {self.hidden_sizes!r}")
-        if self._warm():
-            previous = (
-                self.encoder_.layers[0].in_features,
-                self.n_components_,
-                tuple(self.encoder_.hidden_sizes),
-            )
-            if previous != (n_features, d, tuple(self.hidden_sizes)):
-                raise ValueError(
-                    f"warm_start needs the same network as the previous fit "
-                    f"(n_features, n_components, hidden_sizes) = {previous}"
-                )
-
-    def _make_evaluator(self, X_t, y, X_test, y_test, k, eval_size, seed, dtype, device, offset):
-        if (X_test is None) != (y_test is None):
-            raise ValueError("X_test and y_test must be given together")
-        sample = np.arange(len(y)) if eval_size is None else stratified_subsample(y, eval_size, seed)
-        X_test_t = None
-        if X_test is not None:
-            X_test = validate_data(self, X_test, reset=False, dtype=[np.float64, np.float32])
-            X_test_t = _training_rows(X_test, np.arange(len(X_test)), offset, dtype, device)  # as the training rows
-            y_test = np.asarray(y_test)
-
-        def evaluate(encoder):
-            with torch.no_grad():
-                Z = encoder(X_t)
-                train_acc = knn.leave_one_out_accuracy(Z, y, k, sample=sample, device=device)
-                test_acc = None
-                if X_test_t is not None:
-                    test_acc = knn.knn_accuracy(Z, y, encoder(X_test_t), y_test, k, device=device)
-            return train_acc, test_acc
-
-        return evaluate
+        return plan
 
 
 NCA.__doc__ = NCA.__doc__.replace("{parameters}", parameters_doc())
@@ -483,43 +346,6 @@ NCA.__init__.__signature__ = inspect.Signature(
 )
 
 
-def _training_rows(X: np.ndarray, order: np.ndarray, offset: np.ndarray, dtype, device) -> torch.Tensor:
-    """X's rows in ``order`` less ``offset``, as one new tensor. The subtraction comes before
-    the cast (float64 inputs keep their digits), chunk by chunk, so that no second full copy
-    of X is made. float32 inputs trained in float32 subtract the offset rounded to float32:
-    its rounding moves every row alike, which no distance sees, and each difference is
-    rounded once, as the cast would, without a float64 copy of every chunk."""
-    if X.dtype == np.float32 and dtype == torch.float32 and torch.device(device).type == "cpu":
-        return _float32_rows(X, order, offset.astype(np.float32))
-    out = torch.empty(X.shape, dtype=dtype, device=device)
-    for start in range(0, len(order), _CHUNK_ROWS):
-        rows = X[order[start : start + _CHUNK_ROWS]] - offset
-        out[start : start + len(rows)] = torch.from_numpy(rows).to(dtype=dtype, device=device)
-    return out
-
-
-_CHUNK_ROWS = 65536
-
-
-def _float32_rows(X: np.ndarray, order: np.ndarray, offset: np.ndarray) -> torch.Tensor:
-    """``_training_rows`` of float32 rows kept on the CPU: one gather into the tensor training
-    keeps, less the float32 offset in place, both on torch's threads: no copy of X on the
-    way, which held back a large set's first frame (benchmarks/RESULTS.md)."""
-    rows = torch.index_select(cpu_view(X), 0, torch.from_numpy(np.asarray(order, dtype=np.int64)))
-    return rows.sub_(torch.from_numpy(offset))
-
-
-def _training_offset(start: _Start) -> np.ndarray:
-    """What training subtracts from every row: the mean, in float64, for a linear or diagonal
-    map, whose distances it leaves unchanged; then float32 keeps the digits of data far from
-    the origin. A network's output depends on where its inputs lie, and a shift or an
-    augmentation alters the inputs as they are: nothing for those."""
-    s = start.settings
-    if s["encoder"] == "mlp" or s["augment"] is not None or s["shift"]:
-        return np.zeros(start.X.shape[1])
-    return start.X.mean(0, dtype=np.float64)
-
-
 def _same_value(a, b) -> bool:
     """Whether two parameter values are the same (arrays by their contents)."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
@@ -527,34 +353,18 @@ def _same_value(a, b) -> bool:
     return a is b or a == b
 
 
-def _check_finite_start(encoder: torch.nn.Module, init, dtype: str) -> None:
-    if not all(bool(torch.isfinite(p).all()) for p in encoder.parameters()):
-        raise ValueError(
-            f"the starting map (init={init!r}) is not finite in {dtype}: "
-            "standardise the inputs, or choose another init or dtype='float64'"
-        )
 
+def _knn_evaluator(X_t, y, X_test_t, y_test, k: int, sample, device):
+    """The kNN accuracies of an encoder: leave-one-out on the training rows of ``sample``
+    (against all of them), and on the held-out rows if there are any."""
 
-def _check_augment(augment, X: np.ndarray, dtype: torch.dtype, device) -> None:
-    """Try ``augment`` on two rows as training will hand them over, so that a mismatch is
-    refused before training starts."""
-    if augment is None:
-        return
-    rows = torch.as_tensor(np.ascontiguousarray(X[:2]), dtype=dtype, device=device)
-    out = augment(rows, torch.Generator().manual_seed(0))
+    def evaluate(encoder):
+        with torch.no_grad():
+            Z = encoder(X_t)
+            train_acc = knn.leave_one_out_accuracy(Z, y, k, sample=sample, device=device)
+            test_acc = None
+            if X_test_t is not None:
+                test_acc = knn.knn_accuracy(Z, y, encoder(X_test_t), y_test, k, device=device)
+        return train_acc, test_acc
 
-    def described(t):
-        return (tuple(t.shape), t.dtype, str(t.device)) if isinstance(t, torch.Tensor) else type(t).__name__
-
-    if described(out) != described(rows):
-        raise ValueError(
-            f"augment must return a tensor of the batch's shape, dtype and device {described(rows)}, "
-            f"got {described(out)}"
-        )
-
-
-def _display_index(y, size: int | None, seed: int) -> np.ndarray:
-    """Indices of the points each snapshot embeds: all (None), none (0) or a stratified few."""
-    if size is None:
-        return np.arange(len(y))
-    return stratified_subsample(y, size, seed) if size else np.arange(0)
+    return evaluate

@@ -575,14 +575,14 @@ def test_float32_rows_centred_in_float32_keep_the_float64_distances():
     """Data far from the origin (values near 10^4, spread near 1, two classes 300 apart): the
     rows training sees, in training's order, give the same pairwise distances as centring in
     float64, to float32's rounding."""
-    from nca_core.estimator.nca import _training_rows
+    from nca_core.estimator.start import training_rows
 
     rng = np.random.default_rng(0)
     X = (1e4 + rng.normal(size=(300, 6))).astype(np.float32)
     X[150:, 0] += 300  # two classes far apart, as training orders them: each class in turn
     order = np.concatenate([rng.permutation(np.arange(150, 300)), rng.permutation(150)])
     mean = X.mean(0, dtype=np.float64)
-    rows = _training_rows(X, order, mean, torch.float32, "cpu").double().numpy()
+    rows = training_rows(X, order, mean, torch.float32, "cpu").double().numpy()
     exact = X[order].astype(np.float64) - mean
 
     def sq(Z):
@@ -591,7 +591,7 @@ def test_float32_rows_centred_in_float32_keep_the_float64_distances():
     far = sq(exact) > 1.0
     assert np.abs(sq(rows) - sq(exact))[far].max() / sq(exact)[far].min() < 1e-5
     X64 = X.astype(np.float64)  # a float64 input keeps its digits through the float64 path
-    np.testing.assert_allclose(_training_rows(X64, order, mean, torch.float64, "cpu").numpy(), exact)
+    np.testing.assert_allclose(training_rows(X64, order, mean, torch.float64, "cpu").numpy(), exact)
 
 
 def test_float32_rows_are_gathered_in_order_less_the_offset_rounded_to_float32():
@@ -599,7 +599,7 @@ def test_float32_rows_are_gathered_in_order_less_the_offset_rounded_to_float32()
     subtracting in numpy gives, bit for bit, from a read-only X that it leaves alone."""
     import warnings as warnings_module
 
-    from nca_core.estimator.nca import _training_rows
+    from nca_core.estimator.start import training_rows
 
     rng = np.random.default_rng(1)
     X = (50 + rng.normal(size=(500, 7))).astype(np.float32)
@@ -607,7 +607,7 @@ def test_float32_rows_are_gathered_in_order_less_the_offset_rounded_to_float32()
     order, mean = rng.permutation(500), X.mean(0, dtype=np.float64)
     with warnings_module.catch_warnings():
         warnings_module.simplefilter("error")
-        rows = _training_rows(X, order, mean, torch.float32, "cpu")
+        rows = training_rows(X, order, mean, torch.float32, "cpu")
     expected = X[order] - mean.astype(np.float32)
     assert rows.dtype == torch.float32 and np.array_equal(rows.numpy().view(np.int32), expected.view(np.int32))
     assert np.array_equal(X, (50 + np.random.default_rng(1).normal(size=(500, 7))).astype(np.float32))

@@ -186,8 +186,13 @@ def test_the_deep_preset_shifts_images_and_decays_its_step_size():
     )
     run = Run(deep.replace(device="cpu"), images)
     assert (run.model.shift, run.model.image_shape, run.model.learning_rate_schedule) == (1, (16, 16), "cosine")
+    from nca_core.estimator.report import Report
+    from nca_core.estimator.start import make_start
+
     plan = run.model.plan(DataShape(len(images.y_train), 256, 10))
-    assert run.model._settings(plan)["augment"] == RandomShift((16, 16), 1)
+    X, y = images.X_train, images.y_train
+    start = make_start(X, y, y, plan, None, np.random.RandomState(0), Report(run.model, 0))
+    assert start.augment == RandomShift((16, 16), 1)
 
 
 def test_run_turns_shifting_off_where_it_cannot_apply():
