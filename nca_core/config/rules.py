@@ -47,7 +47,6 @@ __all__ = [
     "input_scale_note",
     "locked_values",
     "minibatch_defaults",
-    "network_preset",
     "reads_input_scale",
     "resolve",
 ]
@@ -256,31 +255,6 @@ def auto_schedule(encoder: str) -> str:
     lets its last epochs settle (measured in benchmarks/RESULTS.md).
     """
     return "cosine" if encoder == "mlp" else "constant"
-
-
-def network_preset(image_shape: tuple[int, int] | None, shape: DataShape, n_components: int,
-                   optimizer: str = "adam") -> dict[str, Any]:  # fmt: skip
-    """What a network trains with when nothing else is asked: the values "auto" and None
-    stand for with ``encoder="mlp"`` on data of ``shape`` (kernel, objective, neighbours,
-    step schedule and size, batches, epochs, shifted images), for the app and the command
-    line to set in their controls."""
-    neighbors = neighbor_source("auto", optimizer, "mlp")
-    tuned = minibatch_defaults(shape.n_samples, n_components, neighbors, "mlp")
-    if not uses_minibatches(optimizer):
-        tuned = {"batch_size": shape.n_samples, "max_iter": LBFGS_MAX_ITER}
-    objective = auto_objective("mlp", shape.n_samples, n_components, neighbors)
-    return {
-        "kernel": auto_kernel("mlp"),
-        "objective": objective,
-        "learning_rate_schedule": auto_schedule("mlp"),
-        "neighbors": neighbors,
-        "shift": auto_shift("mlp", image_shape, optimizer, neighbors),
-        "hidden_sizes": NETWORK_HIDDEN_SIZES,
-        **tuned,
-        "learning_rate": default_learning_rate(optimizer, "mlp", objective),
-        "batch_size": min(tuned["batch_size"], shape.n_samples),
-        **locked_values("mlp"),
-    }
 
 
 def auto_shift(

@@ -19,19 +19,12 @@ import numpy as np
 import torch
 from sklearn.preprocessing import StandardScaler
 
-from ..config.rules import (
-    LARGE_SET_SAMPLES,
-    DataShape,
-    auto_init,
-    default_learning_rate,
-    minibatch_defaults,
-    neighbor_source,
-    network_preset,
-)
-from ..config.settings import RunConfig
+from ..config.plan import DEFAULTS, Plan, make_plan
+from ..config.rules import LARGE_SET_SAMPLES, DataShape, uses_minibatches
+from ..config.settings import SETTINGS, RunConfig
 from ..datasets import Dataset
 from ..estimator.model_io import save_model
-from ..estimator.nca import NCA, Plan
+from ..estimator.nca import NCA
 from ..training.loop import Snapshot
 from ..util.formatting import percent
 from ..util.sampling import stratified_subsample
@@ -52,51 +45,54 @@ EVAL_POINTS = 2000
 def recommended_config(
     data: Dataset, n_components: int = 2, *, encoder: str = "linear", optimizer: str = "adam"
 ) -> RunConfig:
-    """Settings that converge on ``data`` without tuning (checked by the test suite).
+    """Settings that converge on ``data`` without tuning (checked by the test suite): the
+    library's plan for the app's request, shown as the values the plan decided.
 
-    Minibatch Adam with a step that makes every epoch visible; images are used as given
-    (pixels share one scale) and tabular sets with mixed units are standardised. The paper's
-    rings start from PCA without standardisation, so the picture begins with the noise axis
-    that PCA prefers; other sets start from LDA when d allows it, as scikit-learn's "auto".
-    A network (``encoder="mlp"``) gets ``rules.network_preset``, what the estimator's "auto"
-    values give a network; L-BFGS and networks take the library's default step size.
+    The request is the library's defaults with named patches: d, the map and minibatch Adam,
+    whose every epoch is a visible step (``_picture``), and what the dataset asks for
+    (``dataset_patch``). Every setting then shows what the plan decided for the data, except
+    ``APP_KEEPS``, which keep the app's own start (``settings.APP_START``).
     """
-    config = _recommended_linear(data, n_components)
-    if encoder == "mlp":
-        shape = DataShape(len(data.y_train), data.n_features, data.n_classes)
-        config = config.replace(encoder="mlp", **network_preset(data.image_shape, shape, n_components, optimizer))
-    if encoder != "linear" or optimizer != "adam":
-        config = config.replace(
-            encoder=encoder, optimizer=optimizer,
-            learning_rate=default_learning_rate(optimizer, encoder, config.objective),
-        )
+    request = {**_picture(n_components, encoder, optimizer), **dataset_patch(data, encoder)}
+    shape = DataShape(len(data.y_train), data.n_features, data.n_classes)
+    asked = {name: value for name, value in request.items() if name in DEFAULTS}
+    plan = make_plan({**asked, "image_shape": data.image_shape}, shape)
+    values = {s.name: s.default for s in SETTINGS}
+    values.update({name: plan.settings[name] for name in values if name in plan.settings and name not in APP_KEEPS})
+    values.update({name: request[name] for name in RUN_ONLY if name in request})
+    config = RunConfig(**values)
+    if encoder != "mlp" and uses_minibatches(optimizer):  # a map's batch: a power of two that fits
+        config = config.replace(batch_size=min(config.batch_size, max(32, 1 << (len(data.y_train).bit_length() - 1))))
     return config
 
 
-def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
-    n = len(data.y_train)
-    rings = data.name == "rings"
-    config = RunConfig(
-        n_components=n_components,
-        init="pca" if rings else auto_init(n_components, DataShape(n, data.n_features, data.n_classes)),
-        standardize=data.image_shape is None and not rings,
-        display_size=min(n, 3000),
-        learning_rate=0.1,
-    )
-    if config.batch_size > n:  # keep the default a power of two that fits: no "capped" notice
-        config = config.replace(batch_size=max(32, 1 << (n.bit_length() - 1)))
-    if rings:
-        return config
-    neighbors = neighbor_source("auto", "adam", "linear", n, n_components)
-    tuned = minibatch_defaults(n, n_components, neighbors)
-    config = config.replace(
-        learning_rate=tuned["learning_rate"],
-        batch_size=min(tuned["batch_size"], max(32, 1 << (n.bit_length() - 1))),
-        max_iter=tuned["max_iter"],
-    )
-    if n > LARGE_SET_SAMPLES:  # PCA starts far sooner than LDA on MNIST: a quicker first frame
-        config = config.replace(init="pca")
-    return config
+# Settings the app keeps at its own start (``settings.APP_START``) rather than the plan's
+# decision: where a map's neighbours come from follows d and the data size, so the app
+# offers "automatic"; the device follows the machine; the seed stays fixed, so that the
+# same clicks give the same run.
+APP_KEEPS = ("neighbors", "device", "random_state")
+
+
+def _picture(n_components: int, encoder: str, optimizer: str) -> dict:
+    """The app's request on top of the library's defaults: a map to d dimensions (a picture
+    at 2 or 3) trained by ``optimizer``, minibatch Adam unless asked."""
+    return {"n_components": n_components, "encoder": encoder, "optimizer": optimizer}
+
+
+def dataset_patch(data: Dataset, encoder: str = "linear") -> dict:
+    """What a dataset changes in the app's request. Tabular sets with mixed units are
+    standardised, images used as given (pixels share one scale); at most 3,000 points are
+    drawn. The paper's rings start a linear map from PCA without standardisation, so the
+    picture begins with the noise axis that PCA prefers, at a large step over 60 epochs; a
+    large set starts a linear map from PCA, which starts far sooner than LDA on MNIST (a
+    quicker first frame)."""
+    n, rings = len(data.y_train), data.name == "rings"
+    patch = {"standardize": data.image_shape is None and not rings, "display_size": min(n, 3000)}
+    if encoder == "linear" and rings:
+        patch.update(init="pca", learning_rate=0.1, max_iter=60)
+    elif encoder == "linear" and n > LARGE_SET_SAMPLES:
+        patch.update(init="pca")
+    return patch
 
 
 # Run settings that are not ``NCA`` parameters: preprocessing, and what the app draws and scores.

@@ -138,7 +138,7 @@ def test_picking_a_network_brings_the_deep_preset_and_picking_a_map_brings_it_ba
 
 def test_a_networks_objective_and_step_follow_d_as_the_library_chooses_them(app):
     """For a network, a 2-D picture trains g at the network's step and a wide map MCML at a
-    third of it (``rules.network_preset``): changing d on the sidebar brings them."""
+    third of it (the plan of ``config.plan``): changing d on the sidebar brings them."""
     app.selectbox(key="dataset").set_value("digits").run()
     app.sidebar.selectbox(key="digits-encoder").set_value("mlp").run()
     assert app.sidebar.radio(key="digits-objective-mlp-2").value == "g"

@@ -222,16 +222,20 @@ def test_a_deep_run_on_shifted_images_learns():
 def test_the_apps_network_preset_is_what_the_estimator_gives_a_network(optimizer):
     """The Train page's "neural network" choice and ``NCA(encoder="mlp", image_shape=...)``
     train the same layers, kernel, objective, step schedule and size, batches, epochs,
-    neighbours, shift and start, for a picture and for a wide map."""
+    neighbours, shift and start, for a picture and for a wide map: the app's settings are the
+    library's plan."""
     images = _digits_at_16_pixels()
     shape = DataShape(len(images.y_train), images.n_features, images.n_classes)
     names = ("kernel", "objective", "learning_rate_schedule", "learning_rate", "batch_size", "max_iter",
-             "neighbors", "shift", "init")  # fmt: skip
+             "shift", "init")  # fmt: skip
     for d in (2, 30):
         preset = recommended_config(images, d, encoder="mlp", optimizer=optimizer)
         model = NCA(d, encoder="mlp", image_shape=images.image_shape, optimizer=optimizer)
         library = model.plan(shape).settings
         assert {name: getattr(preset, name) for name in names} == {name: library[name] for name in names}
+        # the app offers neighbours as "automatic", which its run resolves as the library does
+        assert preset.neighbors == "auto"
+        assert Run(preset.replace(device="cpu"), images).plan.settings["neighbors"] == library["neighbors"]
         assert preset.hidden_sizes == model.hidden_sizes
         assert preset.shift == (0 if optimizer == "lbfgs" else 1)  # L-BFGS encodes all points together
         assert preset.objective == ("g" if d == 2 else "mcml")
