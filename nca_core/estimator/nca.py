@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 from ..config.params import ESTIMATOR_PARAMS, Range, Words, parameters_doc
 from ..config.plan import Plan, make_plan
 from ..config.rules import DataShape
+from ..objective.weights import terms_in_value
 from ..search import knn
 from ..training.epochs import EpochStrategy, Problem, make_epochs
 from ..training.loop import Snapshot, train
@@ -205,7 +206,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             X_display=X_display, generator=start.generator,
             frames_per_epoch=frames_per_epoch, should_stop=should_stop,
         )  # fmt: skip
-        scale = len(start.X) if start.plan.objective != "mcml" else 1
+        scale = terms_in_value(start.plan.objective, len(start.X))
         if (yield from self._follow(stream, report, scale)):
             settled = epochs.converged or (self.n_iter_ < max_iter and not epochs.stalled)
             report.finish(settled, epochs.message)

@@ -15,7 +15,7 @@ import torch
 
 from .blocks import GaussianBlocks, kernel_block_gradients, kernel_pairs
 from .kernels import GaussianKernel
-from .weights import PER_ANCHOR_OBJECTIVES, McmlTotals, mcml_whole
+from .weights import PER_ANCHOR_OBJECTIVES, McmlTotals, mcml_whole, terms_in_value
 from .workspace import Workspace
 
 __all__ = [
@@ -79,13 +79,10 @@ def loss_gradient(
         grad.index_add_(0, a, grad_a).add_(grad_r)
         total += value
         dof_total += grad_dof or 0.0
-    if objective == "mcml":
-        total = total if totals is None else mcml_whole(total, totals)
-        scale = -1.0
-    else:
-        total /= count
-        scale = -1.0 / count
-    return grad.mul_(scale), dof_total * scale, total
+    if totals is not None:
+        total = mcml_whole(total, totals)
+    terms = terms_in_value(objective, count)
+    return grad.mul_(-1.0 / terms), -dof_total / terms, total / terms
 
 
 def _fused_gradient(Z, y, anchors, objective, block_elements, count, workspace):

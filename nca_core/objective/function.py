@@ -12,7 +12,7 @@ import torch
 
 from .engine import loss_gradient, objective_value
 from .kernels import GaussianKernel
-from .weights import OBJECTIVES, PER_ANCHOR_OBJECTIVES
+from .weights import OBJECTIVES, terms_in_value
 
 __all__ = ["nca_objective", "selection_probabilities"]
 
@@ -54,7 +54,7 @@ def nca_objective(
     order, labels = _class_sorted(y)
     anchors = torch.arange(len(Z), device=Z.device)
     value = objective_value(Z.detach()[order], labels, anchors, objective, kernel)
-    return Z.new_tensor(value * _terms(len(Z), objective))
+    return Z.new_tensor(value * terms_in_value(objective, len(Z)))  # the paper's sums
 
 
 def _class_sorted(y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -62,11 +62,6 @@ def _class_sorted(y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     engine's class bounds need), for labels in any order and of any values."""
     order = torch.argsort(y, stable=True)
     return order, torch.unique(y, return_inverse=True)[1][order]
-
-
-def _terms(n: int, objective: str) -> int:
-    """What turns the engine's value into the objective's: its f and g are means."""
-    return n if objective in PER_ANCHOR_OBJECTIVES else 1
 
 
 class _Objective(torch.autograd.Function):
@@ -80,7 +75,7 @@ class _Objective(torch.autograd.Function):
         grad, grad_dof, value = loss_gradient(
             Z.detach()[order], labels, torch.arange(n, device=Z.device), objective, kernel
         )
-        terms = _terms(n, objective)
+        terms = terms_in_value(objective, n)
         ctx.grad_Z = torch.empty_like(grad).index_copy_(0, order, grad).mul_(-terms)  # its loss: -objective
         ctx.grad_dof = -grad_dof * terms
         return Z.new_tensor(value * terms)

@@ -31,7 +31,15 @@ __all__ = [
     "anchor_scales",
     "mcml_value_and_weights",
     "per_anchor_terms_and_weights",
+    "terms_in_value",
 ]
+
+
+def terms_in_value(objective: str, count: int) -> int:
+    """How many terms an objective's value is the mean of, for ``count`` anchors: f and g are
+    means over their anchors (the paper's sums, divided so that a step's size does not grow
+    with the batch); MCML's -KL is one whole over all pairs (1)."""
+    return count if objective in PER_ANCHOR_OBJECTIVES else 1
 
 
 @torch.no_grad()

@@ -34,7 +34,7 @@ from ..objective.dense import DenseObjective
 from ..objective.engine import DEFAULT_BLOCK_ELEMENTS
 from ..objective.function import nca_objective
 from ..objective.kernels import GaussianKernel
-from ..objective.weights import PER_ANCHOR_OBJECTIVES
+from ..objective.weights import PER_ANCHOR_OBJECTIVES, terms_in_value
 from ..objective.workspace import Workspace
 from ..search import knn
 from ..util.device import block_elements
@@ -194,7 +194,7 @@ class LBFGSEpochs:
     def __init__(self, problem: Problem, plan: Plan):
         self.problem = problem
         tol = plan.tol
-        self.scale = float(len(problem.X)) if problem.objective in PER_ANCHOR_OBJECTIVES else 1.0
+        self.scale = float(terms_in_value(problem.objective, len(problem.X)))
         x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
         if dense_applies(problem):
             self.lbfgs = LBFGS(DenseObjective(problem), x0, ftol=tol, gtol=tol, within=torch_on_one_thread)
@@ -449,9 +449,7 @@ class BatchEpochs(MinibatchEpochs):
         p = self.problem
         self.optimizer.zero_grad()
         Z = p.encoder(p.anchor_inputs(anchors, self.generator))
-        value = nca_objective(Z, p.y[anchors], p.objective, p.kernel)
-        if p.objective in PER_ANCHOR_OBJECTIVES:
-            value = value / len(anchors)
+        value = nca_objective(Z, p.y[anchors], p.objective, p.kernel) / terms_in_value(p.objective, len(anchors))
         loss = -value + (p.weight_decay * p.encoder.penalty() if p.weight_decay else 0.0)
         if loss.requires_grad:
             loss.backward()
@@ -503,11 +501,11 @@ class BankEpochs(MinibatchEpochs):
             Z_a.detach(), p.y[anchors], self.bank.embeddings, p.y, anchors, p.objective, p.kernel,
             ref_grad=False,
         )  # fmt: skip
-        scale = -1.0 if p.objective == "mcml" else -1.0 / len(anchors)
-        backward(p.encoder, p.kernel, Z_a, grad_a * scale, (grad_dof or 0.0) * scale, p.weight_decay)
+        terms = terms_in_value(p.objective, len(anchors))
+        backward(p.encoder, p.kernel, Z_a, grad_a / -terms, (grad_dof or 0.0) / -terms, p.weight_decay)
         self.bank.update(anchors, Z_a)
         self.optimizer.step()
-        return value if p.objective == "mcml" else value / len(anchors)
+        return value / terms
 
 
 def make_epochs(problem: Problem, plan: Plan, generator: torch.Generator | None = None) -> EpochStrategy:
