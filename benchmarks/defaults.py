@@ -66,7 +66,8 @@ def first_fits() -> None:
 
 def mnist_default() -> None:
     from nca_core import NCA, datasets, knn_accuracy
-    from nca_core.config.rules import DataShape, resolve
+    from nca_core.config.plan import resolve
+    from nca_core.config.rules import DataShape
 
     data = datasets.load("mnist")
     model = NCA(n_components=32, random_state=0)

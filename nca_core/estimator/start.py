@@ -131,7 +131,7 @@ def _initial_components(X, y_index, plan: Plan, previous: Previous | None, rng) 
             )
         return previous.components.copy()
     method = plan.init
-    if isinstance(method, np.ndarray):  # its shape was checked by rules.resolve
+    if isinstance(method, np.ndarray):  # its shape was checked by plan.resolve
         return np.asarray(method, dtype=np.float64)
     if method == "identity":
         return np.eye(d, n_features)

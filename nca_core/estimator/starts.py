@@ -1,7 +1,7 @@
 """Where a linear map starts: PCA or LDA directions, completed where they run short.
 
 scikit-learn's rules: LDA gives at most n_classes - 1 directions and the remaining rows
-start from PCA (``rules.resolve`` has warned); PCA on fewer samples than d is completed
+start from PCA (``plan.resolve`` has warned); PCA on fewer samples than d is completed
 with random unit rows.
 """
 
@@ -46,6 +46,6 @@ def lda_directions(X, y_index, d, rng) -> np.ndarray:
     if len(directions) == 0:
         warnings.warn("LDA found no discriminant direction on this data; starting from PCA", stacklevel=4)
         return pca_directions(X, d, rng)
-    if d > len(directions):  # rules.resolve has warned when the class count caps LDA
+    if d > len(directions):  # plan.resolve has warned when the class count caps LDA
         directions = np.vstack([directions, pca_directions(X, d - len(directions), rng)])
     return directions

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 from nca_core import NCA, datasets
+from nca_core.config.plan import resolve
 from nca_core.config.rules import (
     DEFAULT_CANDIDATES,
     NEAREST_MIN_SAMPLES,
     DataShape,
     default_learning_rate,
     image_shift,
-    resolve,
 )
 
 WINE = DataShape(n_samples=125, n_features=13, n_classes=3)

@@ -514,7 +514,8 @@ def test_warm_start_keeps_a_learnt_dof_and_refuses_to_switch_between_map_and_net
 
 
 def test_auto_optimizer_is_lbfgs_on_small_sets_and_adam_on_large_ones(wine):
-    from nca_core.config.rules import LBFGS_MAX_SAMPLES, DataShape, resolve
+    from nca_core.config.plan import resolve
+    from nca_core.config.rules import LBFGS_MAX_SAMPLES, DataShape
 
     X, y = wine
     small = NCA(2, device="cpu", random_state=0).fit(X, y)

@@ -11,7 +11,7 @@ from hypothesis.extra import numpy as hnp
 from nca_core import NCA
 
 # The estimator's documented validation errors on (X, y): scikit-learn's input checks and
-# rules.resolve's limit on n_components, and a starting map that overflows the dtype. Any other ValueError is a bug and fails the test.
+# plan.resolve's limit on n_components, and a starting map that overflows the dtype. Any other ValueError is a bug and fails the test.
 VALIDATION_ERRORS = [
     r"Found array with \d+ sample\(s\) \(shape=\(\d+, \d+\)\) while a minimum of 2 is required by NCA\.$",
     r"Found array with 0 feature\(s\) \(shape=\(\d+, 0\)\) while a minimum of 1 is required by NCA\.$",
