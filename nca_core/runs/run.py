@@ -99,6 +99,8 @@ def _recommended_linear(data: Dataset, n_components: int) -> RunConfig:
     return config
 
 
+_PREPARE_ROWS = 65536  # rows standardised at a time: a float64 copy of a chunk, never of X
+
 # Run settings that are not ``NCA`` parameters: preprocessing, and what the app draws and scores.
 RUN_ONLY = ("standardize", "display_size", "k")
 
@@ -171,7 +173,16 @@ class Run:
         return StandardScaler().fit(self.data.X_train) if self.config.standardize else None
 
     def _prepare(self, X: np.ndarray) -> np.ndarray:
-        return X if self.scaler is None else self.scaler.transform(X).astype(np.float32)
+        """X as the map receives it: standardised if the run asks, in float32, each value
+        computed in float64 and rounded once (scikit-learn's transform of float32 rows
+        subtracts the mean rounded to float32, which moves rows far from the origin)."""
+        if self.scaler is None:
+            return X
+        out = np.empty(X.shape, dtype=np.float32)
+        for start in range(0, len(X), _PREPARE_ROWS):
+            rows = X[start : start + _PREPARE_ROWS]
+            out[start : start + len(rows)] = (rows - self.scaler.mean_) / self.scaler.scale_
+        return out
 
     def stream(
         self,
