@@ -100,6 +100,7 @@ def load_model(file) -> NCA:
     else:
         model.components_ = _checked_components(arrays, model.encoder, model.n_components)
         model.n_components_, n_features = model.components_.shape
+    model.center_ = np.zeros(n_features)  # files hold no centre: the map takes inputs as given
     kernel = auto_kernel(model.encoder) if model.kernel == "auto" else model.kernel
     model.dof_ = _checked_dof(metadata.get("dof"), kernel)
     model.classes_ = classes

@@ -214,11 +214,23 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         faster; or any torch device string.
     dtype : {"float32", "float64"}, default="float32"
         Precision of training.
+    center : bool, default=False
+        Whether ``transform`` and ``fit_iter``'s snapshots subtract the training mean from
+        the inputs before a linear or diagonal map, so that the embedding is centred, as
+        PCA's is. Every point moves alike: distances, and so every kNN result, are the same
+        either way. False: ``transform(X) = X @ components_.T``, as scikit-learn's. A
+        network takes its inputs as given whatever this says: where they lie changes what
+        it learns.
 
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
         The map A (linear and diagonal encoders only).
+    center_ : ndarray of shape (n_features,)
+        What ``transform`` subtracts from the inputs before the map, in float64: the
+        training mean when ``center`` asks for it, else zeros. A run's model file
+        (``runs.run.Run.model_file``) keeps here the mean of its standardisation too, so
+        that it takes raw inputs.
     encoder_ : torch.nn.Module
         The trained encoder; ``transform`` runs it for the MLP.
     dof_ : float or None
@@ -248,6 +260,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "image_shape": [tuple, list, None],
         "augment": [callable, None],
         "dtype": [StrOptions({"float32", "float64"})],
+        "center": ["boolean"],
     }
 
     def __init__(
@@ -281,6 +294,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         augment=None,
         device="auto",
         dtype="float32",
+        center=False,
     ):
         self.n_components = n_components
         self.init = init
@@ -310,6 +324,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.augment = augment
         self.device = device
         self.dtype = dtype
+        self.center = center
 
     # -- scikit-learn API -------------------------------------------------------------
 
@@ -321,20 +336,28 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Map X of shape (n_samples, n_features) to shape (n_samples, n_components)."""
+        """Map X of shape (n_samples, n_features) to shape (n_samples, n_components):
+        X less ``center_``, through the map (or the network)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        if hasattr(self, "components_"):
+        centred = bool(np.any(self.center_))
+        if hasattr(self, "components_") and not centred:
             return X @ self.components_.T.astype(X.dtype, copy=False)
-        first = next(self.encoder_.parameters())
         out = np.empty((len(X), self.n_components_), dtype=X.dtype)
-        with torch.no_grad():
-            for start in range(0, len(X), _TRANSFORM_BATCH):
-                batch = torch.tensor(
-                    X[start : start + _TRANSFORM_BATCH], dtype=first.dtype, device=first.device
-                )
-                out[start : start + len(batch)] = self.encoder_(batch).cpu().numpy()
+        for start in range(0, len(X), _TRANSFORM_BATCH):
+            rows = X[start : start + _TRANSFORM_BATCH]
+            if centred:  # in float64, rounded once to X's dtype: rows far from the origin keep their digits
+                rows = (rows - self.center_).astype(X.dtype, copy=False)
+            out[start : start + len(rows)] = self._map(rows)
         return out
+
+    def _map(self, rows: np.ndarray) -> np.ndarray:
+        """The map (or the network) applied to rows as given, in their dtype."""
+        if hasattr(self, "components_"):
+            return rows @ self.components_.T.astype(rows.dtype, copy=False)
+        first = next(self.encoder_.parameters())
+        with torch.no_grad():
+            return self.encoder_(torch.tensor(rows, dtype=first.dtype, device=first.device)).cpu().numpy()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -415,11 +438,12 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     ):
         report = Report(self, self.verbose)
         start = self._prepare(X, y, report, plan)
-        offset = _training_offset(start)
+        offset = _training_offset(start, self.center_)
         order = np.argsort(start.y_index, kind="stable")  # training wants classes in turn
         X_t = _training_rows(start.X, order, offset, start.dtype, start.device)
         self.display_index_ = _display_index(start.y, display_size, start.seed)
-        X_display = torch.tensor(start.X[self.display_index_], dtype=start.dtype, device=start.device)
+        # less center_ as transform subtracts it, so that a snapshot is what transform gives
+        X_display = _rows_less(start.X, self.display_index_, self.center_, start.dtype, start.device)
         evaluate = None
         if eval_every is not None:
             evaluate = self._make_evaluator(
@@ -471,6 +495,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             _check_finite_start(encoder, settings["init"], self.dtype)
             kernel = self._kernel(settings, device)
         self._start_fit(classes, settings, encoder, kernel, device)
+        self.center_ = self._input_center(X, settings)
         self.pretrain_curve_ = pretrain_curve
         return _Start(X, y, y_index, settings, encoder, kernel, seed, generator, device, dtype)
 
@@ -590,6 +615,13 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.objective_curve_ = []
         self.n_iter_ = 0
 
+    def _input_center(self, X: np.ndarray, settings: dict) -> np.ndarray:
+        """``center_`` for this fit: the training mean, in float64, where ``center`` asks
+        for it and the map is linear or diagonal; else zeros."""
+        if self.center and settings["encoder"] != "mlp":
+            return X.mean(0, dtype=np.float64)
+        return np.zeros(X.shape[1])
+
     def _warm(self) -> bool:
         """Whether this fit continues the previous one (same kind of encoder)."""
         if not (self.warm_start and hasattr(self, "encoder_")):
@@ -699,7 +731,13 @@ def _training_rows(X: np.ndarray, order: np.ndarray, offset: np.ndarray, dtype, 
     rounded once, as the cast would, without a float64 copy of every chunk."""
     if X.dtype == np.float32 and dtype == torch.float32 and torch.device(device).type == "cpu":
         return _float32_rows(X, order, offset.astype(np.float32))
-    out = torch.empty(X.shape, dtype=dtype, device=device)
+    return _rows_less(X, order, offset, dtype, device)
+
+
+def _rows_less(X: np.ndarray, order: np.ndarray, offset: np.ndarray, dtype, device) -> torch.Tensor:
+    """X's rows in ``order`` less ``offset``, as one new tensor: subtracted in float64 chunk
+    by chunk, each difference then rounded once to ``dtype``."""
+    out = torch.empty((len(order), X.shape[1]), dtype=dtype, device=device)
     for start in range(0, len(order), _CHUNK_ROWS):
         rows = X[order[start : start + _CHUNK_ROWS]] - offset
         out[start : start + len(rows)] = torch.from_numpy(rows).to(dtype=dtype, device=device)
@@ -717,15 +755,16 @@ def _float32_rows(X: np.ndarray, order: np.ndarray, offset: np.ndarray) -> torch
     return rows.sub_(torch.from_numpy(offset))
 
 
-def _training_offset(start: _Start) -> np.ndarray:
+def _training_offset(start: _Start, center: np.ndarray) -> np.ndarray:
     """What training subtracts from every row: the mean, in float64, for a linear or diagonal
     map, whose distances it leaves unchanged; then float32 keeps the digits of data far from
     the origin. A network's output depends on where its inputs lie, and a shift or an
-    augmentation alters the inputs as they are: nothing for those."""
+    augmentation alters the inputs as they are: nothing for those. ``center`` is the fit's
+    ``center_``: the mean already, when the map was asked to centre (one pass over X less)."""
     s = start.settings
     if s["encoder"] == "mlp" or s["augment"] is not None or s["shift"]:
         return np.zeros(start.X.shape[1])
-    return start.X.mean(0, dtype=np.float64)
+    return center if center.any() else start.X.mean(0, dtype=np.float64)
 
 
 def _same_value(a, b) -> bool:
