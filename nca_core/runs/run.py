@@ -239,10 +239,17 @@ class Run:
         return hasattr(self.model, "components_")
 
     def effective_components(self) -> np.ndarray:
-        """The map applied to raw inputs: standardisation folded in (a shift does not
-        change distances, so kNN in the folded space equals kNN in the trained one)."""
+        """The map as it applies to raw inputs less ``raw_center``: the standardisation's
+        scale folded in."""
         A = self.model.components_
         return A if self.scaler is None else A / self.scaler.scale_
+
+    def raw_center(self) -> np.ndarray:
+        """What the run subtracts from raw inputs before the map, in float64: the model's
+        ``center_``, taken back through the standardisation (its mean, and the model's
+        centre in its units)."""
+        center = self.model.center_
+        return center if self.scaler is None else self.scaler.mean_ + self.scaler.scale_ * center
 
     def map_weights(self) -> np.ndarray:
         """The length of each column of A, shape (n_features,): how strongly the map weighs
@@ -263,22 +270,24 @@ class Run:
         return sorted(range(len(influence)), key=lambda i: -influence[i])[:count]
 
     def model_file(self) -> bytes:
-        """The fitted model as .npz bytes (see ``nca_core.estimator.model_io``) acting on raw inputs:
-        standardisation is folded into A, or into the network's first layer."""
+        """The fitted model as .npz bytes (see ``nca_core.estimator.model_io``) acting on raw
+        inputs as the run does, so that its ``transform`` gives the run's pictures: the
+        centre (``raw_center``) is the model's ``center_``, and the standardisation's scale
+        is folded into A, or into the network's first layer. The centre is subtracted from
+        the inputs, not folded into a bias: in float32, x - mean keeps the digits of inputs
+        far from the origin that W x - W mean would lose."""
         exported = NCA(**self.model.get_params())
         for name in ("classes_", "n_iter_", "objective_curve_", "n_features_in_", "n_components_", "dof_"):
             setattr(exported, name, getattr(self.model, name))
+        exported.center_ = self.raw_center()
         if self.is_linear:
             exported.components_ = self.effective_components()
         else:
             exported.encoder_ = copy.deepcopy(self.model.encoder_).cpu()
             if self.scaler is not None:
                 first = exported.encoder_.layers[0]
-                with torch.no_grad():  # W (x - mean) / scale + b = (W / scale) x + (b - W mean / scale)
-                    scale = torch.as_tensor(self.scaler.scale_, dtype=first.weight.dtype)
-                    mean = torch.as_tensor(self.scaler.mean_, dtype=first.weight.dtype)
-                    first.weight.div_(scale)
-                    first.bias.sub_(first.weight @ mean)
+                with torch.no_grad():  # W ((x - mean) / scale) = (W / scale) (x - mean)
+                    first.weight.div_(torch.as_tensor(self.scaler.scale_, dtype=first.weight.dtype))
         buffer = io.BytesIO()
         save_model(exported, buffer)
         return buffer.getvalue()
