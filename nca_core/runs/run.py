@@ -107,9 +107,10 @@ RUN_ONLY = ("standardize", "display_size", "k")
 
 def estimator_params(config: RunConfig, image_shape: tuple[int, int] | None = None) -> dict:
     """The ``NCA`` keyword arguments a RunConfig stands for: every field but ``RUN_ONLY``,
-    by the same name, and the data's ``image_shape`` (None for tabular data)."""
+    by the same name, the data's ``image_shape`` (None for tabular data), and ``center``:
+    a run draws a map's embedding centred, as Compare draws PCA's and LDA's beside it."""
     params = {name: value for name, value in config.as_dict().items() if name not in RUN_ONLY}
-    return {**params, "image_shape": image_shape}
+    return {**params, "image_shape": image_shape, "center": True}
 
 
 def _shape(config: RunConfig, data: Dataset) -> DataShape:

@@ -129,6 +129,15 @@ def _prepared(run: Run, X: np.ndarray) -> np.ndarray:
     return X if run.scaler is None else (X - run.scaler.mean_) / run.scaler.scale_
 
 
+def test_a_run_on_a_linear_map_draws_a_centred_picture():
+    """As PCA's and LDA's: every training row's embedding averages to the origin."""
+    for name, standardize in (("wine", True), ("wine", False), ("digits", False)):
+        data = _dataset(name, None)
+        run = Run(_config(data, "linear", standardize).replace(display_size=len(data.y_train)), data)
+        picture = list(run.stream(eval_every=None))[-1].embedding
+        assert np.abs(picture.mean(0)).max() < 1e-5 * np.abs(picture).max(), name
+
+
 def test_the_downloaded_csv_and_model_agree_on_wine_with_its_defaults():
     """The two downloads of a run: the model maps the CSV's rows (by their index into the
     training set) to the CSV's coordinates, to the CSV's six significant digits."""
