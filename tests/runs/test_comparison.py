@@ -245,3 +245,16 @@ def test_quick_nca_fits_deep_nca_on_request(datasets, tmp_path):
     Z_train, Z_test = deep.model.transform(data.X_train), deep.model.transform(data.X_test)
     assert knn_accuracy(Z_train, data.y_train, Z_test, data.y_test) > 0.9
     assert len(list(tmp_path.glob("quick-rings-*.npz"))) == 1
+
+
+def test_a_model_cached_in_an_older_format_is_trained_again(datasets, tmp_path, monkeypatch):
+    """Version 2 files dropped the run's centring: one left in the cache is not reused."""
+    from nca_core.runs import comparison
+
+    data = training_subset(datasets["wine"], 60)
+    with monkeypatch.context() as patched:
+        patched.setattr(comparison, "FORMAT_VERSION", 2)
+        quick_nca(data, 2, True, cache_dir=tmp_path)
+    assert not quick_nca(data, 2, True, cache_dir=tmp_path).from_cache
+    assert quick_nca(data, 2, True, cache_dir=tmp_path).from_cache
+    assert len(list(tmp_path.glob("quick-wine-*.npz"))) == 2
