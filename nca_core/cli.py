@@ -3,9 +3,10 @@
 The run settings' flags are generated from ``config.settings.SETTINGS`` (the same declaration as
 the app's controls); a flag left out takes the value recommended for the dataset, as the
 app's sidebar does. Training goes through ``runs.run.Run``, as in the app, so the model file
-(.npz, see ``nca_core.estimator.model_io``) acts on raw inputs, with any standardisation folded in.
-Also writes a metrics JSON (settings, per-epoch objective and kNN accuracies, final kNN
-test error, timings) and, with ``--snapshots``, the display embeddings of every epoch.
+(.npz, see ``nca_core.estimator.model_io``) takes raw inputs to the run's embedding, its
+centring and any standardisation included. Also writes a metrics JSON (settings, per-epoch
+objective and kNN accuracies, final kNN test error, timings) and, with ``--snapshots``, the
+display embeddings of every epoch with the training rows they are (``index``).
 Progress is a tqdm bar on stderr.
 
 Launched by ``torchrun --nproc_per_node=N -m nca_core train ...`` it trains data-parallel
@@ -178,7 +179,7 @@ def _write_outputs(out: Path, run, metrics: dict, embeddings: list[np.ndarray]) 
     write_atomic(out / "metrics.json", json.dumps(metrics, indent=2).encode())
     if embeddings:
         buffer = io.BytesIO()
-        np.savez(buffer, embeddings=np.stack(embeddings), labels=run.display_labels)
+        np.savez(buffer, embeddings=np.stack(embeddings), labels=run.display_labels, index=run.display_index)
         write_atomic(out / "snapshots.npz", buffer.getvalue())
 
 

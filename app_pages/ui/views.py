@@ -551,7 +551,8 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
     )
     st.caption(
         "The model file holds plain arrays and JSON (no pickle); load it with "
-        "`nca_core.load_model(path)`. Standardisation, if used, is folded into the map."
+        "`nca_core.load_model(path)`. Its `transform` takes raw inputs to the embedding drawn here "
+        "(the CSV's coordinates): the run's centring and standardisation, if used, are part of it."
     )
 
 

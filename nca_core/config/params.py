@@ -453,6 +453,14 @@ PARAMS: tuple[Param, ...] = (
         "(``rules.auto_dtype``).",
     ),
     Param(
+        "center", False, ("boolean",), "bool",
+        "Whether ``transform`` and ``fit_iter``'s snapshots subtract the training mean from the "
+        "inputs before a linear or diagonal map, so that the embedding is centred, as PCA's is. "
+        "Every point moves alike: distances, and so every kNN result, are the same either way. "
+        "False: ``transform(X) = X @ components_.T``, as scikit-learn's. A network takes its "
+        "inputs as given whatever this says: where they lie changes what it learns.",
+    ),
+    Param(
         "random_state", None, (Interval(Integral, 0, 2**32 - 1, closed="both"), None, np.random.RandomState),
         "int, RandomState or None", "Seeds random init, minibatch order and the display subset.",
         Control("Seed", "Same seed, same run.", "Run", "number", low=0, high=2**31 - 1, url_key="seed"),

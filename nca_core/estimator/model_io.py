@@ -1,11 +1,13 @@
 """Saving and loading a fitted NCA as an .npz file of plain arrays (no pickle).
 
 The file holds ``classes`` (numbers or unicode strings), ``metadata`` (a JSON string with
-the estimator's parameters) and the map: ``components`` (float64, shape (n_components,
-n_features)) for a linear or diagonal encoder, or ``layer0.weight``, ``layer0.bias``,
-``layer1.weight``, ... for the MLP. Loading parses arrays with ``allow_pickle=False`` and
-checks shapes, dtypes and finiteness before anything is used. Version 1 files (linear
-only) still load.
+the estimator's parameters), ``center`` (float64, shape (n_features,): what the model
+subtracts from its inputs, ``NCA.center_``) and the map: ``components`` (float64, shape
+(n_components, n_features)) for a linear or diagonal encoder, or ``layer0.weight``,
+``layer0.bias``, ``layer1.weight``, ... for the MLP. Loading parses arrays with
+``allow_pickle=False`` and checks shapes, dtypes and finiteness before anything is used.
+Version 2 files (no ``center``) and version 1 files (linear only) still load, subtracting
+nothing.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from .nca import NCA
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "load_model", "save_model"]
 
-FORMAT_VERSION = 2
-_READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+_READABLE_VERSIONS = (1, 2, 3)
 _SAVED_PARAMS = (
     "n_components",
     "objective",
@@ -65,7 +67,11 @@ def save_model(model: NCA, file) -> None:
     classes = np.asarray(model.classes_)
     if classes.dtype.kind not in "iufU":
         classes = classes.astype(str)
-    arrays = {"classes": classes, "metadata": np.array(json.dumps(metadata))}
+    arrays = {
+        "classes": classes,
+        "metadata": np.array(json.dumps(metadata)),
+        "center": np.asarray(model.center_, dtype=np.float64),
+    }
     if hasattr(model, "components_"):
         arrays["components"] = np.asarray(model.components_, dtype=np.float64)
     else:
@@ -100,6 +106,7 @@ def load_model(file) -> NCA:
     else:
         model.components_ = _checked_components(arrays, model.encoder, model.n_components)
         model.n_components_, n_features = model.components_.shape
+    model.center_ = _checked_center(arrays, metadata["version"], n_features)
     kernel = auto_kernel(model.encoder) if model.kernel == "auto" else model.kernel
     model.dof_ = _checked_dof(metadata.get("dof"), kernel)
     model.classes_ = classes
@@ -205,6 +212,19 @@ def _checked_components(arrays: dict, encoder: str, n_components: int | None) ->
         if np.any(components != np.diag(np.diag(components))):
             raise ModelFileError("a diagonal model's components must be zero off the diagonal")
     return components
+
+
+def _checked_center(arrays: dict, version: int, n_features: int) -> np.ndarray:
+    """What the model subtracts from its inputs: one finite number per feature; nothing
+    (zeros) in files from before version 3, which had no centre."""
+    if version < 3:
+        return np.zeros(n_features)
+    if "center" not in arrays:
+        raise ModelFileError("model file lacks ['center']")
+    center = _finite_float_array(arrays["center"], "center", ndim=1)
+    if center.shape != (n_features,):
+        raise ModelFileError(f"center has {center.shape[0]} values but the map takes {n_features} features")
+    return center.astype(np.float64)
 
 
 def _checked_dof(dof, kernel: str) -> float | None:

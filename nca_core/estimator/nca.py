@@ -23,7 +23,7 @@ from ..training.epochs import EpochStrategy, Problem, make_epochs
 from ..training.loop import Snapshot, train
 from ..util.sampling import stratified_subsample
 from .report import Report
-from .start import Previous, Start, display_index, make_start, training_offset, training_rows
+from .start import Previous, Start, display_index, make_start, rows_less, training_offset, training_rows
 
 __all__ = ["NCA", "Plan"]
 
@@ -59,6 +59,11 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     ----------
     components_ : ndarray of shape (n_components, n_features)
         The map A (linear and diagonal encoders only).
+    center_ : ndarray of shape (n_features,)
+        What ``transform`` subtracts from the inputs before the map, in float64: the
+        training mean when ``center`` asks for it, else zeros. A run's model file
+        (``runs.run.Run.model_file``) keeps here the mean of its standardisation too, so
+        that it takes raw inputs.
     encoder_ : torch.nn.Module
         The trained encoder; ``transform`` runs it for the MLP.
     dof_ : float or None
@@ -94,20 +99,28 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Map X of shape (n_samples, n_features) to shape (n_samples, n_components)."""
+        """Map X of shape (n_samples, n_features) to shape (n_samples, n_components):
+        X less ``center_``, through the map (or the network)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        if hasattr(self, "components_"):
+        centred = bool(np.any(self.center_))
+        if hasattr(self, "components_") and not centred:
             return X @ self.components_.T.astype(X.dtype, copy=False)
-        first = next(self.encoder_.parameters())
         out = np.empty((len(X), self.n_components_), dtype=X.dtype)
-        with torch.no_grad():
-            for start in range(0, len(X), _TRANSFORM_BATCH):
-                batch = torch.tensor(
-                    X[start : start + _TRANSFORM_BATCH], dtype=first.dtype, device=first.device
-                )
-                out[start : start + len(batch)] = self.encoder_(batch).cpu().numpy()
+        for start in range(0, len(X), _TRANSFORM_BATCH):
+            rows = X[start : start + _TRANSFORM_BATCH]
+            if centred:  # in float64, rounded once to X's dtype: rows far from the origin keep their digits
+                rows = (rows - self.center_).astype(X.dtype, copy=False)
+            out[start : start + len(rows)] = self._map(rows)
         return out
+
+    def _map(self, rows: np.ndarray) -> np.ndarray:
+        """The map (or the network) applied to rows as given, in their dtype."""
+        if hasattr(self, "components_"):
+            return rows @ self.components_.T.astype(rows.dtype, copy=False)
+        first = next(self.encoder_.parameters())
+        with torch.no_grad():
+            return self.encoder_(torch.tensor(rows, dtype=first.dtype, device=first.device)).cpu().numpy()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -188,11 +201,12 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     ):
         report = Report(self, self.verbose)
         start = self._prepare(X, y, report, plan)
-        offset = training_offset(start)
+        offset = training_offset(start, self.center_)
         order = np.argsort(start.y_index, kind="stable")  # training wants classes in turn
         X_t = training_rows(start.X, order, offset, start.dtype, start.device)
         self.display_index_ = display_index(start.y, display_size, start.seed)
-        X_display = torch.tensor(start.X[self.display_index_], dtype=start.dtype, device=start.device)
+        # less center_ as transform subtracts it, so that a snapshot is what transform gives
+        X_display = rows_less(start.X, self.display_index_, self.center_, start.dtype, start.device)
         evaluate = None
         if eval_every is not None:
             X_test_t, y_test = self._test_rows(X_test, y_test, offset, start)
@@ -234,6 +248,9 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.n_components_, self.device_ = plan.n_components, str(start.device)
         self.dof_, self.objective_curve_, self.n_iter_ = None, [], 0
         self.pretrain_curve_ = start.pretrain_curve
+        # what transform subtracts: the training mean where center asks for it and the map is linear
+        centred = plan.center and plan.encoder != "mlp"
+        self.center_ = X.mean(0, dtype=np.float64) if centred else np.zeros(X.shape[1])
         return start
 
     def _test_rows(self, X_test, y_test, offset: np.ndarray, start: Start):

@@ -24,7 +24,7 @@ from ..util.sampling import stratified_subsample
 from ..util.tensors import cpu_view
 from .starts import lda_directions, pca_directions
 
-__all__ = ["Previous", "Start", "display_index", "make_start", "training_offset", "training_rows"]
+__all__ = ["Previous", "Start", "display_index", "make_start", "rows_less", "training_offset", "training_rows"]
 
 
 @dataclass(frozen=True)
@@ -179,14 +179,15 @@ def _check_augment(augment, X: np.ndarray, dtype: torch.dtype, device) -> None:
         )
 
 
-def training_offset(start: Start) -> np.ndarray:
+def training_offset(start: Start, center: np.ndarray) -> np.ndarray:
     """What training subtracts from every row: the mean, in float64, for a linear or diagonal
     map, whose distances it leaves unchanged; then float32 keeps the digits of data far from
     the origin. A network's output depends on where its inputs lie, and a shift or an
-    augmentation alters the inputs as they are: nothing for those."""
+    augmentation alters the inputs as they are: nothing for those. ``center`` is the fit's
+    ``center_``: the mean already, when the map was asked to centre (one pass over X less)."""
     if start.plan.encoder == "mlp" or start.augment is not None:
         return np.zeros(start.X.shape[1])
-    return start.X.mean(0, dtype=np.float64)
+    return center if center.any() else start.X.mean(0, dtype=np.float64)
 
 
 def training_rows(X: np.ndarray, order: np.ndarray, offset: np.ndarray, dtype, device) -> torch.Tensor:
@@ -197,7 +198,13 @@ def training_rows(X: np.ndarray, order: np.ndarray, offset: np.ndarray, dtype, d
     rounded once, as the cast would, without a float64 copy of every chunk."""
     if X.dtype == np.float32 and dtype == torch.float32 and torch.device(device).type == "cpu":
         return _float32_rows(X, order, offset.astype(np.float32))
-    out = torch.empty(X.shape, dtype=dtype, device=device)
+    return rows_less(X, order, offset, dtype, device)
+
+
+def rows_less(X: np.ndarray, order: np.ndarray, offset: np.ndarray, dtype, device) -> torch.Tensor:
+    """X's rows in ``order`` less ``offset``, as one new tensor: subtracted in float64 chunk
+    by chunk, each difference then rounded once to ``dtype``."""
+    out = torch.empty((len(order), X.shape[1]), dtype=dtype, device=device)
     for start in range(0, len(order), _CHUNK_ROWS):
         rows = X[order[start : start + _CHUNK_ROWS]] - offset
         out[start : start + len(rows)] = torch.from_numpy(rows).to(dtype=dtype, device=device)

@@ -22,7 +22,7 @@ from sklearn.preprocessing import StandardScaler
 
 from ..datasets import Dataset
 from ..estimator.baselines import fit_projection
-from ..estimator.model_io import ModelFileError, load_model
+from ..estimator.model_io import FORMAT_VERSION, ModelFileError, load_model
 from ..estimator.nca import NCA
 from ..search.knn import knn_accuracy, leave_one_out_accuracy
 from ..util.files import cache_dir, write_atomic
@@ -145,7 +145,11 @@ def model_cache_dir() -> Path:
 
 
 def _fingerprint(config, subset: Dataset) -> str:
+    """Names a cached model by its settings, its data and the model format: a file that an
+    older format wrote (before version 3, a map that dropped its run's centring) is trained
+    again, not reused."""
     digest = hashlib.sha256(json.dumps(config.as_dict(), sort_keys=True).encode())
+    digest.update(f"model format {FORMAT_VERSION}".encode())
     for array in (subset.X_train, subset.y_train):
         digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()[:16]

@@ -95,15 +95,18 @@ def dataset_patch(data: Dataset, encoder: str = "linear") -> dict:
     return patch
 
 
+_PREPARE_ROWS = 65536  # rows standardised at a time: a float64 copy of a chunk, never of X
+
 # Run settings that are not ``NCA`` parameters: preprocessing, and what the app draws and scores.
 RUN_ONLY = ("standardize", "display_size", "k")
 
 
 def estimator_params(config: RunConfig, image_shape: tuple[int, int] | None = None) -> dict:
     """The ``NCA`` keyword arguments a RunConfig stands for: every field but ``RUN_ONLY``,
-    by the same name, and the data's ``image_shape`` (None for tabular data)."""
+    by the same name, the data's ``image_shape`` (None for tabular data), and ``center``:
+    a run draws a map's embedding centred, as Compare draws PCA's and LDA's beside it."""
     params = {name: value for name, value in config.as_dict().items() if name not in RUN_ONLY}
-    return {**params, "image_shape": image_shape}
+    return {**params, "image_shape": image_shape, "center": True}
 
 
 def _shape(config: RunConfig, data: Dataset) -> DataShape:
@@ -168,7 +171,16 @@ class Run:
         return StandardScaler().fit(self.data.X_train) if self.config.standardize else None
 
     def _prepare(self, X: np.ndarray) -> np.ndarray:
-        return X if self.scaler is None else self.scaler.transform(X).astype(np.float32)
+        """X as the map receives it: standardised if the run asks, in float32, each value
+        computed in float64 and rounded once (scikit-learn's transform of float32 rows
+        subtracts the mean rounded to float32, which moves rows far from the origin)."""
+        if self.scaler is None:
+            return X
+        out = np.empty(X.shape, dtype=np.float32)
+        for start in range(0, len(X), _PREPARE_ROWS):
+            rows = X[start : start + _PREPARE_ROWS]
+            out[start : start + len(rows)] = (rows - self.scaler.mean_) / self.scaler.scale_
+        return out
 
     def stream(
         self,
@@ -225,10 +237,17 @@ class Run:
         return hasattr(self.model, "components_")
 
     def effective_components(self) -> np.ndarray:
-        """The map applied to raw inputs: standardisation folded in (a shift does not
-        change distances, so kNN in the folded space equals kNN in the trained one)."""
+        """The map as it applies to raw inputs less ``raw_center``: the standardisation's
+        scale folded in."""
         A = self.model.components_
         return A if self.scaler is None else A / self.scaler.scale_
+
+    def raw_center(self) -> np.ndarray:
+        """What the run subtracts from raw inputs before the map, in float64: the model's
+        ``center_``, taken back through the standardisation (its mean, and the model's
+        centre in its units)."""
+        center = self.model.center_
+        return center if self.scaler is None else self.scaler.mean_ + self.scaler.scale_ * center
 
     def map_weights(self) -> np.ndarray:
         """The length of each column of A, shape (n_features,): how strongly the map weighs
@@ -249,22 +268,24 @@ class Run:
         return sorted(range(len(influence)), key=lambda i: -influence[i])[:count]
 
     def model_file(self) -> bytes:
-        """The fitted model as .npz bytes (see ``nca_core.estimator.model_io``) acting on raw inputs:
-        standardisation is folded into A, or into the network's first layer."""
+        """The fitted model as .npz bytes (see ``nca_core.estimator.model_io``) acting on raw
+        inputs as the run does, so that its ``transform`` gives the run's pictures: the
+        centre (``raw_center``) is the model's ``center_``, and the standardisation's scale
+        is folded into A, or into the network's first layer. The centre is subtracted from
+        the inputs, not folded into a bias: in float32, x - mean keeps the digits of inputs
+        far from the origin that W x - W mean would lose."""
         exported = NCA(**self.model.get_params())
         for name in ("classes_", "n_iter_", "objective_curve_", "n_features_in_", "n_components_", "dof_"):
             setattr(exported, name, getattr(self.model, name))
+        exported.center_ = self.raw_center()
         if self.is_linear:
             exported.components_ = self.effective_components()
         else:
             exported.encoder_ = copy.deepcopy(self.model.encoder_).cpu()
             if self.scaler is not None:
                 first = exported.encoder_.layers[0]
-                with torch.no_grad():  # W (x - mean) / scale + b = (W / scale) x + (b - W mean / scale)
-                    scale = torch.as_tensor(self.scaler.scale_, dtype=first.weight.dtype)
-                    mean = torch.as_tensor(self.scaler.mean_, dtype=first.weight.dtype)
-                    first.weight.div_(scale)
-                    first.bias.sub_(first.weight @ mean)
+                with torch.no_grad():  # W ((x - mean) / scale) = (W / scale) (x - mean)
+                    first.weight.div_(torch.as_tensor(self.scaler.scale_, dtype=first.weight.dtype))
         buffer = io.BytesIO()
         save_model(exported, buffer)
         return buffer.getvalue()

@@ -328,3 +328,18 @@ def test_the_raw_row_starts_from_the_inputs_every_method_starts_from(app):
         assert said == standardize
         if not standardize:
             assert shown < 0.9  # unstandardised wine: kNN is led by one large feature (proline)
+
+
+def test_on_wine_the_nca_panel_is_centred_as_pca_and_lda_are(app):
+    """Every panel draws all of wine's training rows about the origin, standardised or not:
+    NCA's model maps raw inputs as its run drew them, centred as the baselines centre."""
+    app.selectbox(key="dataset").set_value("wine").run()
+    at = open_compare(app)
+    for standardize in (True, False):
+        at.toggle(key="compare-std-wine").set_value(standardize).run()
+        assert not at.exception, at.exception
+        assert [h.value for h in at.subheader] == ["NCA", "PCA", "LDA"]
+        for method, rows in zip(("NCA", "PCA", "LDA"), vega_rows(at)):
+            points = rows[["z1", "z2"]].to_numpy(dtype=np.float64)
+            assert len(points) == 125  # wine's training rows, all drawn
+            assert np.abs(points.mean(0)).max() < 1e-4 * np.abs(points).max(), (method, standardize)

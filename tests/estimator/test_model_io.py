@@ -385,3 +385,53 @@ def test_a_linear_student_t_model_keeps_its_dof(wine, tmp_path):
     loaded = load_model(tmp_path / "t.npz")
     assert loaded.dof_ == pytest.approx(model.dof_) and loaded.dof_ > 0
     np.testing.assert_array_equal(loaded.transform(X), model.transform(X))
+
+
+def test_a_centred_model_keeps_its_center(wine, tmp_path):
+    X, y = wine
+    model = NCA(2, max_iter=3, device="cpu", random_state=0, center=True).fit(X + 100.0, y)
+    save_model(model, tmp_path / "centred.npz")
+    loaded = load_model(tmp_path / "centred.npz")
+    np.testing.assert_array_equal(loaded.center_, model.center_)
+    assert loaded.center_.dtype == np.float64 and np.abs(loaded.center_ - 100.0).max() < 1.0
+    np.testing.assert_array_equal(loaded.transform(X + 100.0), model.transform(X + 100.0))
+
+
+def _as_version_two(arrays):
+    meta = json.loads(str(arrays["metadata"]))
+    meta["version"] = 2
+    arrays["metadata"] = np.array(json.dumps(meta))
+    del arrays["center"]
+
+
+@pytest.mark.parametrize("kind", ["map", "network"])
+def test_version_two_files_still_load_and_subtract_nothing(fitted, fitted_mlp, kind):
+    model, X = fitted if kind == "map" else fitted_mlp
+    loaded = load_model(_resave(model, _as_version_two))
+    np.testing.assert_array_equal(loaded.center_, np.zeros(X.shape[1]))
+    np.testing.assert_array_equal(loaded.transform(X), model.transform(X))
+
+
+def test_a_version_three_file_needs_a_finite_center_of_one_value_per_feature(fitted):
+    model, _ = fitted
+
+    def without(arrays):
+        del arrays["center"]
+
+    def too_short(arrays):
+        arrays["center"] = np.zeros(12)
+
+    def not_finite(arrays):
+        arrays["center"] = np.full(13, np.inf)
+
+    def integers(arrays):
+        arrays["center"] = np.zeros(13, dtype=np.int64)
+
+    for edit, message in [
+        (without, r"model file lacks \['center'\]"),
+        (too_short, "center has 12 values but the map takes 13 features"),
+        (not_finite, "NaN or infinite"),
+        (integers, "center must be a non-empty 1-D float array"),
+    ]:
+        with pytest.raises(ModelFileError, match=message):
+            load_model(_resave(model, edit))

@@ -676,3 +676,60 @@ def test_a_default_full_batch_fit_ends_where_float64_and_scikit_learn_end():
     assert mean_p(ours) == pytest.approx(mean_p(NCA(n_components=2, random_state=0, dtype="float64")), abs=1e-6)
     assert mean_p(ours) == pytest.approx(mean_p(NeighborhoodComponentsAnalysis(2, random_state=0)), abs=1e-3)
     assert NCA(n_components=2, optimizer="adam").plan(DataShape.of(X, 2)).dtype == "float32"
+
+
+def test_by_default_transform_is_the_map_of_the_inputs_as_given(wine):
+    """As scikit-learn's: transform(X) = X @ components_.T, and nothing is subtracted."""
+    X, y = wine
+    model = NCA(2, max_iter=3, device="cpu", random_state=0).fit(X + 5.0, y)
+    np.testing.assert_array_equal(model.center_, np.zeros(X.shape[1]))
+    np.testing.assert_array_equal(model.transform(X + 5.0), (X + 5.0) @ model.components_.T)
+
+
+@pytest.mark.parametrize("encoder", ["linear", "diagonal"])
+def test_center_subtracts_the_training_mean_and_moves_no_distance(wine, encoder):
+    """center=True: the same map, its embedding centred as PCA's is, snapshots included."""
+    X, y = wine
+    X = X + np.linspace(-50, 50, X.shape[1])  # a mean far from zero
+    params = dict(encoder=encoder, init="identity", max_iter=3, device="cpu", random_state=0)
+    plain = NCA(**params).fit(X, y)
+    centred = NCA(**params, center=True)
+    snaps = list(centred.fit_iter(X, y, display_size=None))
+    np.testing.assert_array_equal(centred.components_, plain.components_)
+    np.testing.assert_array_equal(centred.center_, X.mean(0))
+    Z = centred.transform(X)
+    np.testing.assert_allclose(Z, (X - X.mean(0)) @ centred.components_.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(Z.mean(0), 0.0, atol=1e-12)
+    shift = Z - plain.transform(X)  # the same for every row
+    np.testing.assert_allclose(shift, np.broadcast_to(shift[0], shift.shape), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(snaps[-1].embedding, Z, rtol=1e-5, atol=1e-5)
+
+
+def test_center_leaves_a_network_taking_its_inputs_as_given(wine):
+    X, y = wine
+    params = dict(encoder="mlp", hidden_sizes=(8,), optimizer="adam", max_iter=2, device="cpu", random_state=0)
+    plain, centred = NCA(**params).fit(X + 3.0, y), NCA(**params, center=True).fit(X + 3.0, y)
+    np.testing.assert_array_equal(centred.center_, np.zeros(X.shape[1]))
+    np.testing.assert_array_equal(centred.transform(X + 3.0), plain.transform(X + 3.0))
+
+
+def test_centred_float32_rows_far_from_the_origin_keep_their_float64_digits():
+    """Rows about 10^4 spreads from the origin: transform subtracts center_ in float64 and
+    rounds once, so float32 rows give the float64 embedding to float32's rounding of the
+    embedding's own size, and the snapshot is the same picture; the map of the rows as given,
+    rounded to float32 first, loses those digits."""
+    rng = np.random.default_rng(0)
+    y = np.arange(400) % 2
+    X64 = 1e4 + rng.normal(size=(400, 6)) + 3.0 * y[:, None] * np.eye(6)[0]
+    X32 = X64.astype(np.float32)
+    model = NCA(2, init="pca", max_iter=3, device="cpu", random_state=0, center=True)
+    snaps = list(model.fit_iter(X32, y, display_size=None))
+    exact = (X32.astype(np.float64) - model.center_) @ model.components_.T
+    reach = np.abs(exact).max()
+    Z32 = model.transform(X32)
+    assert Z32.dtype == np.float32
+    np.testing.assert_allclose(Z32, exact, rtol=0, atol=1e-5 * reach)
+    np.testing.assert_allclose(model.transform(X32.astype(np.float64)), exact, rtol=1e-12, atol=1e-9 * reach)
+    np.testing.assert_allclose(snaps[-1].embedding, exact, rtol=0, atol=1e-5 * reach)
+    uncentred = X32 @ model.components_.T.astype(np.float32) - (model.center_ @ model.components_.T)
+    assert np.abs(uncentred - exact).max() > 10 * 1e-5 * reach  # why transform centres first

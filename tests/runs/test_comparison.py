@@ -181,6 +181,18 @@ def test_quick_nca_folds_standardisation_into_a_map_of_raw_inputs(datasets, tmp_
     assert knn_accuracy(Z_train, data.y_train, Z_test, data.y_test) > 0.9
 
 
+@pytest.mark.parametrize(("name", "standardize"), [("wine", True), ("wine", False), ("digits", False)])
+def test_the_nca_panel_is_centred_as_pca_and_lda_are(datasets, tmp_path, name, standardize):
+    """Compare draws NCA's quick model beside PCA and LDA, which centre on the training
+    mean: NCA's training rows average to the origin too."""
+    data = training_subset(datasets[name], 400)
+    nca = quick_nca(data, 2, standardize, cache_dir=tmp_path).model.transform
+    pca, lda = (fit_baseline(method, data, 2, standardize)[0] for method in ("pca", "lda"))
+    for method, transform in (("NCA", nca), ("PCA", pca), ("LDA", lda)):
+        Z = transform(data.X_train)
+        assert np.abs(Z.mean(0)).max() < 1e-4 * np.abs(Z).max(), method
+
+
 def test_an_unreadable_cached_model_is_trained_again(datasets, tmp_path):
     data = datasets["wine"]
     quick_nca(data, 2, True, cache_dir=tmp_path)
@@ -233,3 +245,16 @@ def test_quick_nca_fits_deep_nca_on_request(datasets, tmp_path):
     Z_train, Z_test = deep.model.transform(data.X_train), deep.model.transform(data.X_test)
     assert knn_accuracy(Z_train, data.y_train, Z_test, data.y_test) > 0.9
     assert len(list(tmp_path.glob("quick-rings-*.npz"))) == 1
+
+
+def test_a_model_cached_in_an_older_format_is_trained_again(datasets, tmp_path, monkeypatch):
+    """Version 2 files dropped the run's centring: one left in the cache is not reused."""
+    from nca_core.runs import comparison
+
+    data = training_subset(datasets["wine"], 60)
+    with monkeypatch.context() as patched:
+        patched.setattr(comparison, "FORMAT_VERSION", 2)
+        quick_nca(data, 2, True, cache_dir=tmp_path)
+    assert not quick_nca(data, 2, True, cache_dir=tmp_path).from_cache
+    assert quick_nca(data, 2, True, cache_dir=tmp_path).from_cache
+    assert len(list(tmp_path.glob("quick-wine-*.npz"))) == 2

@@ -278,3 +278,17 @@ def test_the_settings_a_run_trains_with_are_what_its_own_parameters_resolve_to(c
     warnings = [note for note in again.notes if note.level == "warning"]
     assert warnings == [note for note in run.plan.notes if note.level == "warning"]
     assert all(note.level != "error" for note in again.notes + run.plan.notes)
+
+
+def test_standardised_rows_far_from_the_origin_are_rounded_once():
+    """Features about 10^4 spreads from the origin: each standardised value is the float64
+    one rounded once to float32, not shifted by a mean rounded to float32 first."""
+    rng = np.random.default_rng(0)
+    X = (1e4 * np.array([1.0, 100.0]) + rng.normal(size=(300, 2))).astype(np.float32)
+    y = np.arange(300) % 2
+    data = datasets.Dataset("far", X[:200], y[:200], X[200:], y[200:], ("a", "b"))
+    run = Run(RunConfig(standardize=True, max_iter=1, device="cpu"), data)
+    exact = (X.astype(np.float64) - run.scaler.mean_) / run.scaler.scale_
+    prepared = run._prepare(X)
+    assert prepared.dtype == np.float32
+    np.testing.assert_array_equal(prepared, exact.astype(np.float32))
