@@ -4,7 +4,7 @@ Each row fits ``NCA(n_components=d, encoder="mlp", image_shape=..., random_state
 with nothing else set, or with one candidate change (``--candidates``), on a dataset's full
 training set, and reports the 5-NN test error (every training image projected as a
 reference) for each seed, their mean, and the training time. The defaults (``config.plan.make_plan``,
-what "auto" means for a network) is chosen from these rows.
+what "auto" means for a network) are chosen from these rows.
 
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py --dims 2 30 --seeds 0 1 2

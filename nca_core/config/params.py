@@ -1,6 +1,6 @@
 """Every parameter of a fit, declared once.
 
-A ``Param`` names one parameter with its library default, the values it accepts (as
+A ``declaration.Param`` names one parameter with its library default, the values it accepts (as
 scikit-learn constraints, from which ``NCA._parameter_constraints`` is built), its
 documentation (from which the estimator's docstring is built) and, for the settings a user
 reaches in the app, a link or the command line, a ``Control``: label, help text, widget,
@@ -12,15 +12,13 @@ the app's ``RunConfig``, its sidebar, its links and the CLI's flags are all gene
 
 from __future__ import annotations
 
-import math
-import textwrap
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
+from .declaration import DOF_MAX, Control, Interval, Param, StrOptions, parse_dof, parse_layer_sizes
 from .rules import (
     ENCODERS,
     INITS,
@@ -39,108 +37,7 @@ from .rules import (
     uses_minibatches,
 )
 
-__all__ = ["DOF_MAX", "PARAMS", "Control", "Param", "Range", "Words", "parameters_doc", "parse_dof", "parse_layer_sizes"]
-
-
-@dataclass(frozen=True)
-class Words:
-    """Accepts these strings (scikit-learn's ``StrOptions``)."""
-
-    values: frozenset
-
-
-@dataclass(frozen=True)
-class Range:
-    """Accepts numbers of ``kind`` from ``low`` to ``high`` (None: no bound), ``closed`` as
-    scikit-learn's ``Interval`` says ("left", "right", "both" or "neither")."""
-
-    kind: type
-    low: float | None
-    high: float | None
-    closed: str
-
-
-def StrOptions(values) -> Words:
-    return Words(frozenset(values))
-
-
-def Interval(kind, low, high, closed) -> Range:
-    return Range(kind, low, high, closed)
-
-
-@dataclass(frozen=True)
-class Control:
-    """How a user reaches a parameter outside Python: the app's control, a link, a flag.
-
-    ``choices`` lists the values the app offers (with ``labels`` to show them); otherwise
-    ``low``..``high`` bound a number. ``applies`` says when the setting matters given the
-    others (the app greys it out otherwise); ``reset_on`` names settings whose change brings
-    back this one's recommended value. ``bound`` ("n_features", "n_samples" or
-    "image_shape") limits the choices to the data. ``widget`` picks the app's control;
-    ``url_key`` None keeps it out of links. ``parser`` reads a value that is not one plain
-    type (a tuple of layer sizes, a number or "learn") from text; ``text_of`` writes it.
-    """
-
-    label: str
-    help: str
-    section: str
-    widget: str
-    choices: tuple = ()
-    labels: Mapping[Any, str] | None = None
-    low: float | None = None
-    high: float | None = None
-    url_key: str | None = None
-    applies: Callable[[Mapping[str, Any]], bool] | None = None
-    reset_on: tuple[str, ...] = ()
-    bound: str | None = None
-    parser: Callable[[str], Any] | None = None
-    text_of: Callable[[Any], str] = str
-    values_text: str = ""
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter: its name, library default and accepted values (scikit-learn's
-    constraints, with ``Words`` and ``Range`` standing for ``StrOptions`` and ``Interval``,
-    so that reading settings loads no scikit-learn; empty for a run setting that is no
-    estimator parameter), its docstring
-    entry (``type`` and ``doc``), and how users reach it (``control``, None: Python only)."""
-
-    name: str
-    default: Any
-    accepts: tuple
-    type: str
-    doc: str
-    control: Control | None = None
-
-    @property
-    def estimator(self) -> bool:
-        """Whether ``NCA`` takes it (the others are the app's and the CLI's run settings)."""
-        return bool(self.accepts)
-
-
-def parse_layer_sizes(text: str) -> tuple[int, ...]:
-    """ "256,256" -> (256, 256): hidden layer widths, each a positive whole number."""
-    try:
-        sizes = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        sizes = ()
-    if not sizes or min(sizes) < 1:
-        raise ValueError("must be positive whole numbers separated by commas, e.g. 256,256")
-    return sizes
-
-
-DOF_MAX = 1000.0  # the Student-t's largest degrees of freedom a link, flag or control takes
-
-
-def parse_dof(text: str) -> float | str | None:
-    """ "learn", a positive number, or 0 (None: the paper's d - 1)."""
-    if text.strip().lower() == "learn":
-        return "learn"
-    value = float(text)
-    if not (math.isfinite(value) and 0.0 <= value <= DOF_MAX):
-        raise ValueError
-    return value or None
+__all__ = ["BY_NAME", "ESTIMATOR_PARAMS", "PARAMS"]
 
 
 def _minibatch(values: Mapping[str, Any]) -> bool:
@@ -496,17 +393,3 @@ PARAMS: tuple[Param, ...] = (
 
 BY_NAME: dict[str, Param] = {p.name: p for p in PARAMS}
 ESTIMATOR_PARAMS: tuple[Param, ...] = tuple(p for p in PARAMS if p.estimator)
-
-
-def _default_text(value) -> str:
-    return f'"{value}"' if isinstance(value, str) else repr(value)
-
-
-def parameters_doc(indent: str = "    ") -> str:
-    """The numpydoc "Parameters" entries of the estimator's parameters, as its docstring
-    shows them."""
-    entries = []
-    for p in ESTIMATOR_PARAMS:
-        body = textwrap.fill(p.doc, 88, initial_indent=indent * 2, subsequent_indent=indent * 2, break_on_hyphens=False)
-        entries.append(f"{indent}{p.name} : {p.type}, default={_default_text(p.default)}\n{body}")
-    return "\n".join(entries)

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .params import DOF_MAX, PARAMS, Control, parse_dof, parse_layer_sizes
+from .declaration import DOF_MAX, Control, parse_dof, parse_layer_sizes
+from .params import PARAMS
 from .rules import default_learning_rate
 
 __all__ = [

@@ -14,7 +14,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from ..config.params import ESTIMATOR_PARAMS, Range, Words, parameters_doc
+from ..config.declaration import Range, Words, parameters_doc
+from ..config.params import ESTIMATOR_PARAMS
 from ..config.plan import Plan, make_plan
 from ..config.rules import DataShape
 from ..objective.weights import terms_in_value
@@ -352,7 +353,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return plan
 
 
-NCA.__doc__ = NCA.__doc__.replace("{parameters}", parameters_doc())
+NCA.__doc__ = NCA.__doc__.replace("{parameters}", parameters_doc(ESTIMATOR_PARAMS))
 # scikit-learn reads the parameters from the constructor's signature: the declared ones, by
 # keyword, n_components also by position (as scikit-learn's own NCA)
 NCA.__init__.__signature__ = inspect.Signature(
