@@ -5,7 +5,7 @@ anchors, Adam) does, per block of anchors, three matrix products and one exp ove
 (block x n) pairs. This script times, on the same data and map and alternately so a slow
 patch of the machine falls on all alike:
 
-- ``epoch``: one epoch of the library (``training.epochs.MinibatchEpochs`` on a
+- ``epoch``: one epoch of the library (``training.minibatch.MinibatchEpochs`` on a
   ``Problem``, as ``NCA`` builds it), objective f;
 - ``pair floor``: the issue's floor, just those three products and one exp per block of
   1024 anchors (``mm`` into one reused buffer, ``exp_``, ``E @ Z``, and ``Z_anchor.T @ E``,
@@ -56,7 +56,8 @@ from nca_core import datasets
 from nca_core.config.plan import make_plan
 from nca_core.config.rules import DataShape
 from nca_core.training.encoders import LinearEncoder, _summed_in_blocks
-from nca_core.training.epochs import MinibatchEpochs, Problem
+from nca_core.training.minibatch import MinibatchEpochs
+from nca_core.training.problem import Problem
 from nca_core.util.device import resolve_device
 
 BATCH = 1024

@@ -1,7 +1,7 @@
 """One approximate ("nearest") epoch and its candidate search, timed apart.
 
 On ``mnist-deformed`` of ``--n`` images (d = 32, batches of 1024 anchors, Adam), builds the
-strategy ``NCA`` uses for neighbours "nearest" (``training.epochs.CandidateEpochs``) and
+strategy ``NCA`` uses for neighbours "nearest" (``training.candidates.CandidateEpochs``) and
 prints the seconds of a first epoch, of one candidate search (``knn.neighbour_lists`` on
 the current embedding) and of a second epoch, which searches again; ``--profile`` adds
 torch.profiler's tables of a third. The clock waits for the device before each reading.
@@ -23,7 +23,8 @@ from nca_core import datasets
 from nca_core.config.plan import make_plan
 from nca_core.config.rules import DataShape
 from nca_core.training.encoders import LinearEncoder
-from nca_core.training.epochs import Problem, make_epochs
+from nca_core.training.epochs import make_epochs
+from nca_core.training.problem import Problem
 from nca_core.util.device import resolve_device
 
 

@@ -20,8 +20,9 @@ from ..config.plan import Plan, make_plan
 from ..config.rules import DataShape
 from ..objective.weights import terms_in_value
 from ..search import knn
-from ..training.epochs import EpochStrategy, Problem, make_epochs
+from ..training.epochs import make_epochs
 from ..training.loop import Snapshot, train
+from ..training.problem import EpochStrategy, Problem
 from ..util.sampling import stratified_subsample
 from .report import Report
 from .start import Previous, Start, display_index, make_start, rows_less, training_offset, training_rows

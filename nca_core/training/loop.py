@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .epochs import EpochStrategy, Problem
+from .problem import EpochStrategy, Problem
 
 __all__ = ["Snapshot", "TrainingDiverged", "train"]
 

@@ -10,8 +10,9 @@ import torch
 from app_pages.ui.jobs import JobSlots, TrainingJob
 from nca_core import NCA, datasets
 from nca_core.training.encoders import LinearEncoder
-from nca_core.training.epochs import Problem, make_epochs
+from nca_core.training.epochs import make_epochs
 from nca_core.training.loop import train
+from nca_core.training.problem import Problem
 from tests.training.plans import plan_of
 
 # The job paces itself by the wall clock, and these tests time it: a starved process fails them.

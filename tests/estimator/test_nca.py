@@ -380,10 +380,10 @@ def test_augment_shifts_every_steps_anchors_and_the_run_still_learns(digits, nei
 def test_a_networks_step_size_decays_to_zero_over_max_iter_unless_told_otherwise(
     digits, monkeypatch, schedule, decays
 ):
-    from nca_core.training import epochs
+    from nca_core.training import minibatch
 
     progress = []
-    monkeypatch.setattr(epochs, "cosine_factor", lambda p: progress.append(p) or 1.0)
+    monkeypatch.setattr(minibatch, "cosine_factor", lambda p: progress.append(p) or 1.0)
     X, y = digits
     NCA(2, encoder="mlp", hidden_sizes=(16,), batch_size=100, max_iter=4, learning_rate_schedule=schedule,
         device="cpu", random_state=0, tol=0).fit(X[:300], y[:300])  # fmt: skip

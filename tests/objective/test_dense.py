@@ -8,7 +8,8 @@ from nca_core.config import rules
 from nca_core.objective.dense import DenseObjective
 from nca_core.objective.kernels import StudentTKernel
 from nca_core.training.encoders import DiagonalEncoder, LinearEncoder, MLPEncoder
-from nca_core.training.epochs import LBFGSEpochs, Problem, dense_applies
+from nca_core.training.epochs import LBFGSEpochs, dense_applies
+from nca_core.training.problem import Problem
 from tests.objective.reference import reference_objective
 from tests.training.plans import plan_of
 

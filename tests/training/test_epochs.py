@@ -6,19 +6,13 @@ import threading
 import pytest
 import torch
 
+from nca_core.training.bank import BankEpochs, MemoryBank
+from nca_core.training.candidates import CandidateEpochs
 from nca_core.training.encoders import LinearEncoder
-from nca_core.training.epochs import (
-    FLOAT32_RESTARTS,
-    BankEpochs,
-    BatchEpochs,
-    CandidateEpochs,
-    LBFGSEpochs,
-    MemoryBank,
-    MinibatchEpochs,
-    Problem,
-    make_epochs,
-)
+from nca_core.training.epochs import FLOAT32_RESTARTS, LBFGSEpochs, make_epochs
 from nca_core.training.gradients import objective_and_gradient
+from nca_core.training.minibatch import BatchEpochs, MinibatchEpochs
+from nca_core.training.problem import Problem
 from tests.training.plans import plan_of
 
 
@@ -275,7 +269,7 @@ def test_a_float32_step_on_shifted_images_matches_float64(offset):
 
 
 def test_a_point_drawn_twice_is_masked_in_both_draws():
-    from nca_core.training.epochs import _sampled_candidates
+    from nca_core.training.candidates import _sampled_candidates
 
     candidates = torch.tensor([[5, 7, -1], [1, 2, 3]])
     sample = torch.tensor([5, 9, 5, 3, 0])
@@ -286,7 +280,7 @@ def test_a_point_drawn_twice_is_masked_in_both_draws():
 def test_the_drawn_candidates_mask_matches_a_direct_search_with_many_repeats():
     """Draws repeated two and three times, candidates missing (-1): the mask is exactly
     'this draw is one of the row's candidates'."""
-    from nca_core.training.epochs import _sampled_candidates
+    from nca_core.training.candidates import _sampled_candidates
 
     generator = torch.Generator().manual_seed(0)
     n = 30

@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from nca_core.training.encoders import LinearEncoder
-from nca_core.training.epochs import Problem, make_epochs
+from nca_core.training.epochs import make_epochs
 from nca_core.training.loop import Snapshot, TrainingDiverged, train
+from nca_core.training.problem import Problem
 from tests.training.plans import plan_of
 
 
