@@ -2,7 +2,7 @@
 and its skinny products (few output rows and columns, a huge inner dimension) timed alone.
 
 One minibatch step of 1,024 anchors against n synthetic class-sorted points (10 classes,
-d = 32, distances of order one) through ``blocks.GaussianBlocks``, in the GPU's blocks
+d = 32, distances of order one) through ``gaussian.GaussianBlocks``, in the GPU's blocks
 (``util.device.block_elements``), against the pair floor of the same step (three products
 and one exp over the same pairs). Then each product shape of a block timed on its own.
 
@@ -37,8 +37,8 @@ from exact_epoch import (
     pair_floor_block,
 )
 
-from nca_core.objective.blocks import GaussianBlocks
 from nca_core.objective.engine import DEFAULT_BLOCK_ELEMENTS
+from nca_core.objective.gaussian import GaussianBlocks
 from nca_core.objective.workspace import Workspace
 from nca_core.util.device import block_elements
 
@@ -95,7 +95,7 @@ def _timed(work, device, repeats: int = 3) -> float:
 def far_epochs(n: int, device: str = "cuda", repeats: int = 2) -> None:
     """Exact epochs with the recomputation's old pass size and the engine's own, in turn
     (the order alternating between repeats), after one untimed epoch."""
-    from nca_core.objective import blocks
+    from nca_core.objective import gaussian as blocks
 
     X, y = _mnist(n, torch.device(device))
     A = _start_map(X, 32)

@@ -1,7 +1,7 @@
 """What the exact step's passes cost on a CPU, and the fusions tried on them.
 
 One minibatch step of 1,024 anchors against n synthetic class-sorted points (10 classes,
-d = 32, distances of order one) through ``blocks.GaussianBlocks``, against the pair floor
+d = 32, distances of order one) through ``gaussian.GaussianBlocks``, against the pair floor
 of the same step: ``exact_epoch.py``'s three products and one exp, here in the library's
 blocks (``block_shapes.exact_steps``). Then the passes over one block's (rows, n) matrix,
 each timed alone (median of ``--repeats``), and the variants tried to save one of them:
@@ -30,7 +30,7 @@ from block_shapes import exact_steps
 from compare_sklearn import machine
 from exact_epoch import BATCH
 
-from nca_core.objective import blocks
+from nca_core.objective import gaussian as blocks
 
 CACHED_ELEMENTS = 1 << 18  # 1 MB of float32: half of a 2 MB L2 for each of two threads
 FLOOR, CAP = blocks._gaussian_floor(torch.float32), blocks._LARGEST_EXPONENT  # the library's clamp

@@ -232,10 +232,10 @@ def main() -> None:
 
 @contextlib.contextmanager
 def counting_recomputed_passes():
-    """Within: the rows of each pass in which ``objective.blocks`` recomputes far anchors
+    """Within: the rows of each pass in which ``objective.gaussian`` recomputes far anchors
     through the shifted path of ``weights`` (anchors its fused pass cannot keep in float32),
     appended to the list yielded."""
-    from nca_core.objective import blocks
+    from nca_core.objective import gaussian as blocks
 
     passes, recompute = [], blocks.per_anchor_terms_and_weights
 

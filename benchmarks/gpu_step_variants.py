@@ -35,8 +35,8 @@ import torch
 from compare_sklearn import machine
 from exact_epoch import BATCH, _clock, _mnist, _pair_floor, _start_map
 
-from nca_core.objective.blocks import _SMALLEST_MASS, _gaussian_floor
 from nca_core.objective.engine import DEFAULT_BLOCK_ELEMENTS, loss_gradient
+from nca_core.objective.gaussian import _SMALLEST_MASS, _gaussian_floor
 from nca_core.objective.weights import anchor_scales
 from nca_core.objective.workspace import Workspace
 from nca_core.util.device import block_elements, resolve_device

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from .blocks import GaussianBlocks, kernel_block_gradients, kernel_pairs
+from .blocks import kernel_block_gradients, kernel_pairs
+from .gaussian import GaussianBlocks
 from .kernels import GaussianKernel
 from .weights import PER_ANCHOR_OBJECTIVES, McmlTotals, mcml_whole, terms_in_value
 from .workspace import Workspace
@@ -36,7 +37,7 @@ KERNEL_BLOCK_ELEMENTS = 1 << 23
 
 
 def fused(kernel, objective: str) -> bool:
-    """Whether the Gaussian-only fused path (``blocks.GaussianBlocks``) applies."""
+    """Whether the Gaussian-only fused path (``gaussian.GaussianBlocks``) applies."""
     return (kernel is None or isinstance(kernel, GaussianKernel)) and objective in PER_ANCHOR_OBJECTIVES
 
 

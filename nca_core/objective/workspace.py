@@ -14,7 +14,7 @@ class Workspace:
     engine's (block, n) matrix as long as the product that fills it, and for its per-step
     (n, d) matrices about as long as the passes that fill them. One training run keeps one
     workspace. Each name holds one matrix at a time, so one engine at a time may use a
-    workspace: ``holder`` is the one that last took it (``objective.blocks.GaussianBlocks``
+    workspace: ``holder`` is the one that last took it (``objective.gaussian.GaussianBlocks``
     checks it is still its own).
     """
 

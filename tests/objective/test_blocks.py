@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from nca_core.objective.blocks import GaussianBlocks, all_pairs_value_and_gradient, kernel_block_gradients
+from nca_core.objective.blocks import all_pairs_value_and_gradient, kernel_block_gradients
+from nca_core.objective.gaussian import GaussianBlocks
 from nca_core.objective.workspace import Workspace
 from tests.objective.reference import (
     log_class_mass,
@@ -301,7 +302,7 @@ def test_gaussian_blocks_over_several_blocks_and_one_workspace_match_autograd(dt
 
 def _recomputations(monkeypatch) -> list[int]:
     """The rows of each pass of ``GaussianBlocks``' recomputation of far anchors, as it runs."""
-    from nca_core.objective import blocks as engine_blocks
+    from nca_core.objective import gaussian as engine_blocks
 
     passes = []
     recompute = engine_blocks.per_anchor_terms_and_weights
@@ -318,7 +319,7 @@ def test_far_anchors_are_recomputed_in_passes_sized_by_the_block(monkeypatch):
     """A GPU's blocks are large, and there a pass of the far anchors' recomputation costs
     launches more than arithmetic: the passes take a share of the block (at least
     ``_REDO_ELEMENTS`` pairs), with the same results as small passes."""
-    from nca_core.objective import blocks as engine_blocks
+    from nca_core.objective import gaussian as engine_blocks
 
     n = 40  # class 0 on even multiples of 7, class 1 between: every anchor is far
     Z = torch.tensor([[14.0 * i, 0.0] for i in range(20)] + [[14.0 * i + 7.0, 0.0] for i in range(20)])
