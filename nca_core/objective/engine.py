@@ -1,15 +1,20 @@
-"""The exact engine: the objective of an embedding and its gradient, walked in blocks of
-anchors against all points, so at most one (block, n) matrix is ever alive.
+"""The exact engine: the objective of an embedding and its gradient, every anchor against
+all points, walked by a ``Schedule`` so that at most one (block, n) matrix is ever alive.
 
 ``loss_gradient`` gives d(loss)/dZ for loss = -objective (the mean over anchors for f and
-g, -KL for MCML); ``objective_value`` the objective alone. Each block comes from
-``blocks``: the Gaussian kernel with f or g takes the fused ``GaussianBlocks`` (which
-needs Z and y sorted by class), everything else ``kernel_block_gradients``. The training
-loop (``training.gradients``) pushes the result through the encoder;
-``function.nca_objective`` wraps it as one autograd op.
+g, -KL for MCML: ``weights.terms_in_value``); ``objective_value`` the objective alone.
+``schedule_for`` picks how the pairs are walked: the Gaussian kernel with f or g takes
+``GaussianSchedule`` (the fused ``gaussian.GaussianBlocks``, which needs Z and y sorted by
+class), every other kernel and objective ``KernelSchedule`` (``blocks.kernel_block_gradients``).
+A schedule that finds the same terms another way, a fused GPU kernel that never writes the
+(block, n) matrix for instance, is one more class with these two methods, chosen here: the
+training loop (``training.gradients``), which pushes the result through the encoder, and
+``function.nca_objective``, which wraps it as one autograd op, stay as they are.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 import torch
 
@@ -22,11 +27,14 @@ from .workspace import Workspace
 __all__ = [
     "DEFAULT_BLOCK_ELEMENTS",
     "KERNEL_BLOCK_ELEMENTS",
+    "GaussianSchedule",
+    "KernelSchedule",
+    "Schedule",
     "anchor_blocks",
-    "fused",
     "loss_gradient",
     "mcml_totals",
     "objective_value",
+    "schedule_for",
 ]
 
 # Anchor-reference pairs per block: the Gaussian engine holds one (block, n) matrix, in a
@@ -36,9 +44,26 @@ DEFAULT_BLOCK_ELEMENTS = 1 << 25
 KERNEL_BLOCK_ELEMENTS = 1 << 23
 
 
-def fused(kernel, objective: str) -> bool:
-    """Whether the Gaussian-only fused path (``gaussian.GaussianBlocks``) applies."""
-    return (kernel is None or isinstance(kernel, GaussianKernel)) and objective in PER_ANCHOR_OBJECTIVES
+class Schedule(Protocol):
+    """How the exact engine walks ``anchors`` against every row of Z (both sorted by class)
+    for one kernel and objective. Sums are per anchor; the caller divides by the terms the
+    value is a mean of (``count`` anchors, all processes' when data-parallel)."""
+
+    def sums(
+        self, Z: torch.Tensor, y: torch.Tensor, anchors: torch.Tensor, workspace: Workspace | None
+    ) -> tuple[torch.Tensor, float, float]:
+        """d(sum of terms)/dZ (n, d), d(sum of terms)/d(dof) and the sum of the terms (MCML:
+        its whole -KL)."""
+
+    def value_sum(self, Z: torch.Tensor, y: torch.Tensor, anchors: torch.Tensor, workspace: Workspace | None) -> float:
+        """The sum of the anchors' terms (MCML: its whole -KL), no gradient."""
+
+
+def schedule_for(kernel, objective: str, block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Schedule:
+    """The schedule for this kernel (None: the Gaussian) and objective."""
+    if (kernel is None or isinstance(kernel, GaussianKernel)) and objective in PER_ANCHOR_OBJECTIVES:
+        return GaussianSchedule(objective, block_elements)
+    return KernelSchedule(GaussianKernel() if kernel is None else kernel, objective, block_elements)
 
 
 def anchor_blocks(anchors: torch.Tensor, n_ref: int, block_elements: int) -> list[torch.Tensor]:
@@ -62,47 +87,11 @@ def loss_gradient(
 
     The loss is -objective: for f and g the mean over ``count`` anchors (default: these;
     all processes' anchors when data-parallel), for MCML -KL. Z and y must be sorted by
-    class, and the anchors too. MCML couples all pairs through its normaliser, so with
-    several blocks that is found in a first pass (``mcml_totals``).
+    class, and the anchors too.
     """
-    count = len(anchors) if count is None else count
-    if fused(kernel, objective):
-        return _fused_gradient(Z, y, anchors, objective, block_elements, count, workspace)
-    kernel = GaussianKernel() if kernel is None else kernel
-    blocks = anchor_blocks(anchors, len(Z), min(block_elements, KERNEL_BLOCK_ELEMENTS))
-    totals = mcml_totals(Z, y, blocks, kernel) if objective == "mcml" and len(blocks) > 1 else None
-    grad = torch.zeros_like(Z)
-    total, dof_total = 0.0, 0.0
-    for a in blocks:
-        value, grad_a, grad_r, grad_dof = kernel_block_gradients(
-            Z[a], y[a], Z, y, a, objective, kernel, totals
-        )
-        grad.index_add_(0, a, grad_a).add_(grad_r)
-        total += value
-        dof_total += grad_dof or 0.0
-    if totals is not None:
-        total = mcml_whole(total, totals)
-    terms = terms_in_value(objective, count)
-    return grad.mul_(-1.0 / terms), -dof_total / terms, total / terms
-
-
-def _fused_gradient(Z, y, anchors, objective, block_elements, count, workspace):
-    blocks = anchor_blocks(anchors, len(Z), block_elements)
-    engine = _gaussian_blocks(Z, y, objective, workspace)
-    total = torch.zeros((), dtype=torch.float64, device=Z.device)
-    grad_anchors = Z.new_empty(len(anchors), Z.shape[1])
-    start = 0
-    for a in blocks:
-        terms, grad_anchors[start : start + len(a)] = engine.block(Z[a], y[a], a)
-        total += terms.sum()
-        start += len(a)
-    grad = engine.reference_gradient()  # a fresh (n, d) matrix: the anchors' shares go into it
-    return grad.index_add_(0, anchors, grad_anchors).div_(-count), 0.0, float(total / count)
-
-
-def _gaussian_blocks(Z, y, objective, workspace, ref_grad=True) -> GaussianBlocks:
-    """The fused engine over Z; with ``workspace`` None it keeps its matrices to itself."""
-    return GaussianBlocks(Z, y, objective, workspace, ref_grad)
+    grad, grad_dof, total = schedule_for(kernel, objective, block_elements).sums(Z, y, anchors, workspace)
+    terms = terms_in_value(objective, len(anchors) if count is None else count)
+    return grad.div_(-terms), -grad_dof / terms, total / terms
 
 
 @torch.no_grad()
@@ -116,21 +105,69 @@ def objective_value(
     workspace: Workspace | None = None,
 ) -> float:
     """The objective of ``anchors`` against all rows of Z (sorted by class, as in
-    ``loss_gradient``): the mean term for f and g, -KL for MCML. The general path for f
-    and g forms the anchors' gradient too (not the references'): a small part of its cost."""
-    if fused(kernel, objective):
-        blocks = anchor_blocks(anchors, len(Z), block_elements)
-        engine = _gaussian_blocks(Z, y, objective, workspace, ref_grad=False)
-        return sum(engine.block(Z[a], y[a], a)[0].sum().item() for a in blocks) / len(anchors)
-    kernel = GaussianKernel() if kernel is None else kernel
-    blocks = anchor_blocks(anchors, len(Z), min(block_elements, KERNEL_BLOCK_ELEMENTS))
-    if objective == "mcml":
-        totals, sum_same = _mcml_pass(Z, y, blocks, kernel)
-        return mcml_whole(sum_same / totals.n_same if totals.n_same else 0.0, totals)
-    total = sum(
-        kernel_block_gradients(Z[a], y[a], Z, y, a, objective, kernel, ref_grad=False)[0] for a in blocks
-    )
-    return total / len(anchors)
+    ``loss_gradient``): the mean term for f and g, -KL for MCML."""
+    total = schedule_for(kernel, objective, block_elements).value_sum(Z, y, anchors, workspace)
+    return total / terms_in_value(objective, len(anchors))
+
+
+class GaussianSchedule:
+    """The Gaussian kernel's f or g through the fused ``gaussian.GaussianBlocks``: one
+    (block, n) matrix in the workspace, the references' gradient summed across blocks."""
+
+    def __init__(self, objective: str, block_elements: int):
+        self.objective, self.block_elements = objective, block_elements
+
+    def sums(self, Z, y, anchors, workspace):
+        engine = GaussianBlocks(Z, y, self.objective, workspace)
+        total = torch.zeros((), dtype=torch.float64, device=Z.device)
+        grad_anchors = Z.new_empty(len(anchors), Z.shape[1])
+        start = 0
+        for a in anchor_blocks(anchors, len(Z), self.block_elements):
+            terms, grad_anchors[start : start + len(a)] = engine.block(Z[a], y[a], a)
+            total += terms.sum()
+            start += len(a)
+        grad = engine.reference_gradient()  # a fresh (n, d) matrix: the anchors' shares go into it
+        return grad.index_add_(0, anchors, grad_anchors), 0.0, float(total)
+
+    def value_sum(self, Z, y, anchors, workspace):
+        engine = GaussianBlocks(Z, y, self.objective, workspace, ref_grad=False)
+        blocks = anchor_blocks(anchors, len(Z), self.block_elements)
+        return sum(engine.block(Z[a], y[a], a)[0].sum().item() for a in blocks)
+
+
+class KernelSchedule:
+    """Any kernel and objective through ``blocks.kernel_block_gradients``, in blocks a
+    quarter of the Gaussian's (it holds about five matrices of a block's size). MCML couples
+    all pairs through its normaliser, so with several blocks that is found in a first pass
+    (``mcml_totals``). The general path for f and g forms the anchors' gradient even for a
+    value alone: a small part of its cost."""
+
+    def __init__(self, kernel, objective: str, block_elements: int):
+        self.kernel, self.objective = kernel, objective
+        self.block_elements = min(block_elements, KERNEL_BLOCK_ELEMENTS)
+
+    def sums(self, Z, y, anchors, workspace):
+        blocks = anchor_blocks(anchors, len(Z), self.block_elements)
+        mcml = self.objective == "mcml"
+        totals = mcml_totals(Z, y, blocks, self.kernel) if mcml and len(blocks) > 1 else None
+        grad = torch.zeros_like(Z)
+        total, dof_total = 0.0, 0.0
+        for a in blocks:
+            value, grad_a, grad_r, grad_dof = kernel_block_gradients(
+                Z[a], y[a], Z, y, a, self.objective, self.kernel, totals
+            )
+            grad.index_add_(0, a, grad_a).add_(grad_r)
+            total += value
+            dof_total += grad_dof or 0.0
+        return grad, dof_total, (total if totals is None else mcml_whole(total, totals))
+
+    def value_sum(self, Z, y, anchors, workspace):
+        blocks = anchor_blocks(anchors, len(Z), self.block_elements)
+        if self.objective == "mcml":
+            totals, sum_same = _mcml_pass(Z, y, blocks, self.kernel)
+            return mcml_whole(sum_same / totals.n_same if totals.n_same else 0.0, totals)
+        pieces = (kernel_block_gradients(Z[a], y[a], Z, y, a, self.objective, self.kernel, ref_grad=False)[0] for a in blocks)
+        return sum(pieces)
 
 
 def mcml_totals(Z, y, blocks, kernel) -> McmlTotals:
