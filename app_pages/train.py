@@ -26,9 +26,15 @@ with st.container():
 top = st.container(horizontal=True, vertical_alignment="bottom")
 with top, st.container(width=320 if presenting else 280):  # large type needs the room
     name = app_data.pick_dataset()
+# A dataset this session has not shown yet may take seconds to load: Train waits for it.
+loading = st.session_state.get(LOADED) != name
 # The picture and the curves (drawn last), then the dataset and notes on its settings: each
-# in a slot, so that while a dataset loads one line can take the place of all of it.
-stage_slot, about_slot = st.empty(), st.empty()
+# in a slot. While a dataset loads, a placeholder, so that one line can take the place of all
+# of it; otherwise a container, as the block it is filled with: a placeholder sent on every
+# run reached the browser at times before the block that replaced it (the page had sent its
+# messages in between), and the browser then dropped the live picture and the curves and
+# built them anew (a tenth of a second with no picture at a Pause or Resume click).
+stage_slot, about_slot = (st.empty(), st.empty()) if loading else (st.container(), st.container())
 active = state.current()
 if active is not None and active.dataset != name:
     state.reset()
@@ -41,8 +47,6 @@ if active is not None and active.job.alive and controls.train_requested():
 requested = controls.train_requested() and not (active is not None and active.job.alive)
 running = requested or (active is not None and active.job.alive)
 paused = state.pending_pause() or (active is not None and active.job.pause_requested)
-# A dataset this session has not shown yet may take seconds to load: Train waits for it.
-loading = st.session_state.get(LOADED) != name
 with top:
     controls.run_buttons(running, paused, ready=not loading)
     if presenting:
@@ -68,7 +72,7 @@ if data is None:
 if loading:
     st.session_state[LOADED] = name
     st.rerun()  # the buttons again, Train enabled
-stage, about = stage_slot.container(), about_slot.container()
+stage, about = stage_slot, about_slot  # containers: a run that loaded its dataset has rerun
 demo = demo_for(name, data)  # a start that leaves the classes mixed, where the usual one does not
 chosen = run_settings(
     data, key=name, overrides=share.take(*share.RUN_FIELDS), start=demo.init if demo else None

@@ -376,3 +376,37 @@ def test_the_objective_metric_has_its_badge_from_the_start_frame_on(app):
     moved = app.metric[1].proto
     assert moved.delta == f"{last.objective - run.snapshots[0].objective:+.4f}"
     assert moved.direction == moved.MetricDirection.UP and moved.color == moved.MetricColor.GREEN
+
+
+def test_a_click_mid_run_sends_the_pictures_place_as_a_block_from_its_first_message_on(app, monkeypatch):
+    """A page run's messages go out while it runs. A placeholder sent first where the picture
+    and the curves stand, and replaced later in the run by their block, reached the browser
+    on some Pause and Resume clicks: the browser then dropped the live picture and the curves
+    and built them anew (no picture for a tenth of a second). So after such a click, each
+    place where the page had a block gets a block again from its first message on."""
+    from streamlit.runtime.forward_msg_queue import ForwardMsgQueue
+
+    sent = []
+    enqueue = ForwardMsgQueue.enqueue
+
+    def recording(queue, msg):
+        if msg.HasField("delta"):
+            sent.append((tuple(msg.metadata.delta_path), msg.delta.WhichOneof("type")))
+        return enqueue(queue, msg)
+
+    monkeypatch.setattr(ForwardMsgQueue, "enqueue", recording)
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(300)
+    app.sidebar.slider(key="pace").set_value(5)
+    button(app, "Train").click().run()
+    run = active_run(app)
+    wait_for(app, lambda at: len(run.snapshots) >= 2)
+    assert vega_chart(app, "embedding")  # the picture is on the page
+    blocks = {path for path, kind in dict(sent).items() if kind == "add_block"}  # the last run's
+    sent.clear()
+    button(app, "Pause").click().run()
+    first = {}
+    for path, kind in sent:
+        first.setdefault(path, kind)
+    assert (0, 2) in blocks  # the picture's and the curves' place, below the buttons' row
+    assert {path: first.get(path) for path in blocks if first.get(path) != "add_block"} == {}
+    button(app, "Stop").click().run()

@@ -120,10 +120,15 @@ def _dark_pixels_around(page, x: float, y: float, radius: int = 14) -> int:
     return _dark_pixels(page.screenshot(clip={"x": x - radius, "y": y - radius, "width": 2 * radius, "height": 2 * radius}))
 
 
+# The 2-D picture's chart. Its box, not its canvas's (the same on screen): Vega builds a new
+# canvas when the axes refit, and a canvas looked up just before that is gone from the page
+# by the time its box is asked for (bounding_box() gives None).
+PICTURE = ".st-key-embedding [data-testid='stVegaLiteChart']"
+
+
 def _a_point_under_the_pointer(page) -> tuple[float, float]:
     """Somewhere on the picture where the pointer shows a point (Vega's pointer cursor)."""
-    canvas = page.locator("[data-testid='stVegaLiteChart'] canvas").first
-    box = canvas.bounding_box()
+    box = page.locator(PICTURE).bounding_box()
     pointer = "() => [document.body, ...document.querySelectorAll('.vega-embed, canvas')].some(e => e.style.cursor === 'pointer')"
     for fy in [0.5 + i / 40 for i in range(-8, 9)]:
         for fx in [0.5 + i / 50 for i in range(-12, 13)]:
@@ -142,7 +147,10 @@ def test_a_point_clicked_while_training_keeps_its_ring_as_the_run_goes_on(page, 
     press(page, "Train")
     watch(page, 20, until=lambda s: s[-1][1] >= 2)
     press(page, "Pause")  # find a point on a still picture, then go on
+    # Resume shows once the pause is asked for; the run stops at its next frame, which the
+    # progress line then calls paused
     page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Resume").wait_for()
+    page.get_by_text(re.compile(r"^Epoch [\d.]+ / \d+ · paused")).wait_for(timeout=8000)
     x, y = _a_point_under_the_pointer(page)
     before = _dark_pixels_around(page, x, y)
     page.mouse.click(x, y)
@@ -153,8 +161,7 @@ def test_a_point_clicked_while_training_keeps_its_ring_as_the_run_goes_on(page, 
     watch(page, 20, until=lambda s: s[-1][1] >= start + 3)
     page.mouse.move(0, 0)
     screenshot(page, "train-picked-point")
-    canvas = page.locator("[data-testid='stVegaLiteChart'] canvas").first
-    box = canvas.bounding_box()
+    box = page.locator(PICTURE).bounding_box()
     marked = _dark_pixels(page.screenshot(clip=box))
     page.mouse.click(box["x"] + 0.15 * box["width"], box["y"] + 0.5 * box["height"])  # the empty background
     page.wait_for_timeout(2000)
