@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from nca_core.datasets import Dataset
-from nca_core.plots import figures, live_charts
+from nca_core.plots import axes, figures, live_charts
 from nca_core.runs.comparison import (
     MethodResult,
     class_mix,
@@ -288,7 +288,7 @@ def shared_ranges(results: list[MethodResult]) -> list[list[float]] | None:
     """One set of axis ranges covering every drawn panel (2-D or 3-D alike)."""
     drawn = [r.embedding[:, : min(r.embedding.shape[1], 3)] for r in results if r.embedding.shape[1] >= 2]
     dims = {e.shape[1] for e in drawn}
-    return figures.padded_ranges(drawn) if len(dims) == 1 else None
+    return axes.padded_ranges(drawn) if len(dims) == 1 else None
 
 
 # --- linked brushing -------------------------------------------------------------------------
@@ -409,7 +409,7 @@ def _brushing_chart(
     """A 2-D panel as a Vega-Lite chart (its chunk loads far faster than Plotly's): a box or
     a click in it becomes the brush, whose rows stand out in every panel; ``pictures``
     (``display_pictures``) show on hover."""
-    ranges = ranges if ranges is not None else figures.padded_ranges([points])
+    ranges = ranges if ranges is not None else axes.padded_ranges([points])
     spec = live_charts.embedding_spec(classes, ranges, height=PANEL_HEIGHT, brushing=True, thumbnails=pictures)
     rows = live_charts.brushing_rows(points, labels, classes, brushed_rows(dataset))
     on_select = partial(_take_selection, key, label, dataset, points)

@@ -11,7 +11,7 @@ from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.config.settings import BY_NAME
 from nca_core.datasets import Dataset
 from nca_core.objective.function import selection_probabilities
-from nca_core.plots import figures, live_charts
+from nca_core.plots import axes, colours, figures, live_charts, replay
 from nca_core.plots.gif import replay_gif
 from nca_core.plots.regions import DRAWN_WIDTHS, decision_regions, region_box
 from nca_core.runs.demo import SEPARATED, DemoStart
@@ -114,12 +114,12 @@ def status_text(active: ActiveRun) -> str:
     elif job.state == JobState.RUNNING and job.pause_requested:
         step_to = job.stepping_to
         status = (
-            "pausing at the next frame" if step_to is None else f"stepping to epoch {figures.epochs_text(step_to)}"
+            "pausing at the next frame" if step_to is None else f"stepping to epoch {replay.epochs_text(step_to)}"
         )
     latest = job.latest
     if latest is None:  # no frame yet: say so rather than show "Epoch 0"
         return f"Preparing the run · {status} · {_fmt_seconds(job.elapsed)} elapsed"
-    text = f"Epoch {figures.epoch_label(latest)} / {config.max_iter} · {status} · {_fmt_seconds(job.elapsed)} elapsed"
+    text = f"Epoch {replay.epoch_label(latest)} / {config.max_iter} · {status} · {_fmt_seconds(job.elapsed)} elapsed"
     if job.state == JobState.RUNNING:
         left = job.seconds_left
         text += " · estimating the time left" if left is None else f" · about {_fmt_seconds(left)} left"
@@ -157,7 +157,7 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
     config = active.run.config
     # Short labels, details in the help: three metrics share a third of a 1024-pixel screen.
     cols = st.columns(3)
-    cols[0].metric("Epoch", figures.epoch_label(latest), help=f"Epochs done, of {config.max_iter}.")
+    cols[0].metric("Epoch", replay.epoch_label(latest), help=f"Epochs done, of {config.max_iter}.")
     label = {"f": "mean pᵢ", "g": "mean log pᵢ", "mcml": "−KL"}[config.objective]
     # g and -KL are negative: a digit fewer keeps "-0.700" as wide as f's "0.9939", which a
     # third of a 1024-pixel screen shows whole
@@ -180,13 +180,13 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
         cols[2].metric(
             f"Test {config.k}-NN",
             percent(scored.test_accuracy, 1),
-            help=f"{config.k}-NN accuracy on {where} (epoch {figures.epoch_label(scored)}).",
+            help=f"{config.k}-NN accuracy on {where} (epoch {replay.epoch_label(scored)}).",
         )
     elif scored is not None:
         cols[2].metric(
             f"LOO {config.k}-NN",
             percent(scored.train_accuracy, 1),
-            help=f"Leave-one-out {config.k}-NN accuracy on training points (epoch {figures.epoch_label(scored)}).",
+            help=f"Leave-one-out {config.k}-NN accuracy on training points (epoch {replay.epoch_label(scored)}).",
         )
     start = snaps[0]
     if start.test_accuracy is not None and start.test_accuracy >= SEPARATED and config.init != "random":
@@ -241,9 +241,9 @@ def embedding(
         snap.embedding[:, :3],
         active.run.display_labels,
         data.classes,
-        ranges=figures.steady_ranges([s.embedding[:, :3] for s in snaps]),
+        ranges=axes.steady_ranges([s.embedding[:, :3] for s in snaps]),
         uirevision=f"run-{active.job.ticket}",
-        title=f"epoch {figures.epoch_label(snap)}",
+        title=f"epoch {replay.epoch_label(snap)}",
         hover_text=_hover_text(active, data) if select else None,
         height=presentation.CHART_HEIGHT if big else 520,
     )
@@ -287,9 +287,9 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     run, a toggle below it shades the k-NN decision regions.
     """
     run = active.run
-    ranges = figures.settled_ranges([s.embedding[:, :2] for s in active.snapshots])
+    ranges = axes.settled_ranges([s.embedding[:, :2] for s in active.snapshots])
     area = presentation.POINT_AREA if big else live_charts.POINT_AREA
-    height = figures.picture_height(ranges)  # presenting, the window's (presentation.big_spec)
+    height = axes.picture_height(ranges)  # presenting, the window's (presentation.big_spec)
     pictures = thumbnails.for_points(
         active.dataset, data, run.display_index, with_pictures=not _first_draw(active, ended=regions)
     )
@@ -432,7 +432,7 @@ def results(active: ActiveRun, data: Dataset) -> None:
         if notice:
             st.caption(notice)
         st.plotly_chart(
-            figures.animation(snaps, run.display_labels, data.classes, title=replay_title(active, data)),
+            replay.animation(snaps, run.display_labels, data.classes, title=replay_title(active, data)),
             key="replay",
         )
     with tabs[1]:
@@ -456,7 +456,7 @@ def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
     labels = run.display_labels
     st.markdown(
         f"Training point **#{index[row]}**, class **{data.classes[labels[row]]}**; its 8 nearest "
-        f"neighbours in the embedding (epoch {figures.epoch_label(snap)}):"
+        f"neighbours in the embedding (epoch {replay.epoch_label(snap)}):"
     )
     rows = np.concatenate([[row], neighbours])
     titles = [f"#{index[r]}: {data.classes[labels[r]]}" for r in rows]
@@ -492,7 +492,7 @@ def learned_map(active: ActiveRun, data: Dataset) -> None:
     st.plotly_chart(figures.map_heatmap(A, names), key="map-heatmap")
     st.caption(notices.learned_map(active, data))
     if data.image_shape is not None:
-        words = figures.DIVERGING_WORDS
+        words = colours.DIVERGING_WORDS
         st.caption(
             f"Each row of A as an image: {words['positive']} pixels push a coordinate up, "
             f"{words['negative']} pull it down."
@@ -508,7 +508,7 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
     classes = list(data.classes)
 
     def animation_html() -> bytes:
-        fig = figures.animation(snaps, run.display_labels, classes, title=replay_title(active, data))
+        fig = replay.animation(snaps, run.display_labels, classes, title=replay_title(active, data))
         return fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False).encode()
 
     row = st.container(horizontal=True)  # wraps onto a second line on a narrow screen

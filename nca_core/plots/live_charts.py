@@ -5,7 +5,7 @@ builds from scratch (in Streamlit, a new chart element each time). A Vega-Lite s
 holds only the encoding and fixed axes; the points travel as a separate table. While the
 spec stays the same, the browser swaps the table into the chart it already has, which on
 the Train page is what lets a 2-core machine draw every epoch of a small run (see
-benchmarks/RESULTS.md). Colours and legend order match ``figures``.
+benchmarks/RESULTS.md). Colours and legend order come from ``colours``, as in the Plotly figures.
 
 The Train page's 2-D picture (``picture_spec``) layers that scatter with a clicked point's
 p_ij lines, k-NN decision regions (``regions``) and hover pictures, each a table of its own,
@@ -22,15 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .figures import (
-    DIMMED_MARKER,
-    LINK_MIN_PROBABILITY,
-    OTHER_CLASS_LINE,
-    PALETTE,
-    SAME_CLASS_LINE,
-    class_colors,
-    link_widths,
-)
+from .colours import DIMMED_MARKER, OTHER_CLASS_LINE, PALETTE, SAME_CLASS_LINE, class_colors
+from .figures import LINK_MIN_PROBABILITY, link_widths
 
 __all__ = [
     "accuracy_rows",
@@ -80,7 +73,7 @@ def embedding_spec(
     """A 2-D scatter coloured by class on fixed axes at one scale; drag to pan, ctrl-scroll
     (or cmd-scroll) to zoom: a plain scroll over the chart scrolls the page on past it.
 
-    ``ranges`` should come from ``figures.steady_ranges`` so that the spec, and with it the
+    ``ranges`` should come from ``axes.steady_ranges`` so that the spec, and with it the
     chart, survives from one frame to the next. Both axes get the same units per pixel
     (a distance-based picture must not be stretched): the chart is as wide as its container,
     so the domains are Vega expressions of the ``width`` and ``height`` signals, widened

@@ -25,7 +25,7 @@ def test_an_image_run_carries_each_points_picture_for_its_tooltip_while_it_train
     """digits: the picture joins each point to a PNG of its digit, by training index. The
     start frame goes out first with the pictures' table empty; from the next redraw on the
     table is full and stays the same, and the points' layer changes only in its axes (which
-    move in steps when a frame leaves them: ``figures.settled_ranges``)."""
+    move in steps when a frame leaves them: ``axes.settled_ranges``)."""
     from apptest_helpers import button, vega_chart, wait_for
 
     def without_axes(layer: dict) -> dict:

@@ -5,7 +5,7 @@ import altair as alt
 import numpy as np
 import pytest
 
-from nca_core.plots import figures, live_charts
+from nca_core.plots import axes, colours, live_charts
 
 CLASSES = ["ring 1", "ring 2", "ring 3"]
 
@@ -19,7 +19,7 @@ def valid_vega_lite(spec: dict, rows) -> None:
 def test_embedding_spec_is_valid_vega_lite_with_fixed_axes_and_class_colours(rng):
     Z = rng.normal(size=(30, 2)) * 5
     y = np.repeat([0, 1, 2], 10)
-    ranges = figures.steady_ranges([Z])
+    ranges = axes.steady_ranges([Z])
     spec = live_charts.embedding_spec(CLASSES, ranges)
     rows = live_charts.embedding_rows(Z, y, CLASSES)
     valid_vega_lite(spec, rows)
@@ -27,7 +27,7 @@ def test_embedding_spec_is_valid_vega_lite_with_fixed_axes_and_class_colours(rng
         x_domain, y_domain = shown_domains(spec, width)
         assert x_domain[0] <= ranges[0][0] and x_domain[1] >= ranges[0][1]
         assert y_domain[0] <= ranges[1][0] and y_domain[1] >= ranges[1][1]
-    assert spec["encoding"]["color"]["scale"] == {"domain": CLASSES, "range": figures.class_colors(3)}
+    assert spec["encoding"]["color"]["scale"] == {"domain": CLASSES, "range": colours.class_colors(3)}
     assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
     assert list(rows.columns) == ["z1", "z2", "class"]
     np.testing.assert_allclose(rows[["z1", "z2"]].to_numpy(), Z)
@@ -61,8 +61,8 @@ def test_embedding_spec_does_not_change_while_points_move_inside_the_axes(rng):
     def distinct(ranges) -> int:
         return len({repr(live_charts.embedding_spec(CLASSES, ranges(frames[: e + 1]))) for e in range(30)})
 
-    assert distinct(figures.padded_ranges) == 30
-    assert distinct(figures.steady_ranges) <= 6
+    assert distinct(axes.padded_ranges) == 30
+    assert distinct(axes.steady_ranges) <= 6
 
 
 def test_embedding_rows_ignore_columns_past_the_second(rng):
@@ -172,12 +172,12 @@ def test_a_brushing_spec_is_valid_and_fades_the_rows_not_chosen(rng):
     encoding = spec["encoding"]
     assert encoding["color"]["condition"] == {
         "test": "!datum.chosen",
-        "value": figures.DIMMED_MARKER["color"],
+        "value": colours.DIMMED_MARKER["color"],
     }
-    assert encoding["color"]["scale"] == {"domain": CLASSES, "range": figures.class_colors(3)}
+    assert encoding["color"]["scale"] == {"domain": CLASSES, "range": colours.class_colors(3)}
     assert encoding["opacity"] == {
         "condition": {"test": "datum.chosen", "value": 0.8},
-        "value": figures.DIMMED_MARKER["opacity"],
+        "value": colours.DIMMED_MARKER["opacity"],
     }
     assert [encoding["x"]["title"], encoding["y"]["title"]] == ["z1", "z2"]
     assert spec == live_charts.embedding_spec(CLASSES, [[-3, 3], [-3, 3]], brushing=True)
@@ -250,7 +250,7 @@ def test_a_legend_row_fits_beside_the_y_axis_whatever_the_plots_width(container)
 def picture(rng, n=40, **tables):
     Z = rng.normal(size=(n, 2)) * 5
     y = np.arange(n) % 3
-    spec = live_charts.picture_spec(CLASSES, figures.settled_ranges([Z]), height=400)
+    spec = live_charts.picture_spec(CLASSES, axes.settled_ranges([Z]), height=400)
     rows = live_charts.picture_rows(Z, y, CLASSES, np.arange(100, 100 + n))
     return Z, y, live_charts.picture_data(spec, rows, **tables)
 
