@@ -11,7 +11,7 @@ from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.config.settings import BY_NAME
 from nca_core.datasets import Dataset
 from nca_core.objective.function import selection_probabilities
-from nca_core.plots import axes, colours, figures, live_charts, replay
+from nca_core.plots import axes, colours, figures, live_charts, live_curves, live_picture, replay
 from nca_core.plots.gif import replay_gif
 from nca_core.plots.regions import DRAWN_WIDTHS, decision_regions, region_box
 from nca_core.runs.demo import SEPARATED, DemoStart
@@ -208,15 +208,15 @@ def curves(active: ActiveRun) -> None:
     config = active.run.config
     epochs = [s.epoch for s in snaps]
     st.vega_lite_chart(
-        live_charts.objective_rows(epochs, [s.objective for s in snaps]),
-        live_charts.objective_spec(config.objective),
+        live_curves.objective_rows(epochs, [s.objective for s in snaps]),
+        live_curves.objective_spec(config.objective),
         key="objective-curve",
     )
     st.vega_lite_chart(
-        live_charts.accuracy_rows(
+        live_curves.accuracy_rows(
             epochs, [s.train_accuracy for s in snaps], [s.test_accuracy for s in snaps]
         ),
-        live_charts.accuracy_spec(config.k),
+        live_curves.accuracy_spec(config.k),
         key="accuracy-curve",
     )
 
@@ -283,7 +283,7 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
 
     The spec depends only on the axes and the size; the frame, the lines and the regions are
     its tables, so from frame to frame, and from the last frame to the final chart, the
-    browser keeps the chart and swaps the points (``live_charts.picture_spec``). After the
+    browser keeps the chart and swaps the points (``live_picture.picture_spec``). After the
     run, a toggle below it shades the k-NN decision regions.
     """
     run = active.run
@@ -294,7 +294,7 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
         active.dataset, data, run.display_index, with_pictures=not _first_draw(active, ended=regions)
     )
     names, values = _inputs_behind(active, data)
-    spec = live_charts.picture_spec(
+    spec = live_picture.picture_spec(
         data.classes, ranges, height=height, thumbnails=pictures, inputs=names, point_area=area
     )
     Z, labels = snap.embedding, run.display_labels
@@ -303,14 +303,14 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     if row is not None and row < len(Z):
         p = selection_probabilities(Z, row, snap.dof)
         tables = {
-            "links": live_charts.link_rows(Z, labels, row, p),
-            "anchor": live_charts.anchor_rows(Z, row),
+            "links": live_picture.link_rows(Z, labels, row, p),
+            "anchor": live_picture.anchor_rows(Z, row),
         }
     if regions and st.session_state.get(REGIONS_KEY):
         sizes = (presentation.PLOT_HEIGHTS, presentation.PLOT_WIDTHS) if big else ((height,), DRAWN_WIDTHS)
         tables["regions"] = _regions(active, snap, ranges, *sizes)
-    rows = live_charts.picture_rows(Z, labels, data.classes, run.display_index, values)
-    spec = live_charts.picture_data(spec, rows, **tables)
+    rows = live_picture.picture_rows(Z, labels, data.classes, run.display_index, values)
+    spec = live_picture.picture_data(spec, rows, **tables)
     with presentation.picture_container() if big else nullcontext():
         st.vega_lite_chart(
             None,
@@ -343,7 +343,7 @@ def _regions(active: ActiveRun, snap, ranges, heights: tuple[int, ...], widths: 
             box,
             k=active.run.config.k,
         )
-        rows = None if picture is None else live_charts.region_rows(picture.url, box)
+        rows = None if picture is None else live_picture.region_rows(picture.url, box)
         kept = st.session_state["regions-picture"] = (key, rows)
     if kept[1] is None:
         st.warning(
@@ -389,7 +389,7 @@ def _remember_click(active: ActiveRun) -> None:
     """on_select of the 2-D picture: keep the clicked point for the lines and the Inspect
     tab; a click that selects nothing (on the background) forgets it."""
     event = st.session_state.get(PICTURE_KEY) or {}
-    _remember(active, live_charts.picked_row(event.get("selection") or {}))
+    _remember(active, live_picture.picked_row(event.get("selection") or {}))
 
 
 def _remember_plotly_click(active: ActiveRun) -> None:
