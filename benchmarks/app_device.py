@@ -27,8 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # app_pages: the p
 from compare_sklearn import machine
 
 from app_pages.ui.frames import progress
-from app_pages.ui.jobs import JobSlots, JobState
+from app_pages.ui.jobs import JobState
 from app_pages.ui.pacing import Pace
+from app_pages.ui.slots import JobSlots
 from app_pages.ui.state import new_job, slot_capacity
 from app_pages.ui.views import redraw_seconds
 from nca_core import datasets
