@@ -251,12 +251,12 @@ def test_each_figure_says_what_to_notice_in_the_datasets_own_names(app):
 def test_the_replay_downloads_as_a_gif_for_slides(app):
     from PIL import Image
 
-    from app_pages.ui import views
+    from app_pages.ui import run_results
 
     run = finished_run(app, 4)
     labels = [b.proto.label for b in app.get("download_button")]
     assert labels[0] == "Replay (GIF, for slides)"
-    image = Image.open(io.BytesIO(views.gif_file(run, run.run.data)))
+    image = Image.open(io.BytesIO(run_results.gif_file(run, run.run.data)))
     assert image.format == "GIF" and image.size == (800, 600) and image.n_frames == len(run.snapshots)
 
 
