@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app_pages.ui.toy import toy_problem
-from nca_core.plots import figures
+from nca_core.plots import colours, figures
 from nca_core.runs.toy import neighbourhood
 
 st.title("How NCA works")
@@ -37,7 +37,7 @@ so NCA also learns how many neighbours to listen to.
 )
 
 st.subheader("See it: who does a point listen to?")
-same, other = figures.SAME_CLASS_LINE[1], figures.OTHER_CLASS_LINE[1]
+same, other = colours.SAME_CLASS_LINE[1], colours.OTHER_CLASS_LINE[1]
 st.caption(
     "A toy set with three classes side by side and a noisy vertical axis. Click a point: lines "
     f"show its p_ij to the others (thicker = likelier; {same} = same class, {other} = another; "

@@ -22,7 +22,7 @@ with controls, st.container(width=280):
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
-from app_pages.ui import compare  # noqa: E402  (loads torch and scikit-learn: after the page's top)
+from app_pages.ui import compare, compare_panels  # noqa: E402  (loads torch and scikit-learn: after the page's top)
 
 from_link = share.take("n_components", "k", "standardize")
 d = controls.radio(
@@ -46,14 +46,14 @@ d = min(d, data.n_features)
 scored = compare.scored_data(data)  # a stratified subset of a large set, said below
 display_index = stratified_subsample(scored.y_train, min(2000, len(scored.y_train)), seed=0)
 labels = scored.y_train[display_index]
-pictures = compare.display_pictures(name, data, display_index)  # hover pictures of image data
+pictures = compare_panels.display_pictures(name, data, display_index)  # hover pictures of image data
 same_scale = toggles.toggle(
     "One scale for every panel", value=False, key="compare-same-scale",
     help="Each panel always draws a unit across as long as a unit up. The methods' scales differ "
     "(PCA keeps the inputs' units, LDA whitens the spread within classes, NCA learns its scale, "
     "which sets how many neighbours count): on one scale, compare sizes too.",
 )  # fmt: skip
-compare.brush_summary(name, labels, data.classes, three_d=d == 3)
+compare_panels.brush_summary(name, labels, data.classes, three_d=d == 3)
 
 
 def show(cell, label: str, fitted: compare.Fitted, score) -> compare.MethodResult:
@@ -62,13 +62,13 @@ def show(cell, label: str, fitted: compare.Fitted, score) -> compare.MethodResul
     if same_scale:
         return score()
     points = compare.display_points(fitted, scored, display_index)
-    return compare.panel(cell, label, points, labels, data.classes, k, score, dataset=name, pictures=pictures)
+    return compare_panels.panel(cell, label, points, labels, data.classes, k, score, dataset=name, pictures=pictures)
 
 
 # NCA's panel comes first (on a 1024-pixel screen the second row is below the fold), then
 # PCA and LDA; each is drawn as soon as its projection is fitted (PCA takes moments), so
 # the page has pictures while NCA is fitted, trained or loaded.
-grid = compare.panel_grid(3 + deep)
+grid = compare_panels.panel_grid(3 + deep)
 nca_cells, baseline_cells = grid[: 1 + deep], grid[1 + deep :]
 # Slots for what is written once every method is scored: drawn now, they clear another
 # dataset's notes and table, which stayed (greyed) below the new panels while NCA trained.
@@ -89,21 +89,21 @@ for cell, deep_one in zip(nca_cells, (False, True)):
         sources.append(note)
 results = ncas + baselines  # in the panels' order
 if same_scale:
-    ranges = compare.shared_ranges(results)
+    ranges = compare_panels.shared_ranges(results)
     for cell, result in zip(grid, results):
-        compare.panel(
+        compare_panels.panel(
             cell, result.name, result.embedding, labels, data.classes, k, result, ranges, dataset=name,
             pictures=pictures,
         )
 raw = compare.raw_inputs(name, scored, k, standardize)
 # What was fitted on what, below the panels: above them it kept NCA's picture off a
 # 1024 x 768 screen.
-if (note := compare.subset_note(data, scored)) is not None:
+if (note := compare_panels.subset_note(data, scored)) is not None:
     sources.insert(0, note)
 notes_slot.caption(" ".join(sources))
 
 with table_slot.container():
-    compare.results_table([*results, raw], k)
+    compare_panels.results_table([*results, raw], k)
     st.caption(
         "The last row is kNN on the inputs themselves"
         + (", standardised" if standardize else "")

@@ -64,7 +64,7 @@ speed_table.show_table(table, [], sizes)
 # the table above needs neither, and torch takes seconds to load on a fresh server.
 with when, st.spinner("Loading the search engine and the NCA model…"):
     from app_pages.ui import compare, speed
-    from nca_core.plots import figures
+    from nca_core.plots import search_costs
 
     transform, source = speed.nca_model(name, data, d, compare.recommended_standardize(data))
 for kind in speed_table.KINDS:
@@ -79,6 +79,6 @@ for kind in speed_table.KINDS:
             speed.show_summary([k.cost for k in kept])
 costs = [k.cost for k in kept]
 measured.caption(speed.measured_note(kept))
-chart.plotly_chart(figures.search_cost_chart(costs, noise_seconds=speed_table.TOO_QUICK_SECONDS), key="speed-chart")
+chart.plotly_chart(search_costs.search_cost_chart(costs, noise_seconds=speed_table.TOO_QUICK_SECONDS), key="speed-chart")
 note = compare.train_page_note(name, d, compare.recommended_standardize(data))
 source_note.caption(f"NCA here is {source}." + (f" {note}" if note else ""))

@@ -60,7 +60,7 @@ if loading:
     )
     about_slot.empty()
 
-from app_pages.ui import notices, views  # noqa: E402  (see the buttons: these load torch)
+from app_pages.ui import embedding_view, notices, run_results, views  # noqa: E402  (see the buttons: these load torch)
 from app_pages.ui.controls import demo_for, run_settings  # noqa: E402
 from nca_core.runs.run import Run  # noqa: E402
 
@@ -140,7 +140,7 @@ def picture(shown, data, demo, running: bool, presenting: bool) -> None:
     notice = notices.live(three_d, presenting) if running else notices.final(shown, three_d, presenting)
     if not presenting:
         views.metrics(shown, demo)
-        views.embedding(shown, data, select=not running)
+        embedding_view.embedding(shown, data, select=not running)
         st.caption(notice)
         return
     chart, side = st.columns([3, 1])
@@ -148,7 +148,7 @@ def picture(shown, data, demo, running: bool, presenting: bool) -> None:
         views.accuracy_metric(shown)
         st.caption(notice)
     with chart:
-        views.embedding(shown, data, select=not running, big=True)
+        embedding_view.embedding(shown, data, select=not running, big=True)
 
 
 def curves() -> None:
@@ -186,4 +186,4 @@ else:
             curves()
         done = state.current()
         if done is not None and done.snapshots:
-            views.results(done, data)
+            run_results.results(done, data)

@@ -27,12 +27,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # app_pages: the p
 from compare_sklearn import machine
 
 from app_pages.ui.frames import progress
-from app_pages.ui.jobs import JobSlots, JobState
+from app_pages.ui.jobs import JobState
 from app_pages.ui.pacing import Pace
+from app_pages.ui.slots import JobSlots
 from app_pages.ui.state import new_job, slot_capacity
 from app_pages.ui.views import redraw_seconds
 from nca_core import datasets
-from nca_core.plots import figures, live_charts
+from nca_core.plots import axes, live_picture
 from nca_core.runs.run import Run, recommended_config
 
 PACES = {"page default": Pace(10.0, True), "full speed": Pace(0.0, False)}
@@ -45,10 +46,10 @@ def frame_build_seconds(run: Run, snapshots: list) -> float:
     import pyarrow as pa
 
     start = time.perf_counter()
-    ranges = figures.settled_ranges([s.embedding[:, :2] for s in snapshots])
-    spec = live_charts.picture_spec(run.data.classes, ranges, height=figures.picture_height(ranges))
-    rows = live_charts.picture_rows(snapshots[-1].embedding, run.display_labels, run.data.classes, run.display_index)
-    live_charts.picture_data(spec, rows)
+    ranges = axes.settled_ranges([s.embedding[:, :2] for s in snapshots])
+    spec = live_picture.picture_spec(run.data.classes, ranges, height=axes.picture_height(ranges))
+    rows = live_picture.picture_rows(snapshots[-1].embedding, run.display_labels, run.data.classes, run.display_index)
+    live_picture.picture_data(spec, rows)
     pa.Table.from_pandas(rows)
     return time.perf_counter() - start
 

@@ -2,15 +2,15 @@
 
 FAISS scans the references once per query when queries x dimensions is under a threshold
 (128,000 in FAISS 1.15) and computes distances by matrix products above it; the library
-asks for the products from ``knn.BLAS_FROM_QUERIES`` queries on. For each shape (random
+asks for the products from ``backends.BLAS_FROM_QUERIES`` queries on. For each shape (random
 Gaussian references and queries, float32, k = 5) this prints the median seconds of:
 
 - ``FAISS as it comes``: ``IndexFlatL2.search``, FAISS's own threshold (on torch's
   thread count, as the library searches);
 - ``FAISS, products``: the same index with products whatever the number of queries
   (threshold 0), to show where they start to win;
-- ``library exact``: ``knn.KNNIndex(index="exact", backend="faiss").search``: the scan
-  below ``knn.BLAS_FROM_QUERIES`` queries, products from there on, and its re-ranking (the
+- ``library exact``: ``KNNIndex(index="exact", backend="faiss").search``: the scan
+  below ``backends.BLAS_FROM_QUERIES`` queries, products from there on, and its re-ranking (the
   float64 answer with index tie-breaks);
 
 and library exact / FAISS as it comes, with the share of queries whose neighbour lists
@@ -30,7 +30,8 @@ import numpy as np
 import torch
 from compare_sklearn import machine
 
-from nca_core.search import knn
+from nca_core.search import backends
+from nca_core.search.index import KNNIndex
 
 K = 5
 # (references, dimensions, queries): small to a million references, from 4 queries (below
@@ -59,22 +60,22 @@ def row(n: int, d: int, n_queries: int, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     R = rng.standard_normal((n, d), dtype=np.float32)
     Q = rng.standard_normal((n_queries, d), dtype=np.float32)
-    faiss = knn._faiss()
+    faiss = backends.faiss_module()
     flat = faiss.IndexFlatL2(d)
     flat.add(R)
     repeats = 1 if n * n_queries * d >= ONE_REPEAT_FROM else 5
-    with knn._faiss_threads(torch.get_num_threads()):  # the threads the library's search uses
+    with backends.faiss_threads(torch.get_num_threads()):  # the threads the library's search uses
         as_it_comes = _median_seconds(lambda: flat.search(Q, K), repeats)
         _, found_as_it_comes = flat.search(Q, K)
     settings = faiss.cvar
     own, settings.distance_compute_blas_threshold = settings.distance_compute_blas_threshold, 0
     try:
-        with knn._faiss_threads(torch.get_num_threads()):
+        with backends.faiss_threads(torch.get_num_threads()):
             products = _median_seconds(lambda: flat.search(Q, K), repeats)
             _, found_products = flat.search(Q, K)
     finally:
         settings.distance_compute_blas_threshold = own
-    index = knn.KNNIndex(R, np.zeros(n, dtype=np.int64), index="exact", backend="faiss", device="cpu")
+    index = KNNIndex(R, np.zeros(n, dtype=np.int64), index="exact", backend="faiss", device="cpu")
     library = _median_seconds(lambda: index.search(Q, K), repeats)
     agree = float(np.mean(np.all(found_as_it_comes == found_products, axis=1)))
     return {"n": n, "d": d, "queries": n_queries, "as it comes": as_it_comes, "products": products,
@@ -85,12 +86,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--largest", type=int, default=1_000_000, help="leave out shapes with more references")
     args = parser.parse_args()
-    if not knn.faiss_available():
+    if not backends.faiss_available():
         raise SystemExit("faiss-cpu is not installed")
-    faiss = knn._faiss()
+    faiss = backends.faiss_module()
     print(f"machine: {machine()}, faiss {faiss.__version__}; torch threads: {torch.get_num_threads()}")
     print(f"FAISS's threshold as it comes: {faiss.cvar.distance_compute_blas_threshold:,} (queries x d); "
-          f"the library's: products from {knn.BLAS_FROM_QUERIES} queries; k = {K}\n")  # fmt: skip
+          f"the library's: products from {backends.BLAS_FROM_QUERIES} queries; k = {K}\n")  # fmt: skip
     print("| references | d | queries | FAISS as it comes (s) | FAISS, products (s) | library exact (s) "
           "| library / FAISS as it comes | same lists |")  # fmt: skip
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")

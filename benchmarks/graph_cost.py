@@ -1,5 +1,5 @@
 """What an HNSW graph costs against exact search, in exact distance evaluations: the
-measurement behind ``search.knn._GRAPH_COST`` and the rule ``knn.choose_index`` draws from it.
+measurement behind ``search.index._GRAPH_COST`` and the rule ``index.choose_index`` draws from it.
 
 On MNIST, raw pixels and the NCA-32 projection ``knn_search.py`` uses, stratified subsets
 of the training images are the references and a stratified 2,000 test images the queries.
@@ -26,7 +26,7 @@ from knn_search import _library
 from nca_core import datasets, stratified_subsample
 from nca_core.runs.comparison import model_cache_dir, quick_nca
 from nca_core.runs.run import recommended_config
-from nca_core.search import knn
+from nca_core.search import index
 
 
 def _subset(X, y, n: int):
@@ -46,7 +46,7 @@ def sweep(label: str, X_ref, y_ref, Q, y_query, sizes, repeats: int) -> None:
         print(
             f"| {label} | {n:,} | {exact['seconds']:.3f} | {graph['seconds']:.3f} | {graph['build']:.2f} "
             f"| {query_cost:,.0f} | {build_cost:,.0f} | {exact['seconds'] / graph['seconds']:.2f} "
-            f"| {n / knn._GRAPH_COST:.2f} | {knn.choose_index(n)} |",
+            f"| {n / index._GRAPH_COST:.2f} | {index.choose_index(n)} |",
             flush=True,
         )
 
@@ -66,7 +66,7 @@ def main() -> None:
     Z_ref = np.ascontiguousarray(nca.transform(data.X_train), dtype=np.float32)
     Z_query = np.ascontiguousarray(nca.transform(Q_raw), dtype=np.float32)
     print(f"machine: {machine()}\n")
-    print(f"MNIST, {len(Q_raw):,} queries; _GRAPH_COST = {knn._GRAPH_COST:,}; query times median of {args.repeats}\n")
+    print(f"MNIST, {len(Q_raw):,} queries; _GRAPH_COST = {index._GRAPH_COST:,}; query times median of {args.repeats}\n")
     print(
         "| space | references | exact query (s) | graph query (s) | graph build (s) | graph query / c "
         "| build per point / c | exact / graph query | references / _GRAPH_COST | kept index picks |"

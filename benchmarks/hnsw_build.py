@@ -6,7 +6,7 @@ prints one Markdown table: exact search first, then a graph built at each
 ``--ef-construction`` (M and efSearch as the library's), with its build seconds (on all
 cores, as the kNN page builds; the library's default build is one thread), the median
 seconds of searching every query, the 5-NN test error and the share of queries whose
-prediction is exact search's. The numbers behind ``knn.HNSW_EF_CONSTRUCTION``.
+prediction is exact search's. The numbers behind ``backends.HNSW_EF_CONSTRUCTION``.
 
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/hnsw_build.py
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/hnsw_build.py --dataset usps --d 16
@@ -24,12 +24,13 @@ from compare_sklearn import machine
 from nca_core import datasets
 from nca_core.runs.comparison import model_cache_dir, quick_nca
 from nca_core.runs.run import recommended_config
-from nca_core.search import knn
+from nca_core.search import backends
+from nca_core.search.index import KNNIndex
 
 
 def _searched(R, y_ref, Q, k: int, repeats: int, **options) -> tuple[float, float, np.ndarray]:
-    """(build seconds, median search seconds, predictions) of a ``knn.KNNIndex`` on the CPU."""
-    index = knn.KNNIndex(R, y_ref, device="cpu", backend="faiss", **options)
+    """(build seconds, median search seconds, predictions) of a ``KNNIndex`` on the CPU."""
+    index = KNNIndex(R, y_ref, device="cpu", backend="faiss", **options)
     index.predict(Q[:50], k)  # warm-up
     times, predicted = [], None
     for _ in range(repeats):
@@ -43,10 +44,10 @@ def space_rows(label: str, R, y_ref, Q, y_query, efforts, k: int, repeats: int) 
     R, Q = np.ascontiguousarray(R, dtype=np.float32), np.ascontiguousarray(Q, dtype=np.float32)
     build, seconds, exact = _searched(R, y_ref, Q, k, repeats, index="exact")
     print(f"| {label} | exact | {build:.2f} | {seconds:.3f} | {np.mean(exact != y_query):.2%} | 100.00% |", flush=True)
-    default = knn.HNSW_EF_CONSTRUCTION
+    default = backends.HNSW_EF_CONSTRUCTION
     try:
         for effort in efforts:
-            knn.HNSW_EF_CONSTRUCTION = effort  # read when a graph is built
+            backends.HNSW_EF_CONSTRUCTION = effort  # read when a graph is built
             build, seconds, found = _searched(R, y_ref, Q, k, repeats, index="hnsw", deterministic=False)
             print(
                 f"| {label} | HNSW, efConstruction {effort} | {build:.2f} | {seconds:.3f} "
@@ -54,7 +55,7 @@ def space_rows(label: str, R, y_ref, Q, y_query, efforts, k: int, repeats: int) 
                 flush=True,
             )
     finally:
-        knn.HNSW_EF_CONSTRUCTION = default
+        backends.HNSW_EF_CONSTRUCTION = default
 
 
 def main() -> None:
@@ -69,7 +70,7 @@ def main() -> None:
     standardize = recommended_config(data).standardize
     nca = quick_nca(data, args.d, standardize, cache_dir=model_cache_dir()).model
     print(f"Machine: {machine()}; {args.dataset}, {len(data.y_test):,} queries against {len(data.y_train):,}; "
-          f"M {knn.HNSW_M}, efSearch {knn.HNSW_EF_SEARCH}, library default efConstruction {knn.HNSW_EF_CONSTRUCTION}\n")
+          f"M {backends.HNSW_M}, efSearch {backends.HNSW_EF_SEARCH}, library default efConstruction {backends.HNSW_EF_CONSTRUCTION}\n")
     print("| space | index | build (s) | query (s) | 5-NN error | same prediction as exact |")
     print("| --- | --- | --- | --- | --- | --- |")
     spaces = {

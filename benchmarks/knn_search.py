@@ -51,6 +51,7 @@ from nca_core import datasets, stratified_subsample
 from nca_core.runs.comparison import model_cache_dir, quick_nca
 from nca_core.runs.run import EVAL_POINTS, recommended_config
 from nca_core.search import knn
+from nca_core.search.index import KNNIndex
 
 
 def _timed(search, repeats: int):
@@ -85,7 +86,7 @@ def _bare_faiss(R, y_ref, Q, k: int, repeats: int) -> dict:
 
 
 def _library(R, y_ref, Q, k: int, repeats: int, device: str = "cpu", **options) -> dict:
-    index = knn.KNNIndex(R, y_ref, device=device, **options)
+    index = KNNIndex(R, y_ref, device=device, **options)
     index.predict(Q[:50], k)  # warm-up
     median, times, predicted = _timed(lambda: index.predict(Q, k), repeats)
     return {

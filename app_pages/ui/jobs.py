@@ -4,8 +4,8 @@ A ``TrainingJob`` pulls snapshots from a ``fit_iter`` stream in its own thread a
 them in a list that the page polls. Pause, resume and step act at the next frame; stop
 also between minibatches and before an evaluation (the stream's ``should_stop``). A
 job whose page stopped polling (tab closed or reloaded) stops by itself after
-``heartbeat_timeout`` seconds, so no worker outlives its session for long. A process-wide
-``JobSlots`` caps how many jobs train at once; the rest wait in line and know their place.
+``heartbeat_timeout`` seconds, so no worker outlives its session for long. It trains once
+a ``slots.JobSlots`` lets it: a process-wide cap on how many jobs train at once.
 """
 
 from __future__ import annotations
@@ -20,77 +20,12 @@ from typing import TYPE_CHECKING
 
 from .frames import FrameBuffer, progress
 from .run_clock import RunClock
+from .slots import JobSlots
 
 if TYPE_CHECKING:
     from nca_core import Snapshot
 
-__all__ = ["JobSlots", "TrainingJob"]
-
-
-class JobSlots:
-    """A fair (first come, first served) cap on concurrently training jobs."""
-
-    def __init__(self, capacity: int):
-        self.capacity = max(1, int(capacity))
-        self._lock = threading.Condition()
-        self._running: dict[int, Callable[[], float | None]] = {}  # ticket -> its seconds left
-        self._queue: list[int] = []
-
-    def position(self, ticket: int) -> int:
-        """0 when running, else 1 + the number of jobs ahead in line."""
-        with self._lock:
-            if ticket in self._running:
-                return 0
-            return self._queue.index(ticket) + 1 if ticket in self._queue else 0
-
-    def wait_estimate(self, ticket: int) -> float | None:
-        """Seconds until ``ticket`` gets a slot, from the running jobs' own estimates: the
-        n-th in line waits for the n-th soonest to finish (None: no estimate yet)."""
-        with self._lock:
-            if ticket not in self._queue:
-                return None
-            place = self._queue.index(ticket) + 1
-            lefts = [left() for left in self._running.values()]
-        known = sorted(v for v in lefts if v is not None)
-        if len(known) < len(lefts) or place > len(known):
-            return None
-        return known[place - 1]
-
-    def acquire(
-        self,
-        ticket: int,
-        cancelled: Callable[[], bool],
-        seconds_left: Callable[[], float | None] = lambda: None,
-    ) -> bool:
-        """Wait for a slot; False if ``cancelled()`` became true while waiting."""
-        with self._lock:
-            self._queue.append(ticket)
-            while not (len(self._running) < self.capacity and self._queue[0] == ticket):
-                if cancelled():
-                    self._queue.remove(ticket)
-                    self._lock.notify_all()
-                    return False
-                self._lock.wait(timeout=0.2)
-            self._queue.pop(0)
-            self._running[ticket] = seconds_left
-            self._lock.notify_all()
-            return True
-
-    def release(self, ticket: int) -> None:
-        with self._lock:
-            self._running.pop(ticket, None)
-            self._lock.notify_all()
-
-    @property
-    def running(self) -> int:
-        with self._lock:
-            return len(self._running)
-
-    @property
-    def full(self) -> bool:
-        """Every slot is taken: a job that asks now waits in line."""
-        with self._lock:
-            return len(self._running) >= self.capacity
+__all__ = ["JobState", "TrainingJob"]
 
 
 # glibc keeps what a thread freed in that thread's heap arena, so without a trim a server's

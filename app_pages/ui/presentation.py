@@ -97,7 +97,7 @@ def toggle() -> bool:
 def big_spec(spec: dict) -> dict:
     """A Vega-Lite spec with projector-sized text, as tall as the container it is drawn in
     (``picture_container``; the points' size, ``POINT_AREA``, is given to
-    ``live_charts.picture_spec``)."""
+    ``live_picture.picture_spec``)."""
     return {**spec, "height": "container", "config": {**spec.get("config", {}), **VEGA_CONFIG}}
 
 

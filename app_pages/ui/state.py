@@ -13,8 +13,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from nca_core.config.rules import LARGE_SET_SAMPLES
 
-from .jobs import JobSlots, TrainingJob
+from .jobs import TrainingJob
 from .pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
+from .slots import JobSlots
 
 if TYPE_CHECKING:  # the Train page draws its buttons, which need this module, before torch loads
     from collections.abc import Callable

@@ -1,12 +1,11 @@
-"""Plotly figure builders: pure functions from arrays (or snapshots) to ``go.Figure``.
+"""Plotly figure builders: pure functions from arrays to ``go.Figure``: an embedding's
+scatter, the links from a chosen point to the points it picks, the learned map and images.
 
-Colours follow class order everywhere, so a class keeps its colour and legend slot on every
-page and in every frame. Needs plotly, which comes with the ``app`` extra.
+Needs plotly, which comes with the ``app`` extra.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,128 +16,16 @@ try:
 except ImportError as exc:  # the library alone is installed without plotly
     raise ImportError("nca_core.plots.figures needs plotly: pip install 'nca-explorer[app]'") from exc
 
-from ..search.costs import INDEX_LABELS, SearchCost, faster, smaller
-from ..training.loop import Snapshot
+from .colours import DIVERGING_COLORSCALE, OTHER_CLASS_LINE, SAME_CLASS_LINE, class_colors
 
 __all__ = [
-    "PALETTE",
-    "animation",
-    "class_colors",
     "component_images",
     "embedding_scatter",
     "image_grid",
+    "link_widths",
     "map_heatmap",
     "neighbour_links",
-    "padded_ranges",
-    "picture_height",
-    "search_cost_chart",
-    "settled_ranges",
-    "steady_ranges",
 ]
-
-# Colour-blind-safe qualitative palette (Okabe-Ito, then Tableau-like extras).
-PALETTE = (
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
-    "#56B4E9", "#F0E442", "#000000", "#8C564B", "#7F7F7F",
-    "#17BECF", "#BCBD22", "#9467BD", "#FF9896", "#98DF8A",
-)  # fmt: skip
-
-
-# Plotly's "RdBu" runs from red (low) to blue (high): with zmid=0, positive weights are blue.
-DIVERGING_COLORSCALE = "RdBu"
-DIVERGING_WORDS = {"positive": "blue", "negative": "red"}
-
-# Points outside Compare's brush (``live_charts``): faint grey, so the chosen ones stand out.
-DIMMED_MARKER = {"color": "#B4B4B4", "opacity": 0.15}
-
-# The height of the band at a Plotly chart's top where its toolbar appears on hover: a
-# title placed in it is hidden behind the buttons.
-TOOLBAR_BAND = 34
-
-# Lines from a chosen point in ``neighbour_links``, and the words captions use for them:
-# black and grey, solid and dashed, so no line can be read as a class colour.
-SAME_CLASS_LINE = ("#1A1A1A", "solid black")
-OTHER_CLASS_LINE = ("#8C8C8C", "dashed grey")
-
-
-def class_colors(n_classes: int) -> list[str]:
-    """One colour per class index, cycling the palette past 15 classes."""
-    return [PALETTE[i % len(PALETTE)] for i in range(n_classes)]
-
-
-def padded_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[float]]:
-    """Axis ranges covering every array (each (n, d)), padded, one [lo, hi] per dimension."""
-    stacked = np.concatenate([np.asarray(a, dtype=np.float64) for a in arrays])
-    finite = stacked[np.isfinite(stacked).all(1)]
-    if len(finite) == 0:
-        return [[-1.0, 1.0]] * stacked.shape[1]
-    lo, hi = finite.min(0), finite.max(0)
-    span = np.maximum(hi - lo, 1e-9)
-    return [[float(a - pad * s), float(b + pad * s)] for a, b, s in zip(lo, hi, span)]
-
-
-def _grid_step(span: float) -> float:
-    """The largest 1, 2 or 5 times a power of ten that fits four times into ``span``."""
-    quarter = max(span / 4, 1e-12)
-    power = 10.0 ** math.floor(math.log10(quarter))
-    return max(m * power for m in (1, 2, 5) if m * power <= quarter)
-
-
-def steady_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[float]]:
-    """``padded_ranges`` widened outward to a coarse grid (four to ten steps per axis).
-
-    While a run spreads out, these ranges change only when a point crosses a grid line, so
-    a live chart keeps its axes for many frames instead of shifting a little on each one.
-    """
-    steady = []
-    for lo, hi in padded_ranges(arrays, pad):
-        step = _grid_step(hi - lo)
-        steady.append([math.floor(lo / step) * step, math.ceil(hi / step) * step])
-    return steady
-
-
-def settled_ranges(
-    arrays: Sequence[np.ndarray], headroom: float = 0.25, refit_below: float = 0.4, margin: float = 0.015
-) -> list[list[float]]:
-    """Axis ranges for a live picture of a run's frames (``arrays``, in order), that settle.
-
-    The ranges are fitted to a frame with ``headroom`` (a share of its span on each side)
-    and widened to ``steady_ranges``' grid, then kept while later frames stay inside them,
-    at least ``margin`` of their span from each edge (a point on the edge is drawn half cut
-    off), and fill at least ``refit_below`` of them on some axis; a frame that comes nearer
-    the edges, or shrinks well inside them, is fitted afresh. A run that keeps spreading
-    moves its axes a few times, in steps, instead of at every grid line; one that first
-    spreads and then gathers (the rings' noise axis) is not drawn small in the ranges of
-    its widest frame. The same frames give the same ranges, so a picture redrawn from them
-    keeps its axes.
-    """
-    current: list[list[float]] | None = None
-    for frame in arrays:
-        lo, hi = np.asarray(padded_ranges([frame], pad=0.0)).T
-        if current is not None:
-            low, high = np.asarray(current).T
-            edge = margin * (high - low)
-            inside = (lo >= low + edge).all() and (hi <= high - edge).all()
-            if inside and ((hi - lo) / (high - low) >= refit_below).any():
-                continue
-        flat = np.where(hi > lo, 0.0, np.maximum(np.abs(lo), 1.0) / 2)  # one point: a unit or more around it
-        lo, hi = lo - flat, hi + flat
-        span = hi - lo
-        current = steady_ranges([np.stack([lo - headroom * span, hi + headroom * span])], pad=0.0)
-    return current if current is not None else [[-1.0, 1.0], [-1.0, 1.0]]
-
-
-def picture_height(
-    ranges: Sequence[Sequence[float]], width: int = 600, least: int = 300, most: int = 480
-) -> int:
-    """Pixels of height for a 2-D picture of ``ranges`` drawn ``width`` pixels wide at one
-    scale on both axes, kept within [least, most]: a flat set (iris) gets a flat chart, not
-    a thin band in a tall box, and a round one no more than fits a screen below the
-    controls."""
-    (x0, x1), (y0, y1) = ranges[0], ranges[1]
-    if x1 <= x0:
-        return most
-    return int(min(most, max(least, round(width * (y1 - y0) / (x1 - x0)))))
 
 
 def _figure(data: list[dict], layout: dict) -> go.Figure:
@@ -262,135 +149,6 @@ def _camera_eye(Z: np.ndarray, distance: float = 2.0) -> dict:
         tilted = np.array([1.0, 1.0, 1.0])
     eye = distance * tilted / np.linalg.norm(tilted)
     return dict(x=float(eye[0]), y=float(eye[1]), z=float(eye[2]))
-
-
-def _evenly_spaced(n: int, cap: int) -> np.ndarray:
-    """At most ``cap`` indices from range(n), always keeping the first and the last."""
-    if n <= cap:
-        return np.arange(n)
-    return np.unique(np.round(np.linspace(0, n - 1, cap)).astype(int))
-
-
-def animation(
-    snapshots: Sequence[Snapshot],
-    y: np.ndarray,
-    classes: Sequence[str],
-    *,
-    title: str = "",
-    max_frames: int = 100,
-    max_points: int = 3000,
-    height: int = 640,
-) -> go.Figure:
-    """An animated replay of a run: play/pause, speed buttons and an epoch slider.
-
-    Points keep their identity between frames (same trace and order per class); axes are
-    fixed to cover every frame, at one scale. Each frame's title (``title`` then its epoch
-    and objective) follows the slider. At most ``max_frames`` evenly spaced snapshots and
-    ``max_points`` points per frame keep the figure light.
-    """
-    if not snapshots:
-        raise ValueError("animation needs at least one snapshot")
-    chosen = [snapshots[i] for i in _evenly_spaced(len(snapshots), max_frames)]
-    y = np.asarray(y)
-    points = _evenly_spaced(len(y), max_points)
-    y = y[points]
-    embeddings = [np.asarray(s.embedding)[points] for s in chosen]
-    three_d = embeddings[0].shape[1] >= 3
-    dims = 3 if three_d else 2
-    ranges = padded_ranges([e[:, :dims] for e in embeddings])
-    fig = embedding_scatter(embeddings[-1], y, classes, ranges=ranges, uirevision="replay", height=height)
-    fig.frames = [
-        go.Frame(
-            data=_class_traces(e, y, classes, three_d, 3 if three_d else 5),  # same order: same identity
-            name=epoch_label(s),
-            layout=dict(title=dict(text=_frame_title(title, s))),
-        )
-        for s, e in zip(chosen, embeddings)
-    ]
-    fig.update(data=fig.frames[0].data)  # open on the start, the camera chosen for the end
-    fig.update_layout(
-        title=dict(text=_frame_title(title, chosen[0]), x=0.02, xanchor="left"),
-        margin=dict(l=10, r=10, t=80 if title else 50, b=110),
-        updatemenus=[_play_buttons(three_d)],
-        sliders=[_epoch_slider([epoch_label(s) for s in chosen])],
-    )
-    return fig
-
-
-def epoch_label(snapshot: Snapshot) -> str:
-    """Epochs done at a snapshot: "12" after epoch 12, "12.25" a quarter into epoch 13."""
-    if snapshot.fraction >= 1.0:
-        return str(snapshot.epoch)
-    return epochs_text(snapshot.epoch - 1 + snapshot.fraction)
-
-
-def epochs_text(epochs: float) -> str:
-    """A number of epochs to two decimals at most: "12", "12.25", "12.5"."""
-    return f"{epochs:.2f}".rstrip("0").rstrip(".")
-
-
-def _frame_title(title: str, snapshot: Snapshot) -> str:
-    """The run's name over its epoch and objective (two lines: narrow screens and slides)."""
-    where = f"epoch {epoch_label(snapshot)}   objective {snapshot.objective:.4f}"
-    return f"{title}<br>{where}" if title else where
-
-
-def _play_args(duration_ms: int) -> dict:
-    """Animate from the current frame, ``duration_ms`` per frame, redrawn so that the
-    title (epoch, objective) follows the frames."""
-    return dict(
-        frame=dict(duration=duration_ms, redraw=True),
-        transition=dict(duration=0),
-        fromcurrent=True,
-        mode="immediate",
-    )
-
-
-def _play_buttons(three_d: bool) -> dict:
-    """Play, pause and two speeds, under the plot on the left, above the slider."""
-    pause = dict(frame=dict(duration=0, redraw=False), mode="immediate", transition=dict(duration=0))
-    return dict(
-        type="buttons",
-        direction="left",
-        x=0.0,
-        y=0.0,
-        xanchor="left",
-        yanchor="top",
-        pad=dict(t=45 if not three_d else 10),
-        showactive=False,
-        buttons=[
-            dict(label="▶ Play", method="animate", args=[None, _play_args(200)]),
-            dict(label="❚❚ Pause", method="animate", args=[[None], pause]),
-            dict(label="slow", method="animate", args=[None, _play_args(600)]),
-            dict(label="fast", method="animate", args=[None, _play_args(60)]),
-        ],
-    )
-
-
-# Tick labels under the replay's slider: every frame's epoch made a smear of numbers
-# under a run of 60 epochs or MNIST's fractional frames.
-SLIDER_TICK_LABELS = 11
-
-
-def _epoch_slider(labels: Sequence[str]) -> dict:
-    """A slider with one step per frame (named by its epoch), below the buttons, full width,
-    at most ``SLIDER_TICK_LABELS`` of them labelled; a jump redraws so that the title, which
-    says the frame's epoch, follows."""
-    jump = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
-    every = -(-len(labels) // SLIDER_TICK_LABELS)
-    return dict(
-        active=0,
-        x=0.0,
-        len=1.0,
-        y=0.0,
-        yanchor="top",
-        pad=dict(t=80, b=0),
-        currentvalue=dict(visible=False),  # it shows a step's label, blank for most steps
-        steps=[
-            dict(label=label if i % every == 0 else "", method="animate", args=[[label], jump])
-            for i, label in enumerate(labels)
-        ],
-    )
 
 
 # Lines from a chosen point to the points it picks: none below this p_ij (too faint to
@@ -527,71 +285,3 @@ def image_grid(
     fig.update_layout(height=rows * tile + 10 + top, width=None, margin=dict(l=5, r=5, t=top, b=5))
     fig.update_annotations(font_size=11)
     return fig
-
-
-# --- kNN search costs: exact and HNSW, raw against NCA --------------------------------------
-def search_cost_chart(
-    costs: Sequence[SearchCost], height: int = 380, noise_seconds: float = 0.0
-) -> go.Figure:
-    """Query time, index size and test error of each k-NN index, with ratios to the first.
-
-    ``costs`` are ``search.timing.knn_search_cost`` results, the first being the reference
-    (raw inputs searched exactly). Spaces (raw, NCA) run along each panel's x axis; each
-    index kind (exact, HNSW) is one coloured bar series with a legend entry. Hovering a bar
-    gives its value, and for times and sizes how it compares with the reference in words
-    ("8.0x faster", "1.3x larger"; "too quick" where both times are under
-    ``noise_seconds``). Where every time is under ``noise_seconds`` the time panel says so
-    instead of drawing bars of timer noise. Error bars carry the error inside, hidden where
-    it does not fit (side by side, two labels ran into one another).
-    """
-    ref = costs[0]
-
-    def speed(c: SearchCost) -> str:
-        if c is ref:
-            return "reference"
-        if max(c.query_seconds, ref.query_seconds) < noise_seconds:
-            return "too quick"
-        return faster(ref.query_seconds / c.query_seconds)
-
-    def size(c: SearchCost) -> str:
-        return "reference" if c is ref else smaller(ref.stored_bytes / c.stored_bytes)
-
-    titles = ["query time (s)", "index size (MB)", "test error (%)"]  # short: a third of 1024 px each
-    fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.08)
-    all_noise = max(c.query_seconds for c in costs) < noise_seconds
-    for i, kind in enumerate(dict.fromkeys(c.index for c in costs)):
-        group = [c for c in costs if c.index == kind]
-        panels = {  # column: values, the words on hover, the label on the bar, the hover's number
-            1: ([c.query_seconds for c in group], [speed(c) for c in group], None, "%{y:.3g} s"),
-            2: ([c.stored_bytes / 1e6 for c in group], [size(c) for c in group], None, "%{y:.3g} MB"),
-            3: ([100 * c.error for c in group], None, [f"{100 * c.error:.2f}%" for c in group], "%{y:.2f}%"),
-        }
-        if all_noise:
-            del panels[1]
-        for col, (values, words, labels, number) in panels.items():
-            bar = go.Bar(
-                x=[c.name for c in group], y=values, text=labels, textposition="inside", textangle=0,
-                insidetextanchor="end", hovertext=words, name=INDEX_LABELS[kind], legendgroup=kind,
-                showlegend=col == min(panels), marker_color=PALETTE[i % len(PALETTE)],
-                hovertemplate=f"%{{x}}: {number}" + ("<br>%{hovertext}" if words else ""),
-            )  # fmt: skip
-            fig.add_trace(bar, 1, col)
-    if all_noise:
-        _say_too_quick(fig, noise_seconds)
-    fig.update_yaxes(rangemode="tozero", exponentformat="none")  # "0.0004", not "400μ"
-    fig.update_layout(
-        height=height, barmode="group", legend=dict(orientation="h", y=-0.15),
-        margin=dict(l=10, r=10, t=TOOLBAR_BAND + 30, b=10), uniformtext=dict(mode="hide", minsize=9),
-    )  # fmt: skip
-    return fig
-
-
-def _say_too_quick(fig: go.Figure, noise_seconds: float) -> None:
-    """The time panel (the first) without axes, saying why it has no bars."""
-    fig.update_xaxes(visible=False, row=1, col=1)
-    fig.update_yaxes(visible=False, row=1, col=1)
-    left, right = fig.layout.xaxis.domain
-    fig.add_annotation(
-        text=f"every search under<br>{noise_seconds * 1e3:.0f} ms: too quick<br>to tell apart",
-        xref="paper", yref="paper", x=(left + right) / 2, y=0.5, showarrow=False,
-    )  # fmt: skip

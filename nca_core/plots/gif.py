@@ -3,7 +3,7 @@
 A slide deck plays a GIF anywhere, with no Plotly and no network, so each frame is drawn
 here: the embedding at one scale on both axes (a distance-based picture must not be
 stretched), axes that stay put from the first frame to the last, a class legend, and a
-title naming the run with the frame's epoch. Colours are ``figures.class_colors``, so a
+title naming the run with the frame's epoch. Colours are ``colours.class_colors``, so a
 class looks the same as in the app. A 3-D run is drawn face-on: every frame is projected
 onto the plane of the last frame's two directions of largest spread (one fixed
 projection, so the motion is the training's, not a turning camera). Past three
@@ -23,7 +23,9 @@ from PIL import Image, ImageDraw, ImageFont
 
 from ..training.loop import Snapshot
 from ..util.formatting import percent
-from .figures import _evenly_spaced, _grid_step, class_colors, epoch_label, steady_ranges
+from .axes import _grid_step, steady_ranges
+from .colours import class_colors
+from .replay import _evenly_spaced, epoch_label
 
 __all__ = ["replay_gif"]
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 from PIL import Image
 
-from .figures import class_colors
+from .colours import class_colors
 
 __all__ = ["RegionPicture", "decision_regions", "region_box"]
 

@@ -49,7 +49,7 @@ def machine_description() -> str:
     """The processor, its cores and the search libraries' versions: what a time depends on."""
     import torch
 
-    from ..search.knn import faiss_available
+    from ..search.backends import faiss_available
 
     faiss = "none"
     if faiss_available():

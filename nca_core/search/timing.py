@@ -6,8 +6,9 @@ import time
 
 import numpy as np
 
+from .backends import faiss_available
 from .costs import SearchCost
-from .knn import KNNIndex, faiss_available
+from .index import KNNIndex
 
 __all__ = ["knn_search_cost"]
 
@@ -31,14 +32,14 @@ def knn_search_cost(
     Parameters
     ----------
     index : {"exact", "hnsw", "auto"}
-        See ``knn.KNNIndex``; "auto" is the choice for an index kept for many queries.
+        See ``index.KNNIndex``; "auto" is the choice for an index kept for many queries.
     repeats : int
         Timed searches of every test point; the median is reported.
     budget_seconds : float, optional
         After ``min_repeats``, search again only while the timed total, with one more search
         as long as the last, stays within this many seconds.
     **options
-        ``backend``, ``deterministic``, ``ef_search`` of ``knn.KNNIndex``. The backend
+        ``backend``, ``deterministic``, ``ef_search`` of ``index.KNNIndex``. The backend
         defaults to a flat float32 search (FAISS, else torch) in every space, so that the
         spaces' times and sizes compare like with like (auto would search a 2-D space in a
         float64 k-d tree).

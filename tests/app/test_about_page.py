@@ -34,15 +34,15 @@ def test_choosing_another_point_shows_its_probabilities(app):
 def test_the_caption_names_the_line_colours_the_figure_draws(app):
     import json
 
-    from nca_core.plots import figures
+    from nca_core.plots.colours import OTHER_CLASS_LINE, SAME_CLASS_LINE
 
     at = app.switch_page("app_pages/about.py").run()
     caption = next(c.value for c in at.caption if "p_ij to the others" in c.value)
     layouts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     colours = {t["line"]["color"] for fig in layouts for t in fig["data"] if t.get("mode") == "lines"}
-    assert colours <= {figures.SAME_CLASS_LINE[0], figures.OTHER_CLASS_LINE[0]}
-    assert f"{figures.SAME_CLASS_LINE[1]} = same class" in caption
-    assert f"{figures.OTHER_CLASS_LINE[1]} = another" in caption
+    assert colours <= {SAME_CLASS_LINE[0], OTHER_CLASS_LINE[0]}
+    assert f"{SAME_CLASS_LINE[1]} = same class" in caption
+    assert f"{OTHER_CLASS_LINE[1]} = another" in caption
     assert "green" not in caption and "red" not in caption
     assert all(fig["layout"]["yaxis"]["scaleanchor"] == "x" for fig in layouts)  # one scale
 
@@ -54,14 +54,14 @@ def about_figures(at):
 
 
 def test_line_colours_cannot_be_taken_for_class_colours(app):
-    from nca_core.plots import figures
+    from nca_core.plots.colours import class_colors
 
     at = app.switch_page("app_pages/about.py").run()
     for fig in about_figures(at):
         classes = {t["marker"]["color"] for t in fig["data"] if t.get("mode") == "markers" and "name" in t}
         lines = [t["line"] for t in fig["data"] if t.get("mode") == "lines"]
         assert lines and not {line["color"] for line in lines} & classes
-        assert not {line["color"] for line in lines} & set(figures.class_colors(len(classes)))
+        assert not {line["color"] for line in lines} & set(class_colors(len(classes)))
         assert {line.get("dash", "solid") for line in lines} <= {"solid", "dash"}
     caption = next(c.value for c in at.caption if "p_ij to the others" in c.value)
     assert "never a class colour" in caption

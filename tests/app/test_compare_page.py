@@ -11,7 +11,7 @@ import pytest
 from apptest_helpers import button, drawn_before_heavy_imports, vega_chart, wait_for
 from streamlit.testing.v1 import AppTest
 
-from app_pages.ui.compare import BRUSH, _selected_rows
+from app_pages.ui.compare_panels import BRUSH, _selected_rows
 from nca_core import datasets
 from nca_core.datasets import Dataset
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from app_pages.ui.jobs import JobSlots, TrainingJob
+from app_pages.ui.jobs import TrainingJob
+from app_pages.ui.slots import JobSlots
 from nca_core import NCA, datasets
 from nca_core.training.encoders import LinearEncoder
 from nca_core.training.epochs import make_epochs

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from apptest_helpers import button, click_vega, drawn_before_heavy_imports, vega_chart, wait_for
 
-from nca_core.plots import figures
+from nca_core.plots.axes import settled_ranges
+from nca_core.plots.colours import class_colors
+from nca_core.plots.replay import epoch_label
 
 
 def active_run(at):
@@ -64,7 +66,7 @@ def test_stop_keeps_the_snapshots(app):
     assert 3 <= kept < 301
     app.run()
     assert len(active_run(app).snapshots) == kept
-    assert app.metric[0].value == figures.epoch_label(run.snapshots[-1])  # "12" or "12.25"
+    assert app.metric[0].value == epoch_label(run.snapshots[-1])  # "12" or "12.25"
 
 
 def test_changing_dataset_resets_the_run(app):
@@ -249,12 +251,12 @@ def test_each_figure_says_what_to_notice_in_the_datasets_own_names(app):
 def test_the_replay_downloads_as_a_gif_for_slides(app):
     from PIL import Image
 
-    from app_pages.ui import views
+    from app_pages.ui import run_results
 
     run = finished_run(app, 4)
     labels = [b.proto.label for b in app.get("download_button")]
     assert labels[0] == "Replay (GIF, for slides)"
-    image = Image.open(io.BytesIO(views.gif_file(run, run.run.data)))
+    image = Image.open(io.BytesIO(run_results.gif_file(run, run.run.data)))
     assert image.format == "GIF" and image.size == (800, 600) and image.n_frames == len(run.snapshots)
 
 
@@ -271,14 +273,14 @@ def test_decision_regions_can_be_shaded_behind_the_final_embedding(app):
     shaded, tables = vega_chart(app, "embedding")
     assert shaded == spec  # the same chart: only its tables change
     (regions,) = tables["regions"].to_dict("records")
-    (x0, x1), (y0, y1) = figures.settled_ranges([s.embedding[:, :2] for s in run.snapshots])
+    (x0, x1), (y0, y1) = settled_ranges([s.embedding[:, :2] for s in run.snapshots])
     height = spec["height"]  # the widest chart (1600 px) sets the box's width, the narrowest its height
     x_span, y_span = max(x1 - x0, (y1 - y0) * 1600 / height), max(y1 - y0, (x1 - x0) * height / 300)
     assert regions["z1"] == pytest.approx((x0 + x1 - x_span) / 2) and regions["z1_end"] == pytest.approx((x0 + x1 + x_span) / 2)
     assert regions["z2"] == pytest.approx((y0 + y1 - y_span) / 2) and regions["z2_end"] == pytest.approx((y0 + y1 + y_span) / 2)
     picture = Image.open(io.BytesIO(base64.b64decode(regions["url"].split(",", 1)[1])))
     colours = {tuple(c) for _, c in picture.convert("RGB").getcolors(10_000)}
-    palette = figures.class_colors(len(run.run.data.classes))
+    palette = class_colors(len(run.run.data.classes))
     assert colours == {tuple(int(h[i : i + 2], 16) for i in (1, 3, 5)) for h in palette}
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nca_core.plots import figures, gif
+from nca_core.plots import colours, gif
 from nca_core.training.loop import Snapshot
 
 # With short class names the legend starts right of this column at 800 pixels wide.
@@ -80,7 +80,7 @@ def test_one_data_unit_is_as_long_across_as_up(width, height):
     wide = np.array([[-8.0, 0.5], [8.0, 0.5]])
     y = np.array([0, 0, 0, 0, 1, 1])
     frames, *_ = decode(gif.replay_gif([snap(0, np.vstack([corners, wide]))], y, ["a", "b"]))
-    color = figures.class_colors(2)[0]
+    color = colours.class_colors(2)[0]
     rows, cols = pixels_of(frames[0], color)
     corner = (cols < cols.min() + 20) & (rows > rows.max() - 20)  # the bottom-left dot alone
     dot = cols[corner].max() - cols[corner].min()
@@ -103,7 +103,7 @@ def test_every_class_has_its_colour_in_the_legend():
     y = np.arange(5)
     frames, *_ = decode(gif.replay_gif([snap(0, np.eye(5, 2))], y, list("abcde")))
     legend = frames[0][:, 600:]
-    for color in figures.class_colors(5):
+    for color in colours.class_colors(5):
         assert (legend == gif._rgb(color)).all(-1).any(), color
 
 
@@ -115,7 +115,7 @@ def test_a_3d_run_is_drawn_face_on_so_a_flat_square_stays_square():
     plane = np.array([[0, 0], [1, 0], [0, 1], [1, 1], [-6, 0.5], [6, 0.5]])
     Z = plane[:, :1] * u + plane[:, 1:] * v
     frames, *_ = decode(gif.replay_gif([snap(0, Z)], np.array([0, 0, 0, 0, 1, 1]), ["a", "b"]))
-    across, up = box_shape(frames[0], figures.class_colors(2)[0])
+    across, up = box_shape(frames[0], colours.class_colors(2)[0])
     assert across > 20 and abs(across - up) <= 2
 
 

@@ -1,25 +1,16 @@
-import json
 import math
 
-import altair as alt
 import numpy as np
 import pytest
 
-from nca_core.plots import figures, live_charts
-
-CLASSES = ["ring 1", "ring 2", "ring 3"]
-
-
-def valid_vega_lite(spec: dict, rows) -> None:
-    """Altair checks the spec against the Vega-Lite JSON schema."""
-    chart = alt.Chart.from_dict({**spec, "data": {"values": rows.to_dict("records")}})
-    chart.to_dict(validate=True)
+from nca_core.plots import axes, colours, live_charts, live_curves
+from tests.plots.vega_lite import CLASSES, valid_vega_lite
 
 
 def test_embedding_spec_is_valid_vega_lite_with_fixed_axes_and_class_colours(rng):
     Z = rng.normal(size=(30, 2)) * 5
     y = np.repeat([0, 1, 2], 10)
-    ranges = figures.steady_ranges([Z])
+    ranges = axes.steady_ranges([Z])
     spec = live_charts.embedding_spec(CLASSES, ranges)
     rows = live_charts.embedding_rows(Z, y, CLASSES)
     valid_vega_lite(spec, rows)
@@ -27,7 +18,7 @@ def test_embedding_spec_is_valid_vega_lite_with_fixed_axes_and_class_colours(rng
         x_domain, y_domain = shown_domains(spec, width)
         assert x_domain[0] <= ranges[0][0] and x_domain[1] >= ranges[0][1]
         assert y_domain[0] <= ranges[1][0] and y_domain[1] >= ranges[1][1]
-    assert spec["encoding"]["color"]["scale"] == {"domain": CLASSES, "range": figures.class_colors(3)}
+    assert spec["encoding"]["color"]["scale"] == {"domain": CLASSES, "range": colours.class_colors(3)}
     assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
     assert list(rows.columns) == ["z1", "z2", "class"]
     np.testing.assert_allclose(rows[["z1", "z2"]].to_numpy(), Z)
@@ -61,8 +52,8 @@ def test_embedding_spec_does_not_change_while_points_move_inside_the_axes(rng):
     def distinct(ranges) -> int:
         return len({repr(live_charts.embedding_spec(CLASSES, ranges(frames[: e + 1]))) for e in range(30)})
 
-    assert distinct(figures.padded_ranges) == 30
-    assert distinct(figures.steady_ranges) <= 6
+    assert distinct(axes.padded_ranges) == 30
+    assert distinct(axes.steady_ranges) <= 6
 
 
 def test_embedding_rows_ignore_columns_past_the_second(rng):
@@ -75,65 +66,11 @@ def test_embedding_spec_needs_two_axes():
         live_charts.embedding_spec(CLASSES, [[0.0, 1.0]])
 
 
-def test_curves_are_valid_vega_lite_and_skip_missing_values():
-    objective = live_charts.objective_rows([0, 1, 2], [0.3, 0.5, 0.9])
-    valid_vega_lite(live_charts.objective_spec("g"), objective)
-    assert live_charts.objective_spec("g")["encoding"]["y"]["title"] == "mean log p_i (g / n)"
-    accuracy = live_charts.accuracy_rows([0, 1, 2], [0.5, 0.7, 0.9], [None, 0.6, 0.8])
-    valid_vega_lite(live_charts.accuracy_spec(5), accuracy)
-    assert accuracy.values.tolist() == [
-        [0, 0.5, "train (LOO)"],
-        [1, 0.7, "train (LOO)"],
-        [1, 0.6, "test"],
-        [2, 0.9, "train (LOO)"],
-        [2, 0.8, "test"],
-    ]
-    assert live_charts.accuracy_spec(5)["encoding"]["y"]["title"] == "5-NN accuracy"
-    # probabilities and accuracies keep the full [0, 1] scale; a log-likelihood fits its data
-    assert live_charts.accuracy_spec(5)["encoding"]["y"]["scale"] == {"domain": [0, 1]}
-    assert live_charts.objective_spec("f")["encoding"]["y"]["scale"] == {"domain": [0, 1]}
-    assert live_charts.objective_spec("g")["encoding"]["y"]["scale"] == {"zero": False}
-
-
-def test_a_curves_last_point_is_drawn_whole():
-    """The newest epoch's point sat on the right edge, half cut off; the x scale keeps room
-    for a point's radius (about 3 pixels at Vega-Lite's default size of 30 square pixels)."""
-    for spec in (live_charts.objective_spec("f"), live_charts.accuracy_spec(5)):
-        assert spec["mark"]["point"] is True
-        assert spec["encoding"]["x"]["scale"]["padding"] >= 3
-
-
-def test_the_curves_padding_is_not_rounded_into_negative_epochs():
-    """Vega-Lite widens a padded domain to nice numbers afterwards: a run stopped after 33
-    epochs had its epoch axis start at -5. The padding stays a few pixels."""
-    for spec in (live_charts.objective_spec("f"), live_charts.accuracy_spec(5)):
-        assert spec["encoding"]["x"]["scale"]["nice"] is False
-
-
 def test_no_legend_sits_on_top_of_the_data():
     """The accuracy legend covered the curves; the embedding's squeezed a narrow column."""
-    for spec in (live_charts.accuracy_spec(5), live_charts.embedding_spec(CLASSES, [[0, 1], [0, 1]])):
+    for spec in (live_curves.accuracy_spec(5), live_charts.embedding_spec(CLASSES, [[0, 1], [0, 1]])):
         legend = spec["encoding"]["color"]["legend"]
         assert legend["orient"] == "top" and legend["direction"] == "horizontal"
-
-
-def test_thumbnails_go_in_the_tooltip_through_a_named_table_looked_up_by_point(rng):
-    Z, y = rng.normal(size=(4, 2)), np.array([0, 1, 2, 0])
-    points = np.array([11, 5, 7, 30])
-    pictures = live_charts.thumbnail_rows(points, [f"data:image/png;base64,{i}" for i in range(4)])
-    spec = live_charts.picture_spec(CLASSES, [[-3, 3], [-3, 3]], thumbnails=pictures)
-    rows = live_charts.picture_rows(Z, y, CLASSES, points)
-    assert rows["point"].tolist() == [11, 5, 7, 30] and rows["row"].tolist() == [0, 1, 2, 3]
-    (layer,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "points"]
-    assert layer["transform"] == [
-        {"lookup": "point", "from": {"data": {"name": "thumbnails"}, "key": "point", "fields": ["image"]}}
-    ]
-    # vega-tooltip draws a field named "image" holding a URL as a picture, above the others
-    assert [t["field"] for t in layer["encoding"]["tooltip"]] == ["image", "class", "point"]
-    drawn = live_charts.picture_data(spec, rows)
-    assert drawn["datasets"]["points"] is rows and drawn["datasets"]["thumbnails"] is pictures
-    assert "points" not in spec["datasets"]  # the spec itself is left as it was
-    valid_layered(drawn)
 
 
 def test_a_brushing_panel_shows_each_points_picture_first_on_hover():
@@ -152,13 +89,6 @@ def test_a_brushing_panel_shows_each_points_picture_first_on_hover():
     assert drawn["datasets"]["points"] is rows and "data" not in spec
 
 
-def test_without_thumbnails_the_points_carry_no_picture(rng):
-    spec = live_charts.picture_spec(CLASSES, [[-3, 3], [-3, 3]])
-    (layer,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "points"]
-    assert "transform" not in layer and "datasets" not in spec
-    assert [t["field"] for t in layer["encoding"]["tooltip"]] == ["class", "point"]
-
-
 def test_a_brushing_spec_is_valid_and_fades_the_rows_not_chosen(rng):
     """Compare's panels: which points stand out comes from the rows, so the spec (and with it
     the chart, its zoom and its box) stays the same whatever is selected."""
@@ -172,12 +102,12 @@ def test_a_brushing_spec_is_valid_and_fades_the_rows_not_chosen(rng):
     encoding = spec["encoding"]
     assert encoding["color"]["condition"] == {
         "test": "!datum.chosen",
-        "value": figures.DIMMED_MARKER["color"],
+        "value": colours.DIMMED_MARKER["color"],
     }
-    assert encoding["color"]["scale"] == {"domain": CLASSES, "range": figures.class_colors(3)}
+    assert encoding["color"]["scale"] == {"domain": CLASSES, "range": colours.class_colors(3)}
     assert encoding["opacity"] == {
         "condition": {"test": "datum.chosen", "value": 0.8},
-        "value": figures.DIMMED_MARKER["opacity"],
+        "value": colours.DIMMED_MARKER["opacity"],
     }
     assert [encoding["x"]["title"], encoding["y"]["title"]] == ["z1", "z2"]
     assert spec == live_charts.embedding_spec(CLASSES, [[-3, 3], [-3, 3]], brushing=True)
@@ -242,78 +172,3 @@ def test_a_legend_row_fits_beside_the_y_axis_whatever_the_plots_width(container)
     entry = 16 + 7 * len("ring 1")  # a symbol and six characters of 11-pixel text, at the least
     y_axis = 55  # title, labels such as "-100" and ticks
     assert shown >= 1 and shown * entry <= container - y_axis
-
-
-# -- the Train page's picture: one layered spec, live and final ---------------------------
-
-
-def picture(rng, n=40, **tables):
-    Z = rng.normal(size=(n, 2)) * 5
-    y = np.arange(n) % 3
-    spec = live_charts.picture_spec(CLASSES, figures.settled_ranges([Z]), height=400)
-    rows = live_charts.picture_rows(Z, y, CLASSES, np.arange(100, 100 + n))
-    return Z, y, live_charts.picture_data(spec, rows, **tables)
-
-
-def valid_layered(spec: dict) -> None:
-    tables = {name: table.to_dict("records") for name, table in spec["datasets"].items()}
-    alt.LayerChart.from_dict({**spec, "datasets": tables}).to_dict(validate=True)
-
-
-def test_picture_spec_layers_regions_points_lines_and_rings_on_one_pair_of_axes(rng):
-    Z, _, spec = picture(rng)
-    valid_layered(spec)
-    assert [layer["data"]["name"] for layer in spec["layer"]] == ["regions", "points", "links", "links", "anchor"]
-    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["image", "circle", "rule", "point", "point"]
-    axes = {json.dumps([layer["encoding"]["x"], layer["encoding"]["y"]]) for layer in spec["layer"]}
-    assert len(axes) == 1  # every layer on the points' axes, at one scale
-    points = spec["layer"][1]
-    assert {p["name"] for p in points["params"]} == {"zoom", live_charts.PICK}
-    assert spec["datasets"]["points"]["row"].tolist() == list(range(len(Z)))
-    assert spec["datasets"]["points"]["point"].tolist() == list(range(100, 100 + len(Z)))
-    assert all(spec["datasets"][name].empty for name in ("links", "anchor", "regions"))
-
-
-def test_a_picture_with_lines_or_regions_has_the_same_spec_and_other_tables(rng):
-    Z, y, plain = picture(rng)
-    p = np.full(len(Z), 1.0 / (len(Z) - 1))
-    p[0] = 0.0
-    links = live_charts.link_rows(Z, y, 0, p)
-    spec = {k: v for k, v in plain.items() if k != "datasets"}
-    drawn = live_charts.picture_data(
-        spec, plain["datasets"]["points"], links=links, anchor=live_charts.anchor_rows(Z, 0),
-        regions=live_charts.region_rows("data:image/png;base64,", [[-1.0, 1.0], [-2.0, 2.0]]),
-    )  # fmt: skip
-    assert {k: v for k, v in drawn.items() if k != "datasets"} == spec
-    assert len(drawn["datasets"]["links"]) == len(Z) - 1 and len(drawn["datasets"]["regions"]) == 1
-    valid_layered(drawn)
-
-
-def test_link_rows_keep_the_likeliest_neighbours_as_wide_as_p_ij():
-    Z = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [5.0, 5.0], [0.5, 0.5]])
-    y = np.array([0, 0, 1, 1, 0])
-    p = np.array([0.0, 0.5, 0.3, 0.001, 0.199])
-    links = live_charts.link_rows(Z, y, 0, p, least=0.005)
-    assert links["p"].tolist() == [0.5, 0.3, 0.199]  # likeliest first; 0.001 is too faint to draw
-    assert links["width"].tolist() == pytest.approx([8.5, 0.5 + 8 * 0.6, 0.5 + 8 * 0.398])
-    assert links["same"].tolist() == [True, False, True]
-    assert links[["z1_end", "z2_end"]].to_numpy().tolist() == [[1.0, 0.0], [0.0, 2.0], [0.5, 0.5]]
-    assert (links[["z1", "z2"]] == 0.0).all().all()
-    assert len(live_charts.link_rows(Z, y, 0, p, most=2)) == 2
-
-
-def test_picked_row_reads_a_click_and_a_click_on_nothing():
-    assert live_charts.picked_row({"pick": [{"row": 17}]}) == 17
-    assert live_charts.picked_row({"pick": []}) is None
-    assert live_charts.picked_row({}) is None
-
-
-def test_the_points_a_clicked_point_picks_get_rings_as_heavy_as_their_lines(rng):
-    """A point mostly picks neighbours within a few pixels, whose lines the clicked point's
-    own ring hides: each picked point gets a ring where its line ends."""
-    _, _, spec = picture(rng)
-    (picked,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "links" and layer["mark"]["type"] == "point"]
-    ends = {t["as"]: t["calculate"] for t in picked["transform"]}
-    assert ends["z1"] == "datum.z1_end" and ends["z2"] == "datum.z2_end"
-    assert picked["mark"]["filled"] is False
-    assert picked["encoding"]["strokeWidth"]["field"] == "ring" and "datum.width" in ends["ring"]

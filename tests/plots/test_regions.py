@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nca_core.plots.figures import class_colors
+from nca_core.plots.colours import class_colors
 from nca_core.plots.regions import decision_regions, region_box
 
 

@@ -8,11 +8,11 @@ from sklearn.decomposition import PCA
 
 from nca_core import knn_accuracy
 from nca_core.datasets import load
-from nca_core.search import knn
+from nca_core.search import backends
 from nca_core.search.costs import SearchCost
 from nca_core.search.timing import knn_search_cost
 
-needs_faiss = pytest.mark.skipif(not knn.faiss_available(), reason="faiss-cpu is not installed")
+needs_faiss = pytest.mark.skipif(not backends.faiss_available(), reason="faiss-cpu is not installed")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,210 @@
+"""The Train page's embedding, live and after the run: a 2-D picture (one Vega-Lite chart
+from the first frame to the end) or a 3-D Plotly view, and the point last clicked in it."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import numpy as np
+import streamlit as st
+
+from nca_core.datasets import Dataset
+from nca_core.objective.function import selection_probabilities
+from nca_core.plots import axes, figures, live_charts, live_picture, replay
+from nca_core.plots.regions import DRAWN_WIDTHS, decision_regions, region_box
+
+from . import presentation, thumbnails
+from .state import ActiveRun
+from .views import THREE_D_REDRAW_SECONDS
+
+
+def embedding(
+    active: ActiveRun, data: Dataset, *, select: bool = False, snapshot_index: int = -1, big: bool = False
+) -> None:
+    """The embedding of one frame; ``select``: the run has ended (regions can be shaded, a
+    3-D view's points clicked). ``big``: presentation mode's size.
+
+    A 2-D embedding is one Vega-Lite chart while the run trains and after it ends
+    (``_picture``), so the last frame stays on screen as it is; a 3-D one is a Plotly figure.
+    """
+    snaps = active.snapshots
+    snap = snaps[snapshot_index]
+    if snap.embedding.shape[1] > 3:
+        st.caption(f"d = {snap.embedding.shape[1]}: showing the first two coordinates of the embedding.")
+    if snap.embedding.shape[1] != 3:
+        _picture(active, data, snap, regions=select, big=big)
+        return
+    fig = figures.embedding_scatter(
+        snap.embedding[:, :3],
+        active.run.display_labels,
+        data.classes,
+        ranges=axes.steady_ranges([s.embedding[:, :3] for s in snaps]),
+        uirevision=f"run-{active.job.ticket}",
+        title=f"epoch {replay.epoch_label(snap)}",
+        hover_text=_hover_text(active, data) if select else None,
+        height=presentation.CHART_HEIGHT if big else 520,
+    )
+    if big:
+        fig.update_layout(font=presentation.PLOTLY_FONT)
+        fig.update_traces(marker_size=presentation.PLOTLY_MARKER)
+    if select:
+        st.plotly_chart(
+            fig,
+            key="final-embedding",
+            on_select=lambda: _remember_plotly_click(active),
+            selection_mode=("points",),
+        )
+        return
+    st.caption(
+        f"While training, the 3-D view is redrawn every {THREE_D_REDRAW_SECONDS:g} s (a 3-D chart takes "
+        "longer to build than a 2-D one); the replay afterwards has every epoch."
+    )
+    st.plotly_chart(fig, key="live-embedding")
+
+
+PICTURE_KEY = "embedding"  # the 2-D chart's key, live and final: one chart for the whole run
+REGIONS_KEY = "regions"
+
+
+def _first_draw(active: ActiveRun, ended: bool) -> bool:
+    """Whether this is a live run's first picture, its start frame, which goes out without
+    its hover pictures, encoded and sent in a good part of the wait for it on MNIST
+    (benchmarks/RESULTS.md); they follow with the next redraw (of the same frame while a
+    slow-motion start holds it)."""
+    return not ended and len(active.snapshots) == 1 and not active.job.start_released
+
+
+def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool) -> None:
+    """The 2-D picture: the points on settling axes, hover pictures for image data, and for
+    a clicked point lines to the points it picks with width by p_ij, redrawn every frame.
+
+    The spec depends only on the axes and the size; the frame, the lines and the regions are
+    its tables, so from frame to frame, and from the last frame to the final chart, the
+    browser keeps the chart and swaps the points (``live_picture.picture_spec``). After the
+    run, a toggle below it shades the k-NN decision regions.
+    """
+    run = active.run
+    ranges = axes.settled_ranges([s.embedding[:, :2] for s in active.snapshots])
+    area = presentation.POINT_AREA if big else live_charts.POINT_AREA
+    height = axes.picture_height(ranges)  # presenting, the window's (presentation.big_spec)
+    pictures = thumbnails.for_points(
+        active.dataset, data, run.display_index, with_pictures=not _first_draw(active, ended=regions)
+    )
+    names, values = _inputs_behind(active, data)
+    spec = live_picture.picture_spec(
+        data.classes, ranges, height=height, thumbnails=pictures, inputs=names, point_area=area
+    )
+    Z, labels = snap.embedding, run.display_labels
+    tables = {}
+    row = inspected_row(active)
+    if row is not None and row < len(Z):
+        p = selection_probabilities(Z, row, snap.dof)
+        tables = {
+            "links": live_picture.link_rows(Z, labels, row, p),
+            "anchor": live_picture.anchor_rows(Z, row),
+        }
+    if regions and st.session_state.get(REGIONS_KEY):
+        sizes = (presentation.PLOT_HEIGHTS, presentation.PLOT_WIDTHS) if big else ((height,), DRAWN_WIDTHS)
+        tables["regions"] = _regions(active, snap, ranges, *sizes)
+    rows = live_picture.picture_rows(Z, labels, data.classes, run.display_index, values)
+    spec = live_picture.picture_data(spec, rows, **tables)
+    with presentation.picture_container() if big else nullcontext():
+        st.vega_lite_chart(
+            None,
+            presentation.big_spec(spec) if big else spec,
+            height="stretch" if big else "content",
+            key=PICTURE_KEY,
+            on_select=lambda: _remember_click(active),
+            selection_mode=[live_charts.PICK],
+        )
+    if regions:
+        st.toggle(
+            "Shade k-NN decision regions",
+            key=REGIONS_KEY,
+            help="Colour the plane by the class its k nearest points vote for, as a k-NN "
+            "classifier in this embedding would.",
+        )
+
+
+def _regions(active: ActiveRun, snap, ranges, heights: tuple[int, ...], widths: tuple[int, ...]):
+    """The regions layer's table for ``snap``, computed once per frame, axes and sizes the
+    plot may take (clicks rerun the page), or None with a warning when no point is finite."""
+    key = (active.job.ticket, id(snap), repr(ranges), heights, widths)
+    kept = st.session_state.get("regions-picture")
+    if kept is None or kept[0] != key:
+        box = region_box(ranges, heights, widths)
+        picture = decision_regions(
+            snap.embedding,
+            active.run.display_labels,
+            len(active.run.data.classes),
+            box,
+            k=active.run.config.k,
+        )
+        rows = None if picture is None else live_picture.region_rows(picture.url, box)
+        kept = st.session_state["regions-picture"] = (key, rows)
+    if kept[1] is None:
+        st.warning(
+            "No point of this embedding is finite: there are no regions to shade.", icon=":material/warning:"
+        )
+    return kept[1]
+
+
+def _inputs_behind(active: ActiveRun, data: Dataset) -> tuple[list[str], np.ndarray | None]:
+    """For a linear map of tabular data, the two inputs it leans on most and their raw
+    values at each drawn point, so a hover says why the point sits where it does."""
+    run = active.run
+    if data.image_shape is not None or not run.is_linear:
+        return [], None
+    top = run.top_features(2)
+    return [data.feature_labels[j] for j in top], data.X_train[run.display_index][:, top]
+
+
+def _hover_text(active: ActiveRun, data: Dataset) -> list[str]:
+    """The 3-D view's hover: each point's training row and ``_inputs_behind``."""
+    rows = [f"training point #{i}" for i in active.run.display_index]
+    names, values = _inputs_behind(active, data)
+    if values is None:
+        return rows
+    return [f"{r}<br>{names[0]} {a:.4g}<br>{names[1]} {b:.4g}" for r, (a, b) in zip(rows, values)]
+
+
+INSPECTED_KEY = "inspected-point"
+
+
+def inspected_row(active: ActiveRun) -> int | None:
+    """The display row last clicked in ``active``'s picture (or final 3-D view), if any.
+
+    Kept in session state by the chart's callback rather than read from the chart: the 2-D
+    picture is drawn in a fragment while the run trains and in the page after it ends, and
+    the Inspect tab, outside both, reads it too.
+    """
+    ticket, row = st.session_state.get(INSPECTED_KEY, (None, None))
+    return row if ticket == active.job.ticket else None
+
+
+def _remember_click(active: ActiveRun) -> None:
+    """on_select of the 2-D picture: keep the clicked point for the lines and the Inspect
+    tab; a click that selects nothing (on the background) forgets it."""
+    event = st.session_state.get(PICTURE_KEY) or {}
+    _remember(active, live_picture.picked_row(event.get("selection") or {}))
+
+
+def _remember_plotly_click(active: ActiveRun) -> None:
+    """on_select of the final 3-D view (a Plotly chart): as ``_remember_click``."""
+    event = st.session_state.get("final-embedding")
+    picked = [p for p in _points(event) if "customdata" in p]
+    _remember(active, int(picked[0]["customdata"]) if picked else None)
+
+
+def _remember(active: ActiveRun, row: int | None) -> None:
+    if row is None:
+        st.session_state.pop(INSPECTED_KEY, None)
+    else:
+        st.session_state[INSPECTED_KEY] = (active.job.ticket, row)
+
+
+def _points(event) -> list:
+    try:
+        return list(event["selection"]["points"])
+    except (KeyError, TypeError):
+        return []

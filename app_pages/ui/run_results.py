@@ -1,0 +1,173 @@
+"""What the Train page shows once a run has ended: the replay, the inspected point and its
+neighbours, the learned map, and the downloads."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from nca_core.datasets import Dataset
+from nca_core.plots import colours, figures, replay
+from nca_core.plots.gif import replay_gif
+
+from . import notices
+from .data import dataset_title
+from .embedding_view import inspected_row
+from .state import ActiveRun
+
+
+def replay_title(active: ActiveRun, data: Dataset) -> str:
+    """Names the run in the replay and its HTML export: what, on which data, in how many d."""
+    config = active.run.config
+    kind = "deep NCA" if config.encoder == "mlp" else "NCA"
+    return f"{kind} on {dataset_title(active.dataset)}, d = {config.n_components}"
+
+
+def results(active: ActiveRun, data: Dataset) -> None:
+    """After a run: replay, point inspection, the learned map and downloads."""
+    run, snaps = active.run, active.snapshots
+    tabs = st.tabs(["Replay", "Inspect a point", "Learned map", "Downloads"])
+    with tabs[0]:
+        st.caption(
+            "Every epoch of the run (at most 100 frames). Press play, drag the slider, or pick a speed."
+        )
+        notice = notices.replay(snaps)
+        if notice:
+            st.caption(notice)
+        st.plotly_chart(
+            replay.animation(snaps, run.display_labels, data.classes, title=replay_title(active, data)),
+            key="replay",
+        )
+    with tabs[1]:
+        inspect(active, data, inspected_row(active))
+    with tabs[2]:
+        learned_map(active, data)
+    with tabs[3]:
+        downloads(active, data)
+
+
+def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
+    run, snap = active.run, active.snapshots[-1]
+    if row is None:
+        st.info(
+            "Click a point in the embedding above to see it and its nearest neighbours here.",
+            icon=":material/ads_click:",
+        )
+        return
+    neighbours = run.neighbours(snap, row, k=8)
+    index = run.display_index
+    labels = run.display_labels
+    st.markdown(
+        f"Training point **#{index[row]}**, class **{data.classes[labels[row]]}**; its 8 nearest "
+        f"neighbours in the embedding (epoch {replay.epoch_label(snap)}):"
+    )
+    rows = np.concatenate([[row], neighbours])
+    titles = [f"#{index[r]}: {data.classes[labels[r]]}" for r in rows]
+    if data.image_shape is not None:
+        titles[0] = "chosen<br>" + titles[0]  # a Plotly title; on one line it overflowed a ninth of the width
+        st.plotly_chart(
+            figures.image_grid(data.X_train[index[rows]], data.image_shape, titles, columns=9),
+            key="neighbour-images",
+            config={"displayModeBar": False},
+        )
+    else:
+        import pandas as pd
+
+        titles[0] = "chosen " + titles[0]
+        table = pd.DataFrame(data.X_train[index[rows]], index=titles, columns=list(data.feature_labels))
+        st.dataframe(table, width="stretch")
+
+
+def learned_map(active: ActiveRun, data: Dataset) -> None:
+    run = active.run
+    if not run.is_linear:
+        widths = " and ".join(str(h) for h in run.model.hidden_sizes)
+        st.info(
+            f"This map is a neural network ({data.n_features} inputs, hidden layers of {widths} units, "
+            f"{run.model.n_components_} outputs): there is no single matrix to draw. Train a linear map to see A.",
+            icon=":material/hub:",
+        )
+        return
+    A = run.model.components_
+    where = "standardised inputs" if run.scaler is not None else "the inputs as given"
+    st.caption(f"Rows are output coordinates, columns input features; the map acts on {where}.")
+    names = None if data.image_shape is not None else list(data.feature_labels)
+    st.plotly_chart(figures.map_heatmap(A, names), key="map-heatmap")
+    st.caption(notices.learned_map(active, data))
+    if data.image_shape is not None:
+        words = colours.DIVERGING_WORDS
+        st.caption(
+            f"Each row of A as an image: {words['positive']} pixels push a coordinate up, "
+            f"{words['negative']} pull it down."
+        )
+        st.plotly_chart(
+            figures.component_images(A, data.image_shape), key="map-images", config={"displayModeBar": False}
+        )
+
+
+def downloads(active: ActiveRun, data: Dataset) -> None:
+    run, snaps = active.run, list(active.snapshots)  # files are built on click, from this list
+    stem = f"nca-{data.name}-d{run.config.n_components}"
+    classes = list(data.classes)
+
+    def animation_html() -> bytes:
+        fig = replay.animation(snaps, run.display_labels, classes, title=replay_title(active, data))
+        return fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False).encode()
+
+    row = st.container(horizontal=True)  # wraps onto a second line on a narrow screen
+    row.download_button(
+        "Replay (GIF, for slides)",
+        lambda: gif_file(active, data, snaps),
+        file_name=f"{stem}-replay.gif",
+        mime="image/gif",
+        icon=":material/animated_images:",
+        key="download-gif",
+        help="An animated GIF (at most 60 frames, 800 x 600) that plays in any slide deck.",
+        on_click="ignore",  # downloading changes nothing on the page
+    )
+    row.download_button(
+        "Animation (HTML, plays offline)",
+        animation_html,
+        file_name=f"{stem}-replay.html",
+        mime="text/html",
+        icon=":material/movie:",
+        key="download-html",
+        on_click="ignore",  # downloading changes nothing on the page
+    )
+    row.download_button(
+        "Final embedding (CSV)",
+        lambda: run.embedding_csv(snaps[-1]),
+        file_name=f"{stem}-embedding.csv",
+        mime="text/csv",
+        icon=":material/table:",
+        key="download-csv",
+        on_click="ignore",  # downloading changes nothing on the page
+    )
+    row.download_button(
+        "Fitted model (.npz)",
+        run.model_file,
+        file_name=f"{stem}-model.npz",
+        mime="application/octet-stream",
+        icon=":material/download:",
+        key="download-model",
+        on_click="ignore",  # downloading changes nothing on the page
+    )
+    st.caption(
+        "The model file holds plain arrays and JSON (no pickle); load it with "
+        "`nca_core.load_model(path)`. Its `transform` takes raw inputs to the embedding drawn here "
+        "(the CSV's coordinates): the run's centring and standardisation, if used, are part of it."
+    )
+
+
+def gif_file(active: ActiveRun, data: Dataset, snapshots=None) -> bytes:
+    """The replay as an animated GIF for slides (``nca_core.plots.gif``); ``snapshots`` defaults
+    to the run's."""
+    run = active.run
+    return replay_gif(
+        list(active.snapshots if snapshots is None else snapshots),
+        run.display_labels,
+        data.classes,
+        title=replay_title(active, data),
+        total_epochs=run.config.max_iter,
+        k=run.config.k,
+    )

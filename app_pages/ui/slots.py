@@ -1,0 +1,75 @@
+"""A process-wide cap on how many training jobs train at once: the rest wait in line, first
+come first served, and know their place and roughly how long they wait."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+__all__ = ["JobSlots"]
+
+
+class JobSlots:
+    """A fair (first come, first served) cap on concurrently training jobs."""
+
+    def __init__(self, capacity: int):
+        self.capacity = max(1, int(capacity))
+        self._lock = threading.Condition()
+        self._running: dict[int, Callable[[], float | None]] = {}  # ticket -> its seconds left
+        self._queue: list[int] = []
+
+    def position(self, ticket: int) -> int:
+        """0 when running, else 1 + the number of jobs ahead in line."""
+        with self._lock:
+            if ticket in self._running:
+                return 0
+            return self._queue.index(ticket) + 1 if ticket in self._queue else 0
+
+    def wait_estimate(self, ticket: int) -> float | None:
+        """Seconds until ``ticket`` gets a slot, from the running jobs' own estimates: the
+        n-th in line waits for the n-th soonest to finish (None: no estimate yet)."""
+        with self._lock:
+            if ticket not in self._queue:
+                return None
+            place = self._queue.index(ticket) + 1
+            lefts = [left() for left in self._running.values()]
+        known = sorted(v for v in lefts if v is not None)
+        if len(known) < len(lefts) or place > len(known):
+            return None
+        return known[place - 1]
+
+    def acquire(
+        self,
+        ticket: int,
+        cancelled: Callable[[], bool],
+        seconds_left: Callable[[], float | None] = lambda: None,
+    ) -> bool:
+        """Wait for a slot; False if ``cancelled()`` became true while waiting."""
+        with self._lock:
+            self._queue.append(ticket)
+            while not (len(self._running) < self.capacity and self._queue[0] == ticket):
+                if cancelled():
+                    self._queue.remove(ticket)
+                    self._lock.notify_all()
+                    return False
+                self._lock.wait(timeout=0.2)
+            self._queue.pop(0)
+            self._running[ticket] = seconds_left
+            self._lock.notify_all()
+            return True
+
+    def release(self, ticket: int) -> None:
+        with self._lock:
+            self._running.pop(ticket, None)
+            self._lock.notify_all()
+
+    @property
+    def running(self) -> int:
+        with self._lock:
+            return len(self._running)
+
+    @property
+    def full(self) -> bool:
+        """Every slot is taken: a job that asks now waits in line."""
+        with self._lock:
+            return len(self._running) >= self.capacity

@@ -1,0 +1,151 @@
+"""A run's replay as an animated Plotly figure: play, pause, speeds and an epoch slider.
+
+Frames are named by the epochs done (``epoch_label``), as the app's progress line and the
+replay GIF name them. Needs plotly, which comes with the ``app`` extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+try:
+    import plotly.graph_objects as go
+except ImportError as exc:  # the library alone is installed without plotly
+    raise ImportError("nca_core.plots.replay needs plotly: pip install 'nca-explorer[app]'") from exc
+
+from ..training.loop import Snapshot
+from .axes import padded_ranges
+from .figures import _class_traces, embedding_scatter
+
+__all__ = ["animation", "epoch_label", "epochs_text"]
+
+
+def _evenly_spaced(n: int, cap: int) -> np.ndarray:
+    """At most ``cap`` indices from range(n), always keeping the first and the last."""
+    if n <= cap:
+        return np.arange(n)
+    return np.unique(np.round(np.linspace(0, n - 1, cap)).astype(int))
+
+
+def animation(
+    snapshots: Sequence[Snapshot],
+    y: np.ndarray,
+    classes: Sequence[str],
+    *,
+    title: str = "",
+    max_frames: int = 100,
+    max_points: int = 3000,
+    height: int = 640,
+) -> go.Figure:
+    """An animated replay of a run: play/pause, speed buttons and an epoch slider.
+
+    Points keep their identity between frames (same trace and order per class); axes are
+    fixed to cover every frame, at one scale. Each frame's title (``title`` then its epoch
+    and objective) follows the slider. At most ``max_frames`` evenly spaced snapshots and
+    ``max_points`` points per frame keep the figure light.
+    """
+    if not snapshots:
+        raise ValueError("animation needs at least one snapshot")
+    chosen = [snapshots[i] for i in _evenly_spaced(len(snapshots), max_frames)]
+    y = np.asarray(y)
+    points = _evenly_spaced(len(y), max_points)
+    y = y[points]
+    embeddings = [np.asarray(s.embedding)[points] for s in chosen]
+    three_d = embeddings[0].shape[1] >= 3
+    dims = 3 if three_d else 2
+    ranges = padded_ranges([e[:, :dims] for e in embeddings])
+    fig = embedding_scatter(embeddings[-1], y, classes, ranges=ranges, uirevision="replay", height=height)
+    fig.frames = [
+        go.Frame(
+            data=_class_traces(e, y, classes, three_d, 3 if three_d else 5),  # same order: same identity
+            name=epoch_label(s),
+            layout=dict(title=dict(text=_frame_title(title, s))),
+        )
+        for s, e in zip(chosen, embeddings)
+    ]
+    fig.update(data=fig.frames[0].data)  # open on the start, the camera chosen for the end
+    fig.update_layout(
+        title=dict(text=_frame_title(title, chosen[0]), x=0.02, xanchor="left"),
+        margin=dict(l=10, r=10, t=80 if title else 50, b=110),
+        updatemenus=[_play_buttons(three_d)],
+        sliders=[_epoch_slider([epoch_label(s) for s in chosen])],
+    )
+    return fig
+
+
+def epoch_label(snapshot: Snapshot) -> str:
+    """Epochs done at a snapshot: "12" after epoch 12, "12.25" a quarter into epoch 13."""
+    if snapshot.fraction >= 1.0:
+        return str(snapshot.epoch)
+    return epochs_text(snapshot.epoch - 1 + snapshot.fraction)
+
+
+def epochs_text(epochs: float) -> str:
+    """A number of epochs to two decimals at most: "12", "12.25", "12.5"."""
+    return f"{epochs:.2f}".rstrip("0").rstrip(".")
+
+
+def _frame_title(title: str, snapshot: Snapshot) -> str:
+    """The run's name over its epoch and objective (two lines: narrow screens and slides)."""
+    where = f"epoch {epoch_label(snapshot)}   objective {snapshot.objective:.4f}"
+    return f"{title}<br>{where}" if title else where
+
+
+def _play_args(duration_ms: int) -> dict:
+    """Animate from the current frame, ``duration_ms`` per frame, redrawn so that the
+    title (epoch, objective) follows the frames."""
+    return dict(
+        frame=dict(duration=duration_ms, redraw=True),
+        transition=dict(duration=0),
+        fromcurrent=True,
+        mode="immediate",
+    )
+
+
+def _play_buttons(three_d: bool) -> dict:
+    """Play, pause and two speeds, under the plot on the left, above the slider."""
+    pause = dict(frame=dict(duration=0, redraw=False), mode="immediate", transition=dict(duration=0))
+    return dict(
+        type="buttons",
+        direction="left",
+        x=0.0,
+        y=0.0,
+        xanchor="left",
+        yanchor="top",
+        pad=dict(t=45 if not three_d else 10),
+        showactive=False,
+        buttons=[
+            dict(label="▶ Play", method="animate", args=[None, _play_args(200)]),
+            dict(label="❚❚ Pause", method="animate", args=[[None], pause]),
+            dict(label="slow", method="animate", args=[None, _play_args(600)]),
+            dict(label="fast", method="animate", args=[None, _play_args(60)]),
+        ],
+    )
+
+
+# Tick labels under the replay's slider: every frame's epoch made a smear of numbers
+# under a run of 60 epochs or MNIST's fractional frames.
+SLIDER_TICK_LABELS = 11
+
+
+def _epoch_slider(labels: Sequence[str]) -> dict:
+    """A slider with one step per frame (named by its epoch), below the buttons, full width,
+    at most ``SLIDER_TICK_LABELS`` of them labelled; a jump redraws so that the title, which
+    says the frame's epoch, follows."""
+    jump = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    every = -(-len(labels) // SLIDER_TICK_LABELS)
+    return dict(
+        active=0,
+        x=0.0,
+        len=1.0,
+        y=0.0,
+        yanchor="top",
+        pad=dict(t=80, b=0),
+        currentvalue=dict(visible=False),  # it shows a step's label, blank for most steps
+        steps=[
+            dict(label=label if i % every == 0 else "", method="animate", args=[[label], jump])
+            for i, label in enumerate(labels)
+        ],
+    )

@@ -1,0 +1,51 @@
+import numpy as np
+
+from nca_core.plots import replay
+from tests.plots.snapshots import snap
+
+
+def test_animation_caps_frames_and_fixes_axes(rng):
+    y = np.repeat([0, 1], 10)
+    snaps = [snap(e, rng.normal(size=(20, 2))) for e in range(250)]
+    fig = replay.animation(snaps, y, ["a", "b"], max_frames=100)
+    assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.yaxis.scaleratio == 1
+    assert len(fig.frames) == 100
+    assert fig.frames[0].name == "0" and fig.frames[-1].name == "249"
+    assert fig.layout.xaxis.range is not None
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) == 100 and list(steps[0].args[0]) == ["0"] and list(steps[-1].args[0]) == ["249"]
+    shown = [step.label for step in steps if step.label]  # readable: not a smear of 100 numbers
+    assert shown[0] == "0" and 5 <= len(shown) <= replay.SLIDER_TICK_LABELS
+    labels = [b.label for b in fig.layout.updatemenus[0].buttons]
+    assert labels == ["▶ Play", "❚❚ Pause", "slow", "fast"]
+    # points keep their identity: the same customdata per class in every frame
+    assert all(np.array_equal(f.data[0].customdata, fig.data[0].customdata) for f in fig.frames)
+
+
+def test_animation_html_is_standalone(run):
+    snaps, y = run
+    html = replay.animation(snaps, y, ["a", "b", "c"]).to_html(include_plotlyjs=True)
+    assert "Plotly.newPlot" in html
+    assert 'src="http' not in html  # plotly.js is inlined, so the file plays offline
+    assert len(html) > 1_000_000
+
+
+def test_replay_title_follows_the_frames_and_names_the_run(run):
+    snaps, y = run
+    fig = replay.animation(snaps, y, ["a", "b", "c"], title="NCA on rings")
+    assert fig.layout.title.text == "NCA on rings<br>epoch 0   objective 0.5000"
+    assert fig.frames[3].layout.title.text == "NCA on rings<br>epoch 3   objective 0.5300"
+    # plotly.js only applies a frame's layout (the title) when the frame is redrawn
+    steps = fig.layout.sliders[0].steps
+    assert all(step.args[1]["frame"]["redraw"] for step in steps)
+    assert all(b.args[1]["frame"]["redraw"] for b in fig.layout.updatemenus[0].buttons if b.args[0] is None)
+
+
+def test_replay_controls_do_not_overlap():
+    """The buttons sit in a row above a full-width slider (at 1024 px they overlapped)."""
+    y = np.zeros(5, int)
+    fig = replay.animation([snap(e, np.ones((5, 2)) * e) for e in range(3)], y, ["a"])
+    buttons, slider = fig.layout.updatemenus[0], fig.layout.sliders[0]
+    assert slider.x == 0 and slider.len == 1
+    assert slider.pad.t > buttons.pad.t + 30  # the slider starts below the row of buttons
+    assert fig.layout.margin.b >= 100
