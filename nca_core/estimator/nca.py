@@ -239,7 +239,7 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _prepare(self, X, y, report, plan: Plan | None = None) -> Start:
         """Validate, plan and build the encoder and kernel (``start.make_start``); a failure
         leaves the estimator as it was before this call."""
-        with self._input_attributes_restored_on_failure():
+        with _input_attributes_restored_on_failure(self):
             X, y, classes, y_index = self._validated(X, y)
             plan = self._checked(self._plan_for(plan, X, len(classes)))
             previous = Previous.of(self, plan)
@@ -271,22 +271,6 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         check_classification_targets(y)
         classes, y_index = np.unique(y, return_inverse=True)
         return X, y, classes, y_index
-
-    @contextmanager
-    def _input_attributes_restored_on_failure(self):
-        """``validate_data`` sets ``n_features_in_`` (and feature names) before anything
-        else is checked: a fit that fails puts back what the estimator had."""
-        names = ("n_features_in_", "feature_names_in_")
-        before = {name: getattr(self, name) for name in names if hasattr(self, name)}
-        try:
-            yield
-        except BaseException:
-            for name in names:
-                if name in before:
-                    setattr(self, name, before[name])
-                elif hasattr(self, name):
-                    delattr(self, name)
-            raise
 
     def _follow(self, stream: Iterator[Snapshot], report, scale: float):
         """Keep the fitted attributes current with each snapshot; report and call back.
@@ -373,6 +357,23 @@ def _same_value(a, b) -> bool:
     return a is b or a == b
 
 
+
+
+@contextmanager
+def _input_attributes_restored_on_failure(model: NCA):
+    """``validate_data`` sets ``n_features_in_`` (and feature names) before anything else is
+    checked: a fit that fails puts back what the estimator had."""
+    names = ("n_features_in_", "feature_names_in_")
+    before = {name: getattr(model, name) for name in names if hasattr(model, name)}
+    try:
+        yield
+    except BaseException:
+        for name in names:
+            if name in before:
+                setattr(model, name, before[name])
+            elif hasattr(model, name):
+                delattr(model, name)
+        raise
 
 def _knn_evaluator(X_t, y, X_test_t, y_test, k: int, sample, device):
     """The kNN accuracies of an encoder: leave-one-out on the training rows of ``sample``
