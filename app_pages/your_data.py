@@ -6,7 +6,7 @@ import streamlit as st
 
 from app_pages.ui import data as app_data
 from app_pages.ui import navigation
-from nca_core.datasets import DatasetError, from_csv, guess_label_column
+from nca_core.datasets import DatasetError, from_csv, guess_label_column, image_shape_for
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample-iris.csv"
 LIMIT_MB = st.get_option("server.maxUploadSize")
@@ -44,10 +44,12 @@ except DatasetError as exc:
 label = st.selectbox("Label column", columns, index=guess, key="upload-label")
 is_image = st.toggle("The features are the pixels of an image", key="upload-image")
 shape = None
-if is_image:
+if is_image:  # starts from the most nearly square shape of the feature columns; keyed by their count
+    pixels = max(1, len(columns) - 1)
+    guessed_height, guessed_width = image_shape_for(pixels)
     c1, c2 = st.columns(2)
-    width = c1.number_input("Image width", 1, 4096, 28, key="upload-width")
-    height = c2.number_input("Image height", 1, 4096, 28, key="upload-height")
+    width = c1.number_input("Image width", 1, 4096, guessed_width, key=f"upload-width-{pixels}")
+    height = c2.number_input("Image height", 1, 4096, guessed_height, key=f"upload-height-{pixels}")
     shape = (int(height), int(width))
 
 try:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..util.sampling import stratified_subsample
 from ._cache import cached_arrays
-from ._csv import from_csv, guess_label_column
+from ._csv import from_csv, guess_label_column, image_shape_for
 from ._deformed import VERSION as DEFORMED_VERSION
 from ._deformed import copied_images, deformed_copies
 from ._download import ProgressCallback, download
@@ -43,6 +43,7 @@ __all__ = [
     "data_directory",
     "from_csv",
     "guess_label_column",
+    "image_shape_for",
     "load",
     "make_stretched_blobs",
     "stratified_subsample",

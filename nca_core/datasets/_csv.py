@@ -15,12 +15,15 @@ from ._errors import DatasetError
 if TYPE_CHECKING:
     from . import Dataset
 
-__all__ = ["from_csv", "guess_label_column"]
+__all__ = ["from_csv", "guess_label_column", "image_shape_for", "separator_of"]
 
 MAX_ROWS = 200_000
 MAX_COLUMNS = 5_000
 MAX_BYTES = 200 * 1024 * 1024
 _LABEL_NAMES = ("label", "class", "target", "y", "species")
+# Column separators a CSV may use: spreadsheets in locales whose decimal mark is a comma
+# export semicolons, and tab-separated files are common too.
+SEPARATORS = (",", ";", "\t", "|")
 
 
 def _line(row: int) -> int:
@@ -89,13 +92,34 @@ def guess_label_column(raw: bytes) -> tuple[list[str], int]:
     is built without choices.
     """
     raw = _read_bytes(raw, MAX_BYTES)
-    # utf-8-sig: spreadsheet exports start with a byte-order mark, which pandas drops too
-    line = raw.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace").strip()
-    columns = [c.strip().strip('"') for c in line.split(",") if c.strip()]
+    line = _header(raw)
+    columns = [c.strip().strip('"') for c in line.split(separator_of(raw)) if c.strip()]
     if not columns:
         raise DatasetError("the first line names no columns; it must be a header row such as label,x1,x2")
     guess = next((i for i, c in enumerate(columns) if c.lower() in _LABEL_NAMES), len(columns) - 1)
     return columns, guess
+
+
+def _header(raw: bytes) -> str:
+    """The first line, as text (utf-8-sig: spreadsheet exports start with a byte-order mark,
+    which pandas drops too)."""
+    return raw.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace").strip()
+
+
+def separator_of(raw: bytes) -> str:
+    """The column separator of a CSV: of ``SEPARATORS``, the one its header row holds most
+    of; a comma where the header holds none of them (a file of one column)."""
+    header = _header(raw)
+    best = max(SEPARATORS, key=header.count)  # the first of equals: a comma before the others
+    return best if header.count(best) else ","
+
+
+def image_shape_for(n_pixels: int) -> tuple[int, int]:
+    """The most nearly square (height, width) that holds ``n_pixels`` pixels, the height no
+    larger than the width: 784 -> (28, 28), 64 -> (8, 8), 60 -> (6, 10); a guess a form can
+    offer for images stored a row of pixels per line."""
+    height = max(h for h in range(1, int(n_pixels**0.5) + 1) if n_pixels % h == 0)
+    return height, n_pixels // height
 
 
 def from_csv(
@@ -160,7 +184,9 @@ def _read_table(raw: bytes, label_column: str, max_rows: int, max_columns: int):
     import pandas as pd
 
     try:
-        frame = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False, skipinitialspace=True)
+        frame = pd.read_csv(
+            io.BytesIO(raw), sep=separator_of(raw), dtype=str, keep_default_na=False, skipinitialspace=True
+        )
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         raise DatasetError(f"the file is not a readable CSV: {str(exc).strip()}") from None
     frame.columns = [str(c).strip() for c in frame.columns]

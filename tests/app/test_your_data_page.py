@@ -76,3 +76,15 @@ def test_a_png_after_an_empty_file_shows_its_own_reason(app):
     assert [e.value for e in at.error] == [
         "This file cannot be used: this is a PNG image, not a CSV text file."
     ]
+
+
+def test_pixels_start_from_the_image_shape_the_columns_hold(app):
+    """A file of 8 x 8 images: switching on "pixels" offers 8 x 8, with no error to mend by hand."""
+    rows = ["label," + ",".join(f"p{i}" for i in range(64))]
+    rows += [f"{i % 2}," + ",".join(str((i * 7 + j) % 16) for j in range(64)) for i in range(40)]
+    at = open_upload(app)
+    at.file_uploader(key="upload").set_value(("digits.csv", "\n".join(rows).encode(), "text/csv")).run()
+    at.toggle(key="upload-image").set_value(True).run()
+    assert not at.error and not at.exception
+    assert (at.number_input(key="upload-height-64").value, at.number_input(key="upload-width-64").value) == (8, 8)
+    assert "64 features" in at.success[0].value

@@ -169,3 +169,26 @@ def test_text_that_is_not_utf8_is_refused_with_how_to_fix_it():
 def test_feature_names_come_from_the_header_without_the_dropped_columns():
     text = "a,k,b,label\n" + "".join(f"{i},5,{i % 3},{i % 2}\n" for i in range(10))
     assert from_csv(text.encode(), "label").feature_names == ("a", "b")
+
+
+@pytest.mark.parametrize("separator", [";", "\t", "|"])
+def test_a_file_separated_by_semicolons_tabs_or_bars_reads_as_its_comma_twin(separator):
+    """Spreadsheets in locales whose decimal mark is a comma export semicolons: the header
+    row says which separator the file uses."""
+    rows = ["label,a,b", *(f"{'xy'[i % 2]},{i},{i * i % 7}" for i in range(20))]
+    comma = from_csv("\n".join(rows).encode(), "label")
+    other = from_csv("\n".join(rows).replace(",", separator).encode(), "label")
+    np.testing.assert_array_equal(other.X_train, comma.X_train)
+    np.testing.assert_array_equal(other.y_test, comma.y_test)
+    assert other.feature_names == ("a", "b")
+    assert guess_label_column(f"a{separator}b{separator}label\n1{separator}2{separator}x\n".encode()) == (
+        ["a", "b", "label"],
+        2,
+    )
+
+
+@pytest.mark.parametrize("pixels, shape", [(784, (28, 28)), (256, (16, 16)), (64, (8, 8)), (60, (6, 10)), (7, (1, 7))])
+def test_an_image_shape_is_guessed_from_the_pixel_count(pixels, shape):
+    from nca_core.datasets import image_shape_for
+
+    assert image_shape_for(pixels) == shape
