@@ -25,7 +25,7 @@ from ..training.loop import Snapshot
 from ..util.formatting import percent
 from .axes import _grid_step, steady_ranges
 from .colours import class_colors
-from .replay import _evenly_spaced, epoch_label
+from .replay import _evenly_spaced, epoch_label, frames_to_show
 
 __all__ = ["replay_gif"]
 
@@ -70,7 +70,7 @@ def replay_gif(
     """
     if not snapshots:
         raise ValueError("replay_gif needs at least one snapshot")
-    chosen = [snapshots[i] for i in _evenly_spaced(len(snapshots), max_frames)]
+    chosen = [snapshots[i] for i in frames_to_show(snapshots, max_frames)]
     points = _evenly_spaced(len(y), max_points)
     labels = np.asarray(y)[points]
     embeddings, axis_names = _planar([np.asarray(s.embedding, dtype=np.float64)[points] for s in chosen])

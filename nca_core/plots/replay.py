@@ -6,6 +6,7 @@ replay GIF name them. Needs plotly, which comes with the ``app`` extra.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..training.loop import Snapshot
 from .axes import padded_ranges
 from .figures import _class_traces, embedding_scatter
 
-__all__ = ["animation", "epoch_label", "epochs_text"]
+__all__ = ["animation", "epoch_label", "epochs_text", "frames_to_show"]
 
 
 def _evenly_spaced(n: int, cap: int) -> np.ndarray:
@@ -27,6 +28,58 @@ def _evenly_spaced(n: int, cap: int) -> np.ndarray:
     if n <= cap:
         return np.arange(n)
     return np.unique(np.round(np.linspace(0, n - 1, cap)).astype(int))
+
+
+def _progress(snapshot: Snapshot) -> float:
+    """Epochs done at a snapshot, as a number (``epoch_label``'s)."""
+    return float(snapshot.epoch) if snapshot.fraction >= 1.0 else snapshot.epoch - 1 + snapshot.fraction
+
+
+# Steps between the epochs the slider names: the smallest that names at most
+# SLIDER_TICK_LABELS of them (under a run of 60 epochs, every frame's epoch made a smear).
+_TICK_STEPS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000)
+SLIDER_TICK_LABELS = 11
+
+
+def _ticks(snapshots: Sequence[Snapshot]) -> dict[int, str]:
+    """The snapshots the slider names, by index: the ends of whole epochs at an even step
+    (0, 5, 10, ...), at most ``SLIDER_TICK_LABELS`` of them."""
+    last = max(s.epoch for s in snapshots)
+    step = next((t for t in _TICK_STEPS if last // t + 1 <= SLIDER_TICK_LABELS), _TICK_STEPS[-1])
+    return {i: str(s.epoch) for i, s in enumerate(snapshots) if s.fraction >= 1.0 and s.epoch % step == 0}
+
+
+def frames_to_show(snapshots: Sequence[Snapshot], cap: int) -> np.ndarray:
+    """Indices of at most ``cap`` snapshots, evenly spaced in epochs done rather than in
+    their order (a live run draws frames as the clock allows, unevenly), always the first,
+    the last and the epochs the slider names (``_ticks``)."""
+    n = len(snapshots)
+    if n <= cap:
+        return np.arange(n)
+    progress = np.array([_progress(s) for s in snapshots])
+    kept = {0, n - 1, *_ticks(snapshots)}
+    targets = np.linspace(progress[0], progress[-1], max(cap, 2))
+    nearest = np.abs(progress[None, :] - targets[:, None]).argmin(1)
+    chosen = sorted(kept | set(nearest.tolist()))
+    while len(chosen) > cap:  # drop the frame nearest its neighbour that is not kept
+        gaps = [(progress[b] - progress[a], j) for j, (a, b) in enumerate(itertools.pairwise(chosen), 1)]
+        _, j = min((g, j) for g, j in gaps if chosen[j] not in kept or chosen[j - 1] not in kept)
+        chosen.pop(j if chosen[j] not in kept else j - 1)
+    return np.array(chosen)
+
+
+# A frame whose points spread over less than this share of the widest frame's is one dot on
+# the replay's axes (which hold every frame): a dozen pixels of a 640-pixel plot.
+DOT_SHARE = 0.02
+
+
+def opening_frame(embeddings: Sequence[np.ndarray], share: float = DOT_SHARE) -> int:
+    """The first frame whose points spread over at least ``share`` of the widest frame's
+    spread: a network starts from random weights with every point in one dot, nothing to
+    look at on the axes of the whole run; a map starts from its first frame."""
+    spreads = [float(np.ptp(e, axis=0).max()) if len(e) else 0.0 for e in embeddings]
+    widest = max(spreads)
+    return next(i for i, spread in enumerate(spreads) if spread >= share * widest)
 
 
 def animation(
@@ -48,7 +101,7 @@ def animation(
     """
     if not snapshots:
         raise ValueError("animation needs at least one snapshot")
-    chosen = [snapshots[i] for i in _evenly_spaced(len(snapshots), max_frames)]
+    chosen = [snapshots[i] for i in frames_to_show(snapshots, max_frames)]
     y = np.asarray(y)
     points = _evenly_spaced(len(y), max_points)
     y = y[points]
@@ -65,12 +118,13 @@ def animation(
         )
         for s, e in zip(chosen, embeddings)
     ]
-    fig.update(data=fig.frames[0].data)  # open on the start, the camera chosen for the end
+    first = opening_frame([e[:, :dims] for e in embeddings])
+    fig.update(data=fig.frames[first].data)  # open on the first telling frame, the camera chosen for the end
     fig.update_layout(
-        title=dict(text=_frame_title(title, chosen[0]), x=0.02, xanchor="left"),
+        title=dict(text=_frame_title(title, chosen[first]), x=0.02, xanchor="left"),
         margin=dict(l=10, r=10, t=80 if title else 50, b=110),
         updatemenus=[_play_buttons(three_d)],
-        sliders=[_epoch_slider([epoch_label(s) for s in chosen])],
+        sliders=[_epoch_slider([epoch_label(s) for s in chosen], _ticks(chosen), first)],
     )
     return fig
 
@@ -125,19 +179,13 @@ def _play_buttons(three_d: bool) -> dict:
     )
 
 
-# Tick labels under the replay's slider: every frame's epoch made a smear of numbers
-# under a run of 60 epochs or MNIST's fractional frames.
-SLIDER_TICK_LABELS = 11
-
-
-def _epoch_slider(labels: Sequence[str]) -> dict:
+def _epoch_slider(labels: Sequence[str], ticks: dict[int, str], active: int) -> dict:
     """A slider with one step per frame (named by its epoch), below the buttons, full width,
-    at most ``SLIDER_TICK_LABELS`` of them labelled; a jump redraws so that the title, which
-    says the frame's epoch, follows."""
+    the ``ticks`` labelled (whole epochs at an even step); a jump redraws so that the title,
+    which says the frame's epoch, follows. It starts at frame ``active``."""
     jump = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
-    every = -(-len(labels) // SLIDER_TICK_LABELS)
     return dict(
-        active=0,
+        active=active,
         x=0.0,
         len=1.0,
         y=0.0,
@@ -145,7 +193,7 @@ def _epoch_slider(labels: Sequence[str]) -> dict:
         pad=dict(t=80, b=0),
         currentvalue=dict(visible=False),  # it shows a step's label, blank for most steps
         steps=[
-            dict(label=label if i % every == 0 else "", method="animate", args=[[label], jump])
+            dict(label=ticks.get(i, ""), method="animate", args=[[label], jump])
             for i, label in enumerate(labels)
         ],
     )

@@ -5,5 +5,5 @@ import numpy as np
 from nca_core.training.loop import Snapshot
 
 
-def snap(epoch, Z):
-    return Snapshot(epoch, 0.5 + epoch / 100, float(epoch), np.eye(2, 3), Z.astype(np.float32))
+def snap(epoch, Z, fraction=1.0):
+    return Snapshot(epoch, 0.5 + epoch / 100, float(epoch), np.eye(2, 3), Z.astype(np.float32), fraction=fraction)

@@ -49,3 +49,28 @@ def test_replay_controls_do_not_overlap():
     assert slider.x == 0 and slider.len == 1
     assert slider.pad.t > buttons.pad.t + 30  # the slider starts below the row of buttons
     assert fig.layout.margin.b >= 100
+
+
+def test_a_replay_of_frames_drawn_unevenly_shows_even_epochs_and_names_whole_ones():
+    """A live run draws frames as the clock allows: many in one epoch, few in another. The
+    replay picks frames evenly spaced in epochs, and the slider names whole epochs at an
+    even step, not whichever frames the spacing lands on (4.5, 6.03, 6.82, 7.54)."""
+    rng = np.random.default_rng(0)
+    fractions = {e: [1.0] if e < 4 else [0.03, 0.07, 0.11, 0.5, 0.82, 1.0] for e in range(1, 41)}
+    snaps = [snap(0, rng.normal(size=(6, 2)))]
+    snaps += [snap(e, rng.normal(size=(6, 2)), fraction=f) for e in range(1, 41) for f in fractions[e]]
+    fig = replay.animation(snaps, np.repeat([0, 1], 3), ["a", "b"], max_frames=60)
+    assert len(fig.frames) == 60
+    shown = [step.label for step in fig.layout.sliders[0].steps if step.label]
+    assert shown == ["0", "5", "10", "15", "20", "25", "30", "35", "40"]
+    done = [float(f.name) for f in fig.frames]
+    assert max(np.diff(done)) <= 3 * 40 / 59  # no stretch of the run left out
+
+
+def test_a_network_that_starts_as_one_dot_opens_on_its_first_telling_frame():
+    rng = np.random.default_rng(1)
+    scales = [1e-4, 1e-3, 0.5, 1.0, 1.0]
+    snaps = [snap(e, rng.normal(size=(30, 2)) * s) for e, s in enumerate(scales)]
+    fig = replay.animation(snaps, np.repeat([0, 1, 2], 10), ["a", "b", "c"])
+    assert fig.layout.sliders[0].active == 2 and "epoch 2 " in fig.layout.title.text
+    np.testing.assert_array_equal(fig.data[0].x, fig.frames[2].data[0].x)
