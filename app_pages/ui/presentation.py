@@ -1,7 +1,7 @@
 """Presentation mode for the Train page: what a lecture hall can read from the back row.
 
 The sidebar and Streamlit's header are hidden, type is larger and the page shows one big
-embedding with the run buttons (Step where the window has room for it). It is a toggle
+embedding with the run buttons, Step included on a 1024 x 768 projector. It is a toggle
 beside them, and ``?present=1`` in the link opens the page in it (``share.read_once``
 reads it), so a lecturer can bookmark it. The sidebar is hidden with CSS rather than left out: its widgets
 must still be drawn, or Streamlit would forget the run settings chosen in it.
@@ -40,10 +40,12 @@ PICTURE_HEIGHTS = (400, 1000)
 # Pixels of the window the picture leaves: about 190 above it (the buttons and the
 # progress) and 80 below it (the regions toggle after a run).
 OUTSIDE_PICTURE = 270
-# With Step, the run buttons' row wraps in windows narrower than this (up to about 1127 px
-# with Resume, its longest label; measured in Chromium): the toggle would take a line of
-# its own, 60 pixels of a 1024 x 768 projector's picture. There Step is left out.
-STEP_FITS_FROM = 1130
+# In windows narrower than this the run buttons and the toggle's words do not fit on one
+# line (up to about 1127 px with Resume, its longest label; measured in Chromium): the toggle
+# would take a line of its own, 60 pixels of a 1024 x 768 projector's picture. There the
+# toggle shows its switch and its help alone (its name stays the switch's accessible name),
+# and every run button keeps its word.
+WORDS_FIT_FROM = 1130
 # The plot's own sizes (the legend and axes left out) in windows from 1024 x 768 to about
 # 1920 x 1200, over which decision regions must reach every edge.
 PLOT_HEIGHTS, PLOT_WIDTHS = (300, 800), (600, 1600)
@@ -55,7 +57,10 @@ _PICTURE_BOX = f'[data-testid="stLayoutWrapper"]:has(> .st-key-{PICTURE_KEY})'
 _PICTURE_STYLE = (
     f"<style>{_PICTURE_BOX} {{ height: clamp({PICTURE_HEIGHTS[0]}px, calc(100vh - {OUTSIDE_PICTURE}px), {PICTURE_HEIGHTS[1]}px); }}</style>"
 )
-_NARROW_STYLE = f"<style>@media (max-width: {STEP_FITS_FROM - 1}px) {{ .st-key-step {{ display: none; }} }}</style>"
+_NARROW_STYLE = (
+    f"<style>@media (max-width: {WORDS_FIT_FROM - 1}px) "
+    f'{{ .st-key-{KEY} [data-testid="stWidgetLabel"] p {{ display: none; }} }}</style>'
+)
 
 
 def active() -> bool:
@@ -89,7 +94,7 @@ def toggle() -> bool:
     return st.toggle(
         "Presentation mode",
         key=KEY,
-        help="Large type, no sidebar, one big chart with the run buttons: for a "
+        help="Presentation mode: large type, no sidebar, one big chart with the run buttons, for a "
         "projector. Add ?present=1 to the page's address to open it this way.",
     )
 
