@@ -77,3 +77,11 @@ def test_panel_titles_sit_above_the_figures_and_follow_the_scale(app):
     at.slider(key="about-scale").set_value(2.0).run()
     titles = [m.value for m in at.markdown if m.value.startswith("**before") or m.value.startswith("**after")]
     assert titles == ["**before: A = 2 × identity**", "**after: A learnt by NCA, × 2**"]
+
+
+def test_the_toy_comes_first_and_the_formulas_after_it(app):
+    """A student opens the page on the toy to click, not two screens of formulas above it."""
+    at = app.switch_page("app_pages/about.py").run()
+    assert [h.value for h in at.subheader] == ["Who does a point listen to?", "The idea, and the paper's formulas"]
+    kinds = [element.type for element in at.main if element.type in ("plotly_chart", "latex")]
+    assert kinds.index("latex") > kinds.index("plotly_chart")
