@@ -24,7 +24,7 @@ if data is None:
     st.stop()
 from app_pages.ui import compare, compare_panels  # noqa: E402  (loads torch and scikit-learn: after the page's top)
 
-from_link = share.take("n_components", "k", "standardize")
+from_link = share.take("n_components", "k", "standardize", "same_scale")
 d = controls.radio(
     "Dimensions", [2, 3], index=int(from_link.get("n_components") == 3), horizontal=True, key="compare-d",
     help="2-D or 3-D pictures.", width="content",
@@ -41,18 +41,20 @@ deep = toggles.toggle(
     help="Also train nonlinear NCA: a neural network with the Student-t kernel (Min et al., 2010).",
 )  # fmt: skip
 share.show_notices()
-st.query_params.from_dict({"dataset": name, "d": str(d), "k": str(k), "std": str(standardize).lower()})
 d = min(d, data.n_features)
 scored = compare.scored_data(data)  # a stratified subset of a large set, said below
 display_index = stratified_subsample(scored.y_train, min(2000, len(scored.y_train)), seed=0)
 labels = scored.y_train[display_index]
 pictures = compare_panels.display_pictures(name, data, display_index)  # hover pictures of image data
 same_scale = toggles.toggle(
-    "One scale for every panel", value=False, key="compare-same-scale",
+    "One scale for every panel", value=from_link.get("same_scale", False), key="compare-same-scale",
     help="Each panel always draws a unit across as long as a unit up. The methods' scales differ "
     "(PCA keeps the inputs' units, LDA whitens the spread within classes, NCA learns its scale, "
     "which sets how many neighbours count): on one scale, compare sizes too.",
 )  # fmt: skip
+# the link opens this page as it is now
+view = {"dataset": name, "d": d, "k": k, "std": str(standardize).lower(), "scale": str(same_scale).lower()}
+st.query_params.from_dict({key: str(value) for key, value in view.items()})
 compare_panels.brush_summary(name, labels, data.classes, three_d=d == 3)
 
 

@@ -20,6 +20,9 @@ VALUES = "_query_values"
 # query key -> the setting it carries (type, choices, range: see nca_core.config.settings)
 FIELDS = {s.url_key: s for s in SETTINGS if s.url_key}
 RUN_FIELDS = tuple(s.name for s in FIELDS.values())
+# query key -> a page's view setting it carries (a toggle: 1/true/yes or 0/false/no), taken
+# by that page under this name: not a run's setting, but what a link of the page shows
+VIEW_FIELDS = {"scale": "same_scale"}
 
 
 def parse(params: dict[str, str], dataset_names: list[str]) -> tuple[str | None, dict, list[str]]:
@@ -34,6 +37,11 @@ def parse(params: dict[str, str], dataset_names: list[str]) -> tuple[str | None,
         elif key in FIELDS:
             try:
                 values[FIELDS[key].name] = FIELDS[key].parse(text)
+            except ValueError as exc:
+                notices.append(f"{key}={text[:40]!r} ignored: {exc}")
+        elif key in VIEW_FIELDS:
+            try:
+                values[VIEW_FIELDS[key]] = parse_boolean(text)
             except ValueError as exc:
                 notices.append(f"{key}={text[:40]!r} ignored: {exc}")
         else:

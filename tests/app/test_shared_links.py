@@ -71,3 +71,19 @@ def test_a_link_to_compare_opens_its_settings():
     assert at.radio(key="compare-d").value == 3
     assert at.select_slider(key="compare-k").value == 7
     assert at.query_params["d"] == "3" and at.query_params["dataset"] == "wine"
+
+
+def test_a_compare_link_keeps_one_scale_for_every_panel():
+    """The toggle is written into the page's link, and a link that says so opens with it on."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(dataset="wine", k="3")
+    at.switch_page("app_pages/compare.py").run()
+    assert at.query_params["scale"] == "false"
+    at.toggle(key="compare-same-scale").set_value(True).run()
+    assert not at.exception, at.exception
+    assert at.query_params["scale"] == "true" and at.query_params["k"] == "3"
+    opened = AppTest.from_file(APP, default_timeout=60)
+    opened.query_params.update(dict(at.query_params))
+    opened.switch_page("app_pages/compare.py").run()
+    assert opened.toggle(key="compare-same-scale").value is True
+    assert not opened.info  # no "settings in the link were not used" notice
