@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import statistics
 import threading
 import time
 
@@ -10,11 +12,13 @@ __all__ = ["RunClock"]
 
 class RunClock:
     """Seconds of a run, pauses left out, and two speeds read from it: epochs per second as
-    the page sees frames arrive, and the stream's own seconds of computing per epoch. Both
-    are taken over the latest ``SPEED_WINDOW`` seconds, so they follow a change of pace.
+    the page sees frames arrive, taken over the latest ``SPEED_WINDOW`` seconds so that it
+    follows a change of pace, and the stream's own seconds of computing per epoch.
     The first frame, the start frame, does not count in the page's speed: it comes after
     the run's setup, not after an epoch, and may be held on screen. The worker pauses and
-    resumes it while the page reads it: those three hold one lock."""
+    resumes it while the page reads it: those three hold one lock. The stream's seconds per
+    epoch, which the time left is made of, are read over whole epochs (see
+    ``compute_seconds_per_epoch``)."""
 
     # Speed is measured over the latest this-many seconds.
     SPEED_WINDOW = 10.0
@@ -79,15 +83,31 @@ class RunClock:
         return (end_epoch - window[0][0]) / (end_at - window[0][1])
 
     def compute_seconds_per_epoch(self) -> float | None:
-        """Seconds the stream itself takes per epoch, over its latest SPEED_WINDOW seconds
-        of computing (the start frame's set-up left out); None until it has two frames."""
+        """Seconds the stream itself takes per epoch (the start frame's set-up left out);
+        None until it has two frames.
+
+        Once three epochs have ended, the mean of their costs with each held to at most
+        ``STALL_FACTOR`` times their median: a few seconds in which the machine was busy
+        elsewhere (a browser taking screenshots) stall one epoch, not the estimate, while
+        work every epoch does once (a candidate search) stays in it. Before that, the mean
+        over the run so far."""
         computed = self._computed[1:]
         if len(computed) < 2:
             return None
-        end_epoch, end_busy = computed[-1]
-        start_epoch, start_busy = next((e, b) for e, b in computed if b >= end_busy - self.SPEED_WINDOW)
-        if end_epoch <= start_epoch:
-            start_epoch, start_busy = computed[0]
+        costs = _epoch_costs(computed)
+        if len(costs) >= 3:
+            ceiling = self.STALL_FACTOR * statistics.median(costs)
+            return sum(min(cost, ceiling) for cost in costs) / len(costs)
+        (start_epoch, start_busy), (end_epoch, end_busy) = computed[0], computed[-1]
         if end_epoch <= start_epoch:
             return None
         return (end_busy - start_busy) / (end_epoch - start_epoch)
+
+    # An epoch that costs more than this many times the median epoch counts as that much.
+    STALL_FACTOR = 2.0
+
+
+def _epoch_costs(computed: list[tuple[float, float]]) -> list[float]:
+    """Busy seconds of each whole epoch between the frames that end epochs."""
+    ends = [(done, busy) for done, busy in computed if float(done).is_integer()]
+    return [b1 - b0 for (e0, b0), (e1, b1) in itertools.pairwise(ends) if e1 == e0 + 1]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from app_pages.ui.run_clock import RunClock
 
 
@@ -83,3 +85,34 @@ def test_the_speed_can_leave_a_slow_motion_start_out(monkeypatch):
     assert clock.epochs_per_second() < 1 / 5  # the window still holds the slow frames
     assert abs(1 / clock.epochs_per_second(since=slow_end) - 1.4) < 1e-6
     assert clock.epochs_per_second(since=1.0) is None  # no two frames past it yet
+
+
+def _computed_run(clock, epoch_costs, frames_per_epoch=4, first_share=0.25):
+    """Feed the clock a run's frames: each epoch's cost, its first frame taking
+    ``first_share`` of it (a candidate search) and the others the rest evenly."""
+    busy = 2.0  # the set-up before the start frame
+    clock.frame_computed(0.0, busy)
+    for epoch, cost in enumerate(epoch_costs):
+        for frame in range(1, frames_per_epoch + 1):
+            share = first_share if frame == 1 else (1 - first_share) / (frames_per_epoch - 1)
+            busy += cost * share
+            clock.frame_computed(epoch + frame / frames_per_epoch, busy)
+
+
+def test_the_time_left_shrugs_off_a_busy_moment_and_keeps_each_epochs_own_work():
+    """100 epochs of 1 s whose 12th stalls 10 s while the machine is busy elsewhere: at 15 %
+    of the run, the stream's seconds per epoch stay within 1.5x of the 1 s the rest of the
+    run takes (over the latest 10 s they read 3 s and more). Work each epoch does once, a
+    search at its start taking a quarter of it, stays in the estimate."""
+    clock = RunClock()
+    _computed_run(clock, [1.0] * 11 + [11.0] + [1.0] * 3)
+    assert 1.0 <= clock.compute_seconds_per_epoch() <= 1.5
+    steady = RunClock()
+    _computed_run(steady, [2.0] * 6, first_share=0.6)
+    assert steady.compute_seconds_per_epoch() == pytest.approx(2.0)
+
+
+def test_before_three_whole_epochs_the_speed_is_the_runs_mean_so_far():
+    clock = RunClock()
+    _computed_run(clock, [4.0, 4.0], frames_per_epoch=8, first_share=1 / 8)
+    assert clock.compute_seconds_per_epoch() == pytest.approx(4.0)
