@@ -92,7 +92,10 @@ def train(
     (called every ``eval_every`` epochs and at the last) gives the kNN accuracies. With
     ``frames_per_epoch`` = k > 1, a minibatch epoch also yields k - 1 evenly spaced partial
     snapshots (``Snapshot.fraction`` < 1), so long epochs show progress and can be stopped
-    part-way; the time spent taking them is not counted in ``elapsed``.
+    part-way; the time spent taking them is not counted in ``elapsed``. With ``eval_every``
+    1, a partial snapshot carries accuracies too once ``PARTIAL_EVAL_SECONDS`` (and ten times
+    the last evaluation's cost) have passed since the last one, the consumer's own waits
+    between frames included.
 
     ``should_stop``, if given, is asked between minibatches and before each evaluation, for
     a consumer that another thread tells to stop (a Stop button): the generator itself is
@@ -112,14 +115,44 @@ def _never() -> bool:
     return False
 
 
+# A long epoch's partial frames carry accuracies too, when ``evaluate`` is asked every epoch:
+# at most once every this many seconds on the wall clock (a live view's pace included), and
+# with no more than a tenth of that time spent on them, so the number keeps pace with the
+# picture.
+PARTIAL_EVAL_SECONDS = 2.0
+PARTIAL_EVAL_SHARE = 0.1
+
+
+class _Evaluations:
+    """When a partial frame is evaluated: ``due()`` once enough seconds have passed since the
+    last evaluation, as ``PARTIAL_EVAL_SECONDS`` and ``PARTIAL_EVAL_SHARE`` say."""
+
+    def __init__(self, evaluate, eval_every: int):
+        self.evaluate, self.eval_every = evaluate, eval_every
+        self.last, self.cost = time.perf_counter(), 0.0
+
+    def measured(self, encoder):
+        start = time.perf_counter()
+        accuracies = self.evaluate(encoder)
+        self.last = time.perf_counter()
+        self.cost = self.last - start
+        return accuracies
+
+    def due(self) -> bool:
+        wait = max(PARTIAL_EVAL_SECONDS, self.cost / PARTIAL_EVAL_SHARE)
+        return self.evaluate is not None and self.eval_every == 1 and time.perf_counter() - self.last >= wait
+
+
 def _train(epochs, max_iter, tol, X_display, evaluate, eval_every, generator, frames_per_epoch, should_stop):
     problem: Problem = epochs.problem
     X_display = problem.X if X_display is None else X_display
 
+    evaluations = _Evaluations(evaluate, eval_every)
+
     def snapshot(epoch: int, value: float, clock: float, stop: bool) -> Snapshot:
         accuracies = (None, None)
         if evaluate is not None and not stop and (epoch % eval_every == 0 or epoch == max_iter):
-            accuracies = evaluate(problem.encoder)
+            accuracies = evaluations.measured(problem.encoder)
         return _snapshot(problem, X_display, epoch, value, clock, accuracies)
 
     start_value = epochs.start_value(generator)
@@ -140,7 +173,9 @@ def _train(epochs, max_iter, tol, X_display, evaluate, eval_every, generator, fr
             due = done * frames_per_epoch // steps > (done - 1) * frames_per_epoch // steps
             if (due or stop) and math.isfinite(value):
                 clock += time.perf_counter() - tick
-                yield _snapshot(problem, X_display, epoch, value, clock, (None, None), done / steps)
+                measure = not stop and evaluations.due()
+                accuracies = evaluations.measured(problem.encoder) if measure else (None, None)
+                yield _snapshot(problem, X_display, epoch, value, clock, accuracies, done / steps)
                 tick = time.perf_counter()
             if stop:
                 return

@@ -232,3 +232,30 @@ def test_a_snapshots_accuracy_is_the_test_score_when_measured_else_leave_one_out
     assert snap.accuracy == 0.7
     assert replace(snap, test_accuracy=None).accuracy == 0.8
     assert replace(snap, test_accuracy=None, train_accuracy=None).accuracy is None
+
+
+def test_a_long_epochs_partial_frames_carry_accuracies_every_few_seconds(sorted_problem, monkeypatch):
+    """The number under the picture keeps pace with it: asked every epoch, a partial frame is
+    evaluated once PARTIAL_EVAL_SECONDS of training have passed since the last evaluation
+    (here 0: every partial frame); asked every second epoch, only epochs are."""
+    from nca_core.training import loop
+
+    calls = []
+
+    def evaluate(encoder):
+        calls.append(1)
+        return 0.5, 0.25
+
+    monkeypatch.setattr(loop, "PARTIAL_EVAL_SECONDS", 0.0)
+    plan = plan_of(sorted_problem, optimizer="adam", learning_rate=0.05, batch_size=10)
+    snaps = list(train(make_epochs(sorted_problem, plan, torch.Generator().manual_seed(0)), max_iter=2, tol=0.0,
+                       evaluate=evaluate, frames_per_epoch=3))  # fmt: skip
+    partial = [s for s in snaps if s.fraction < 1]
+    assert partial and all(s.test_accuracy == 0.25 for s in partial)
+    monkeypatch.setattr(loop, "PARTIAL_EVAL_SECONDS", 1e9)
+    snaps = list(train(make_epochs(sorted_problem, plan, torch.Generator().manual_seed(0)), max_iter=2, tol=0.0,
+                       evaluate=evaluate, frames_per_epoch=3))  # fmt: skip
+    assert all(s.test_accuracy is None for s in snaps if s.fraction < 1)
+    sparse = list(train(make_epochs(sorted_problem, plan, torch.Generator().manual_seed(0)), max_iter=2, tol=0.0,
+                        evaluate=evaluate, eval_every=2, frames_per_epoch=3))  # fmt: skip
+    assert all(s.test_accuracy is None for s in sparse if s.fraction < 1)
