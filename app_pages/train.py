@@ -8,6 +8,7 @@ from app_pages.ui import run_controls as controls
 
 LOADED = "train-loaded-dataset"  # session key: the dataset the page last loaded
 share.read_once(app_data.dataset_names())  # a link's settings, ?present=1 among them, come first
+state.find_again(share.run_token())  # a reloaded page takes up its run (and says so below)
 presenting = presentation.active()  # large type, no sidebar, one big chart
 presentation.style(presenting)
 # The title's container is drawn in both modes, so the row below keeps its place when the
@@ -77,7 +78,8 @@ demo = demo_for(name, data)  # a start that leaves the classes mixed, where the 
 chosen = run_settings(
     data, key=name, overrides=share.take(*share.RUN_FIELDS), start=demo.init if demo else None
 )
-st.query_params.from_dict(share.to_params(name, chosen, presenting))  # a link opens these settings
+# a link opens these settings, and a reload finds the run again
+st.query_params.from_dict({**share.to_params(name, chosen, presenting), **state.run_link()})
 run = Run(chosen, data)  # the settings made possible for the data, resolved once
 config, notes = run.config, run.notes
 with about:
@@ -89,6 +91,9 @@ with about:
             if data.citation:
                 st.caption(data.citation)
     share.show_notices()
+    found = st.session_state.pop(state.FOUND, None)
+    if found is not None:
+        st.info(found, icon=":material/history:")
     if not presenting:
         for note in notes:
             st.info(note, icon=":material/info:")

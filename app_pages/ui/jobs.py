@@ -3,7 +3,8 @@
 A ``TrainingJob`` pulls snapshots from a ``fit_iter`` stream in its own thread and keeps
 them in a list that the page polls. Pause, resume and step act at the next frame; stop
 also between minibatches and before an evaluation (the stream's ``should_stop``). A
-job whose page stopped polling (tab closed or reloaded) stops by itself after
+job whose tab is gone stops by itself ``reload_grace`` seconds later, unless a reload of
+the page takes it up again (``adopt``), and one whose page stopped polling after
 ``heartbeat_timeout`` seconds, so no worker outlives its session for long. It trains once
 a ``slots.JobSlots`` lets it: a process-wide cap on how many jobs train at once.
 """
@@ -84,6 +85,7 @@ class TrainingJob:
     hold_first_frame: float = 0.0
     total_epochs: int | None = None
     connected: Callable[[], bool] | None = None
+    reload_grace: float = 0.0
     heartbeat_timeout: float = 600.0
     max_snapshots: int = 600
     threads: int | None = None
@@ -103,6 +105,7 @@ class TrainingJob:
         self._control = threading.Lock()
         self._drawn = threading.Event()
         self._heartbeat = time.monotonic()
+        self._gone_since: float | None = None  # when ``connected`` first said the tab was gone
         self.frames = FrameBuffer(self.max_snapshots)
         self.clock = RunClock()
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
@@ -204,11 +207,22 @@ class TrainingJob:
 
     # -- the worker ---------------------------------------------------------------------
 
+    def adopt(self, connected: Callable[[], bool]) -> None:
+        """Watched from another tab from now on (a reload of the page that started it)."""
+        self.connected, self._gone_since = connected, None
+        self.heartbeat()
+
     def _abandoned(self) -> str | None:
-        """Why nobody is watching any more, if so: the tab is gone, or no page has asked
-        for updates for ``heartbeat_timeout`` seconds (a backstop)."""
-        if self.connected is not None and not self.connected():
-            return "the browser tab was closed"
+        """Why nobody is watching any more, if so: the tab has been gone for
+        ``reload_grace`` seconds, or no page has asked for updates for
+        ``heartbeat_timeout`` seconds (a backstop)."""
+        connected = self.connected
+        if connected is not None and not connected():
+            self._gone_since = self._gone_since or time.monotonic()
+            if time.monotonic() - self._gone_since >= self.reload_grace:
+                return "the browser tab was closed"
+        else:
+            self._gone_since = None
         if time.monotonic() - self._heartbeat > self.heartbeat_timeout:
             return "the page stopped asking for updates"
         return None

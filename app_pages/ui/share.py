@@ -14,6 +14,8 @@ from nca_core.config.settings import SETTINGS, RunConfig, parse_boolean
 from . import presentation
 
 APPLIED = "_query_applied"
+RUN_PARAM = "run"  # the address's name for the run the page shows (``state.find_again``)
+RUN_TOKEN = "_query_run"  # session key: the run named in the address the session opened with
 NOTICES = "_query_notices"
 VALUES = "_query_values"
 
@@ -67,6 +69,7 @@ def read_once(dataset_names: list[str]) -> None:
     st.session_state[APPLIED] = True
     params = st.query_params.to_dict()
     present = params.pop(presentation.KEY, None)
+    st.session_state[RUN_TOKEN] = params.pop(RUN_PARAM, None)
     dataset, values, notices = parse(params, dataset_names)
     _read_present(present, notices)
     if dataset is not None:
@@ -83,6 +86,11 @@ def _read_present(text: str | None, notices: list[str]) -> None:
         st.session_state[presentation.KEY] = parse_boolean(text)
     except ValueError:
         notices.append(f"{presentation.KEY}={text[:40]!r} ignored: must be 1 or 0")
+
+
+def run_token() -> str | None:
+    """The run named in the address this session opened with, once (None: none)."""
+    return st.session_state.pop(RUN_TOKEN, None)
 
 
 def take(*fields: str) -> dict:

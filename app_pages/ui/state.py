@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import secrets
 import threading
-from dataclasses import dataclass
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -13,6 +16,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from nca_core.config.rules import LARGE_SET_SAMPLES
 
+from . import share
 from .jobs import TrainingJob
 from .pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
 from .slots import JobSlots
@@ -35,15 +39,94 @@ CONTROL_LOCK = threading.Lock()
 
 @dataclass
 class ActiveRun:
-    """A run and the job training it; ``dataset`` is the name it was started on."""
+    """A run and the job training it; ``dataset`` is the name it was started on, ``token``
+    what the page's address calls it by (``share.RUN_PARAM``), so that a reload finds it again."""
 
     dataset: str
     run: Run
     job: TrainingJob
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(12))
 
     @property
     def snapshots(self) -> list[Snapshot]:
         return self.job.snapshots
+
+
+# A reloaded page finds its run again by the token in its address: the run trains on for
+# this many seconds once its tab is gone, waiting for it. The server keeps at most
+# KEPT_RUNS runs whose tab is gone, each for KEEP_ENDED seconds after it ended (a finished
+# MNIST run holds about 10 MB of frames).
+RELOAD_GRACE = 20.0
+KEPT_RUNS = 16
+KEEP_ENDED = 300.0
+
+
+class RunRegistry:
+    """Every session's latest runs by their tokens (``ActiveRun.token``), for a reload of
+    the page that started one. A token is a random, unguessable name: a session reaches a
+    run only through the address of the page that started it, and takes it up only once
+    that page's tab is gone (a copied address does not take a lecturer's run from an open tab)."""
+
+    def __init__(self, kept: int = KEPT_RUNS):
+        self._runs: OrderedDict[str, ActiveRun] = OrderedDict()
+        self._lock = threading.Lock()
+        self.kept = kept
+
+    def add(self, active: ActiveRun) -> None:
+        with self._lock:
+            self._prune()
+            self._runs[active.token] = active
+            while len(self._runs) > self.kept:
+                self._runs.popitem(last=False)
+
+    def find(self, token: str) -> ActiveRun | None:
+        with self._lock:
+            self._prune()
+            return self._runs.get(token)
+
+    def _prune(self) -> None:
+        """Let go of the runs that ended more than ``KEEP_ENDED`` seconds ago."""
+        now = time.monotonic()
+        for token, active in list(self._runs.items()):
+            ended = active.job.clock.ended
+            if ended is not None and now - ended > KEEP_ENDED:
+                del self._runs[token]
+
+
+@st.cache_resource
+def run_registry() -> RunRegistry:
+    """The process's registry of runs, shared by every session (see ``RunRegistry``)."""
+    return RunRegistry()
+
+
+FOUND = "train-found-again"  # session key: what the page says about the run its address named
+
+
+def find_again(token: str | None) -> None:
+    """Take up the run a reloaded page's address names, where its tab is gone, and keep
+    in ``FOUND`` what to tell the user about it (nothing when the address names no run)."""
+    if token is not None:
+        st.session_state[FOUND] = _taken_up(token)
+
+
+def _taken_up(token: str) -> str:
+    active = run_registry().find(token)
+    if active is None:
+        return "The run this page was showing is no longer on the server (it is kept only for a while); press Train for a new one."
+    job = active.job
+    if job.connected is not None and job.connected():
+        return "The run in this address is still shown in another tab; press Train here for a run of your own."
+    job.adopt(_session_connected())
+    st.session_state[RUN_KEY] = active
+    st.session_state["dataset_choice"] = active.dataset
+    where = f"epoch {job.latest.epoch}" if job.latest is not None else "its start"
+    return f"Found the run this page was showing again: it {'trains on' if job.alive else 'ended'} ({where})."
+
+
+def run_link() -> dict[str, str]:
+    """The current run's part of the page's address (nothing without one)."""
+    active = current()
+    return {} if active is None else {share.RUN_PARAM: active.token}
 
 
 def slot_capacity() -> int:
@@ -145,6 +228,7 @@ def new_job(run: Run, pace: Pace, slots: JobSlots, connected: Callable[[], bool]
         hold_first_frame=pace.hold_first_frame,
         total_epochs=run.config.max_iter,
         connected=connected,
+        reload_grace=RELOAD_GRACE,
         threads=threads_for(run, slots),
     )
 
@@ -157,6 +241,8 @@ def _started(dataset: str, run: Run, pace: Pace) -> ActiveRun:
     job = new_job(run, pace, job_slots(), connected=_session_connected())
     active = ActiveRun(dataset, run, job)
     st.session_state[RUN_KEY] = active
+    run_registry().add(active)
+    st.query_params[share.RUN_PARAM] = active.token  # now: a reload before the next page run finds it
     return active
 
 

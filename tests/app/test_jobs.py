@@ -233,6 +233,28 @@ def test_a_closed_tab_ends_its_job_within_an_epoch():
     assert len(job.snapshots) <= closed_at + 1
 
 
+def test_a_reloaded_tab_takes_up_its_job_within_the_grace_and_a_closed_one_ends_it():
+    """A reload closes the tab that started a run: the run trains on for ``reload_grace``
+    seconds, and the reloaded page adopts it; without a reload, it ends once they pass."""
+    old_tab, new_tab = [True], [True]
+    job = TrainingJob(
+        rings_stream(max_iter=100000), JobSlots(1), max_epochs_per_second=20, connected=lambda: old_tab[0],
+        reload_grace=1.0,
+    )  # fmt: skip
+    wait(lambda: len(job.snapshots) >= 3)
+    old_tab[0] = False
+    time.sleep(0.5)
+    assert job.alive  # within the grace
+    job.adopt(lambda: new_tab[0])
+    time.sleep(1.0)
+    assert job.alive and job.stop_reason is None
+    adopted_at = len(job.snapshots)
+    new_tab[0] = False
+    job.join(5)
+    assert not job.alive and job.stop_reason == "the browser tab was closed"
+    assert len(job.snapshots) > adopted_at  # it trained on after the grace of the first tab
+
+
 def test_slots_queue_jobs_in_order():
     slots = JobSlots(1)
     first = TrainingJob(rings_stream(max_iter=100000), slots, max_epochs_per_second=20)

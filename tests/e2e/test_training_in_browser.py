@@ -96,3 +96,33 @@ def test_closing_a_tab_mid_run_frees_its_training_slot(browser, app_url):
     waited = time.monotonic() - clicked
     second.close()
     assert waited < 10, f"the second tab waited {waited:.1f} s for the slot the closed tab held"
+
+
+def test_a_reload_during_training_finds_the_run_again(page, app_url):
+    """Reloading the page closes the tab that started the run: the reloaded page takes the
+    run up again from the address, says so, and the run goes on training there."""
+    page.goto(f"{app_url}/?dataset=rings&epochs=300")
+    without_slow_motion(page)
+    main = page.get_by_test_id("stMainBlockContainer")
+    main.get_by_role("button", name="Train").click()
+    page.wait_for_function("() => new URLSearchParams(location.search).has('run')", timeout=60_000)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _epoch_or_none(page) is None:
+        page.wait_for_timeout(150)
+    before = _epoch_or_none(page)
+    assert before is not None
+    page.reload()
+    page.get_by_text("Found the run this page was showing again: it trains on").wait_for(timeout=60_000)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (_epoch_or_none(page) or 0) <= before + 1:
+        page.wait_for_timeout(150)
+    assert (_epoch_or_none(page) or 0) > before + 1, "the run did not go on training after the reload"
+    main.get_by_role("button", name="Stop").click()
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def _epoch_or_none(page) -> float | None:
+    try:
+        return epoch_shown(page)
+    except Exception:
+        return None
