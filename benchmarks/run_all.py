@@ -3,7 +3,8 @@
 Each benchmark with a quick mode offers ``quick() -> list[dict]``, whose rows say what was
 measured, the ratio against the reference measured beside it in the same run, the figures
 behind it, and the target where there is one. A quick mode takes seconds to a minute, so a
-regression shows up as a number before the full benchmark is run for RESULTS.md.
+regression shows up as a number before the full benchmark is run for RESULTS.md. A missed
+target is printed as missed; the command fails only when a benchmark itself fails.
 
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/run_all.py
 """
@@ -47,7 +48,7 @@ def main() -> int:
             print(_cell(row), flush=True)
             missed += row["met"] is False
     print(f"\n{missed} target(s) missed." if missed else "\nEvery target with a verdict was met.")
-    return 1 if missed else 0
+    return 0
 
 
 if __name__ == "__main__":
