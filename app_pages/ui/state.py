@@ -53,10 +53,11 @@ class ActiveRun:
 
 
 # A reloaded page finds its run again by the token in its address: the run trains on for
-# this many seconds once its tab is gone, waiting for it. The server keeps at most
+# this many seconds once its tab is gone, waiting for it (a reload reconnects within a
+# second or two; a closed tab's training slot is free again soon after). The server keeps at most
 # KEPT_RUNS runs whose tab is gone, each for KEEP_ENDED seconds after it ended (a finished
 # MNIST run holds about 10 MB of frames).
-RELOAD_GRACE = 20.0
+RELOAD_GRACE = 5.0
 KEPT_RUNS = 16
 KEEP_ENDED = 300.0
 
