@@ -52,6 +52,7 @@ same_scale = toggles.toggle(
     "(PCA keeps the inputs' units, LDA whitens the spread within classes, NCA learns its scale, "
     "which sets how many neighbours count): on one scale, compare sizes too.",
 )  # fmt: skip
+share.used("n_components", "k", "standardize", "same_scale")  # drawn with the link's values
 # the link opens this page as it is now
 view = {"dataset": name, "d": d, "k": k, "std": str(standardize).lower(), "scale": str(same_scale).lower()}
 st.query_params.from_dict({key: str(value) for key, value in view.items()})

@@ -78,6 +78,7 @@ demo = demo_for(name, data)  # a start that leaves the classes mixed, where the 
 chosen = run_settings(
     data, key=name, overrides=share.take(*share.RUN_FIELDS), start=demo.init if demo else None
 )
+share.used(*share.RUN_FIELDS)  # every control is drawn with the link's values
 # a link opens these settings, and a reload finds the run again
 st.query_params.from_dict({**share.to_params(name, chosen, presenting), **state.run_link()})
 run = Run(chosen, data)  # the settings made possible for the data, resolved once

@@ -94,9 +94,19 @@ def run_token() -> str | None:
 
 
 def take(*fields: str) -> dict:
-    """Settings from the link not used yet, for the named RunConfig fields; each is used once."""
+    """Settings from the link not used yet, for the named fields. They stay until ``used``
+    says the page has drawn its controls with them: a page run cut short by a click (a
+    rerun stops it at its next element) would otherwise drop them, and the page would open
+    with its own defaults instead of the link's (300 epochs read as 60)."""
     pending = st.session_state.get(VALUES, {})
-    return {name: pending.pop(name) for name in fields if name in pending}
+    return {name: pending[name] for name in fields if name in pending}
+
+
+def used(*fields: str) -> None:
+    """The named link settings have been drawn: later runs take the controls' own values."""
+    pending = st.session_state.get(VALUES, {})
+    for name in fields:
+        pending.pop(name, None)
 
 
 def show_notices() -> None:

@@ -87,3 +87,16 @@ def test_a_compare_link_keeps_one_scale_for_every_panel():
     opened.switch_page("app_pages/compare.py").run()
     assert opened.toggle(key="compare-same-scale").value is True
     assert not opened.info  # no "settings in the link were not used" notice
+
+
+def test_a_links_settings_stay_until_the_page_has_drawn_them(monkeypatch):
+    """A page run cut short by a click (a rerun stops it at its next element) must not drop
+    the link's settings: the next run opens with them, not with the page's own defaults
+    (a link's 300 epochs read as 60)."""
+    from app_pages.ui import share
+
+    monkeypatch.setattr(share.st, "session_state", {share.VALUES: {"max_iter": 300, "k": 7}})
+    assert share.take("max_iter", "batch_size") == {"max_iter": 300}
+    assert share.take("max_iter") == {"max_iter": 300}  # a run cut short took them: still there
+    share.used("max_iter")
+    assert share.take("max_iter", "k") == {"k": 7}
