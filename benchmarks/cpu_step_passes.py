@@ -30,10 +30,10 @@ from block_shapes import exact_steps
 from compare_sklearn import machine
 from exact_epoch import BATCH
 
-from nca_core.objective import gaussian as blocks
+from nca_core.objective import weights
 
 CACHED_ELEMENTS = 1 << 18  # 1 MB of float32: half of a 2 MB L2 for each of two threads
-FLOOR, CAP = blocks._gaussian_floor(torch.float32), blocks._LARGEST_EXPONENT  # the library's clamp
+FLOOR, CAP = weights.floor_exponent(torch.float32), weights.LARGEST_EXPONENT  # the library's clamp
 RUNS = f"{CACHED_ELEMENTS * 4 / 2**20:g} MB runs of rows"
 
 

@@ -36,8 +36,7 @@ from compare_sklearn import machine
 from exact_epoch import BATCH, _clock, _mnist, _pair_floor, _start_map
 
 from nca_core.objective.engine import DEFAULT_BLOCK_ELEMENTS, loss_gradient
-from nca_core.objective.gaussian import _SMALLEST_MASS, _gaussian_floor
-from nca_core.objective.weights import anchor_scales
+from nca_core.objective.weights import anchor_scales, far, floor_exponent
 from nca_core.objective.workspace import Workspace
 from nca_core.util.device import block_elements, resolve_device
 
@@ -52,7 +51,7 @@ class MaskedSteps:
         ones = torch.ones(n, 1, dtype=Z.dtype, device=Z.device)
         self.R = torch.cat([self.Z, ones], 1)
         self.right = torch.cat([2.0 * self.Z, -ones, -(self.Z * self.Z).sum(1, keepdim=True)], 1)
-        self.floor = _gaussian_floor(Z.dtype)
+        self.floor = floor_exponent(Z.dtype)
         self.rows = torch.arange(batch, device=Z.device)
         self.zero = torch.zeros((), dtype=Z.dtype, device=Z.device)  # no host copy in a graph
 
@@ -66,7 +65,7 @@ class MaskedSteps:
         E.index_put_((self.rows[: len(anchors)], anchors), self.zero)
         E_same = E * (y_anchor[:, None] == self.y[None, :])
         every, same = E @ self.R, E_same @ self.R
-        far = ((same[:, d] < _SMALLEST_MASS) | (every[:, d] < _SMALLEST_MASS)).sum()
+        far_rows = (far(same[:, d], len(self.Z)) | far(every[:, d], len(self.Z))).sum()
         terms, scale_same, scale_all = anchor_scales(
             torch.log(same[:, d]), torch.log(every[:, d]), 0.0, 0.0, "f"
         )
@@ -74,7 +73,7 @@ class MaskedSteps:
         A = torch.cat([Z_anchor, ones], 1)
         back = torch.addmm((scale_same * A).T @ E_same, (scale_all * A).T, E, alpha=-1.0)
         grad = 2.0 * (back[:d].T - back[d][:, None] * self.Z)
-        return grad.index_add_(0, anchors, grad_anchor).div_(-count), terms.sum(), far
+        return grad.index_add_(0, anchors, grad_anchor).div_(-count), terms.sum(), far_rows
 
 
 class GraphSteps:

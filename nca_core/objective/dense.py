@@ -23,11 +23,12 @@ __all__ = ["DenseObjective"]
 
 
 class DenseObjective:
-    """n * (-objective + weight_decay * penalty) and its gradient, for a flat vector of the
-    map's parameters: A (d, D) raveled, or a diagonal map's D scales (a one-dimensional
-    parameter). Gaussian kernel, objective f or g.
+    """n * -objective and its gradient, for a flat vector of the map's parameters: A (d, D)
+    raveled, or a diagonal map's D scales (a one-dimensional parameter). Gaussian kernel,
+    objective f or g.
 
-    The training side decides when it applies (``training.epochs.dense_applies``).
+    The training side decides when it applies (``training.epochs.dense_applies``) and adds
+    the weight decay, as it does to every loss.
     """
 
     def __init__(self, problem):
@@ -37,7 +38,7 @@ class DenseObjective:
         self.X = X - X.mean(0)
         y = problem.y.cpu()
         self.mates = (y[:, None] == y).fill_diagonal_(False)
-        self.objective, self.weight_decay = problem.objective, problem.weight_decay
+        self.objective = problem.objective
         self.shape = tuple(problem.parameters[0].shape)
         self.diagonal = len(self.shape) == 1
 
@@ -48,12 +49,7 @@ class DenseObjective:
         Z = self.X * params if self.diagonal else self.X @ params.T
         value, grad_Z = all_pairs_value_and_gradient(Z, self.mates, self.objective, _GAUSSIAN)
         grad = (grad_Z * self.X).sum(0) if self.diagonal else grad_Z.T @ self.X
-        loss = -value
-        if self.weight_decay:
-            n = len(self.X)
-            loss += n * self.weight_decay * float((params * params).sum())
-            grad = grad - 2.0 * n * self.weight_decay * params
-        return loss, -grad.reshape(-1).numpy()
+        return -value, -grad.reshape(-1).numpy()
 
 
 _GAUSSIAN = GaussianKernel()

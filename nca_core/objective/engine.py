@@ -7,9 +7,16 @@ g, -KL for MCML: ``weights.terms_in_value``); ``objective_value`` the objective 
 ``GaussianSchedule`` (the fused ``gaussian.GaussianBlocks``, which needs Z and y sorted by
 class), every other kernel and objective ``KernelSchedule`` (``blocks.kernel_block_gradients``).
 A schedule that finds the same terms another way, a fused GPU kernel that never writes the
-(block, n) matrix for instance, is one more class with these two methods, chosen here: the
-training loop (``training.gradients``), which pushes the result through the encoder, and
-``function.nca_objective``, which wraps it as one autograd op, stay as they are.
+(block, n) matrix for instance, is one more class with these two methods, chosen here.
+
+Every schedule hands its pairs to the terms and weights of ``weights`` (one shift rule, one
+set of formulas), and every training step ends the same way: the sums of its anchors'
+terms and their gradient go to ``training.gradients.descend``, which takes the mean or the
+total (``weights.terms_in_value``), adds the weight decay and pushes them through the
+encoder. The strategies differ only in which pairs they hand over: all points (this
+engine), the batch alone (this engine on the batch), a memory bank
+(``blocks.kernel_block_gradients``), candidates plus a sample
+(``blocks.candidate_terms_and_gradients``), or a small set's whole matrix (``dense``).
 """
 
 from __future__ import annotations

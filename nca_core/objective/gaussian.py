@@ -12,7 +12,7 @@ import torch
 
 from .blocks import _slope_gradients, _with_ones, kernel_pairs
 from .kernels import GaussianKernel
-from .weights import PER_ANCHOR_OBJECTIVES, anchor_scales, per_anchor_terms_and_weights
+from .weights import PER_ANCHOR_OBJECTIVES, anchor_scales, exp_capped_, far, per_anchor_terms_and_weights
 from .workspace import Workspace
 
 __all__ = ["GaussianBlocks", "class_bounds"]
@@ -37,11 +37,12 @@ class GaussianBlocks:
     benchmarks/gpu_step_variants.py). What a GPU cannot bear is waiting: ``block`` reads
     from the device only before its work is queued and after it.
 
-    Each row of E is the kernel shifted by the anchor's nearest class mate
-    (``_gaussian_kernel_values``), so p_i keeps its digits in float32 however far apart the
-    map puts points. A far anchor (``_far``: points of another class far nearer than any
-    class mate, or products too inexact to find the shift, as TF32's) is computed again by
-    the shifted path of ``weights``, which keeps log p_i exact.
+    Each row of E follows the shift rule of ``weights`` (the kernel shifted by the anchor's
+    nearest class mate, found here from each class's block: ``_gaussian_kernel_values``), so
+    p_i keeps its digits in float32 however far apart the map puts points. A far anchor
+    (``weights.far``: points of another class far nearer than any class mate, or products
+    too inexact to find the shift, as TF32's) is computed again by
+    ``weights.per_anchor_terms_and_weights``, which keeps log p_i exact.
 
     E and the per-call matrices over the references live in ``workspace``
     (``workspace.Workspace``): reused across blocks and calls, they spare the page faults
@@ -107,20 +108,20 @@ class GaussianBlocks:
         same = torch.zeros_like(every)  # the same over the anchor's class
         for a, r in classes:
             same[a] = E[a, r] @ self.R[r]
-        far = _far(same[:, d]) | _far(every[:, d])
+        far_rows = far(same[:, d], len(self.Z_ref)) | far(every[:, d], len(self.Z_ref))
         zero = torch.zeros_like(every[:, 0])
         log_same, log_total = torch.log(same[:, d]), torch.log(every[:, d])
         terms, scale_same, scale_all = anchor_scales(log_same, log_total, zero, zero, self.objective)
-        scale_same.masked_fill_(far[:, None], 0.0)  # far anchors: ``_redo`` gives their share
-        scale_all.masked_fill_(far[:, None], 0.0)
+        scale_same.masked_fill_(far_rows[:, None], 0.0)  # far anchors: ``_redo`` gives their share
+        scale_all.masked_fill_(far_rows[:, None], 0.0)
         grad_anchor = 2.0 * (scale_same * same[:, :d] - scale_all * every[:, :d])
         if self.back is not None:
             A = _with_ones(Z_anchor)
             self.back.addmm_((scale_all * A).T, E, alpha=-1.0)  # the -beta part of W
             for a, r in classes:
                 self.back[:, r].addmm_((scale_same[a] * A[a]).T, E[a, r])
-        if bool(far.any()):
-            self._redo(far, terms, grad_anchor, Z_anchor, y_anchor, anchor_index)
+        if bool(far_rows.any()):
+            self._redo(far_rows, terms, grad_anchor, Z_anchor, y_anchor, anchor_index)
         return terms, grad_anchor
 
     def reference_gradient(self) -> torch.Tensor:
@@ -157,18 +158,6 @@ class GaussianBlocks:
 _GAUSSIAN = GaussianKernel()  # d log k / ds = -1, so c = -G
 
 
-# Each anchor's kernel values are shifted so that its nearest class mate's is 1, and capped
-# at e^_LARGEST_EXPONENT, so sums over any n that fits in memory stay finite. An anchor is
-# far, and computed again by the shifted path of ``weights``, where its mass, or its class
-# mates', falls outside [e^-40, e^(_LARGEST_EXPONENT - 1)]: below, float32 would start to
-# lose p_i to the floored values (each about 3e-35, so even a million of them stay under
-# 1e-11 of that mass); above, a value may have been capped (a point of another class far
-# nearer than any class mate, or many near that), and the margin of one below the cap
-# leaves room for an exp that rounds e^40 down.
-_LARGEST_EXPONENT = 40.0
-_SMALLEST_MASS = math.exp(-40.0)
-
-
 # Pairs per pass of the recomputation of far anchors: at least this many, and one
 # _REDO_SHARE-th of the block where that is more (the recomputation holds about six
 # matrices of a pass's size, the block about three of its own).
@@ -178,8 +167,8 @@ _REDO_SHARE = 8
 
 def _gaussian_kernel_values(Z_anchor, exponent_right, anchor_index, classes, out) -> torch.Tensor:
     """E_ij = exp(m_i - ||z_i - z_j||^2), shape (b, n), with E_ii = 0 and m_i the squared
-    distance from anchor i to its nearest class mate (0 without one); floored at
-    e^``_gaussian_floor``, so no value is subnormal, and capped at e^``_LARGEST_EXPONENT``.
+    distance from anchor i to its nearest class mate (0 without one); floored and capped as
+    ``weights.exp_capped_`` says.
 
     Shifted so, an anchor's class-mate mass is at least 1 however far the map has spread
     its points, and float32 keeps p_i. One product gives the whole exponent,
@@ -192,7 +181,7 @@ def _gaussian_kernel_values(Z_anchor, exponent_right, anchor_index, classes, out
     left = torch.cat([Z_anchor, (Z_anchor * Z_anchor).sum(1, keepdim=True), ones], 1)
     left[:, d] += _nearest_mate_exponents(left, exponent_right, anchor_index, classes, out)
     E = torch.mm(left, exponent_right.T, out=out)
-    E.clamp_(min=_gaussian_floor(E.dtype), max=_LARGEST_EXPONENT).exp_()
+    exp_capped_(E)
     if anchor_index is not None:  # a zero on the device: a Python 0.0 is copied there and waited for
         E.index_put_((torch.arange(len(Z_anchor), device=E.device), anchor_index), E.new_zeros(()))
     return E
@@ -211,18 +200,6 @@ def _nearest_mate_exponents(left, exponent_right, anchor_index, classes, scratch
     for a, r in classes:
         torch.amax(scratch[a, r], 1, out=largest[a])
     return largest.masked_fill_(largest == -math.inf, 0.0)
-
-
-def _far(mass: torch.Tensor) -> torch.Tensor:
-    """Rows whose kernel mass is positive but too small to keep its digits or large enough
-    to hold a capped value (see ``_LARGEST_EXPONENT``)."""
-    return (mass > 0) & ((mass < _SMALLEST_MASS) | (mass >= math.exp(_LARGEST_EXPONENT - 1.0)))
-
-
-def _gaussian_floor(dtype: torch.dtype) -> float:
-    """The Gaussian values are raised to at least e^floor, a little above the smallest
-    normal float, so that exp() yields no subnormal (many times slower on CPUs)."""
-    return math.log(torch.finfo(dtype).tiny) + 8.0
 
 
 def class_bounds(y: torch.Tensor) -> list[int]:

@@ -11,8 +11,9 @@ gradients of the embedding.
 - MCML (Min et al., 2010), -KL(P || Q) with P uniform over same-class pairs and
   q_ij = k_ij / sum over all pairs of k: ``mcml_value_and_weights``.
 
-Everything works on kernel values shifted by a row's (or class's) largest, so neither
-huge distances nor float32 lose the terms.
+Every schedule takes kernel values by one shift rule (``shifted_values``, ``far``): each
+anchor's shifted by its nearest class mate, so neither huge distances nor float32 lose the
+terms.
 """
 
 from __future__ import annotations
@@ -25,12 +26,17 @@ import torch
 from ..config.rules import OBJECTIVES, PER_ANCHOR_OBJECTIVES
 
 __all__ = [
+    "LARGEST_EXPONENT",
     "OBJECTIVES",
     "PER_ANCHOR_OBJECTIVES",
     "McmlTotals",
     "anchor_scales",
+    "exp_capped_",
+    "far",
+    "floor_exponent",
     "mcml_value_and_weights",
     "per_anchor_terms_and_weights",
+    "shifted_values",
     "terms_in_value",
 ]
 
@@ -48,27 +54,27 @@ def per_anchor_terms_and_weights(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """f's or g's term per row of log-similarities, and G_ij = d(term_i)/d(log k_ij).
 
-    ``mates`` (bool, the shape of ``log_k``) marks each anchor's class mates. Kernel values
-    are shifted by the row's largest; a row whose class mates then hold too little mass to
-    keep their digits (``_imprecise``) takes them again, shifted by their own largest, so
-    its term and weights stay exact in float32. A row without a class mate: term 0,
-    weights 0. ``log_k`` is left as it was.
+    ``mates`` (bool, the shape of ``log_k``) marks each anchor's class mates. The kernel
+    values follow the shift rule (``shifted_values``): each row shifted by its nearest class
+    mate, so p_i keeps its digits in float32 however far apart the map puts points; a row
+    that rule leaves ``far`` has its sum over all neighbours taken again, shifted by the
+    row's largest. A row without a class mate: term 0, weights 0. ``log_k`` is left as it was.
     """
     if objective not in PER_ANCHOR_OBJECTIVES:
         raise ValueError(f"per-anchor objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
-    floor = _floor(log_k.dtype)
-    total_shift = _row_shift(log_k)
-    E = _exp_shifted(log_k, total_shift, floor)
-    E_same = E * mates
+    E = log_k.masked_fill(~mates, -math.inf)
+    same_shift = _row_shift(E)  # the nearest class mate's log k
+    E = shifted_values(log_k, same_shift, out=E)
+    E_same = E * mates  # at most 1 each: never capped
     mass = E_same.sum(1)
-    same_shift = total_shift.clone()
-    far = _imprecise(mass, floor, log_k.shape[1]).nonzero()[:, 0]
-    if len(far):
-        of_mates = log_k[far].masked_fill(~mates[far], -math.inf)
-        same_shift[far] = _row_shift(of_mates)
-        E_same[far] = _exp_shifted(of_mates, same_shift[far], floor, out=of_mates)
-        mass[far] = E_same[far].sum(1)
-    log_same, log_total = _log_mass(mass, same_shift), _log_mass(E.sum(1), total_shift)
+    total_shift = same_shift.clone()
+    total = E.sum(1)
+    again = (far(total, log_k.shape[1]) | far(mass, log_k.shape[1])).nonzero()[:, 0]
+    if len(again):  # a neighbour of another class far nearer than any class mate
+        total_shift[again] = _row_shift(log_k[again])
+        E[again] = shifted_values(log_k[again], total_shift[again])
+        total[again] = E[again].sum(1)
+    log_same, log_total = _log_mass(mass, same_shift), _log_mass(total, total_shift)
     terms, scale_same, scale_all = anchor_scales(
         log_same, log_total, same_shift[:, 0], total_shift[:, 0], objective
     )
@@ -124,16 +130,15 @@ def mcml_value_and_weights(
     shares - log_norm + log N (``mcml_whole``). 0 with no gradient when no pair shares a
     class (nothing to learn).
     """
-    floor = _floor(log_k.dtype)
     whole = totals is None
     if whole:  # the normaliser from the same exp pass that gives q
         shift = float(log_k.max())
-        G = _exp_shifted(log_k, shift, floor)
+        G = shifted_values(log_k, shift)
         total = float(G.sum())
         totals = McmlTotals(shift + math.log(total), int(torch.count_nonzero(mates)))
         G.div_(-total)
     else:
-        G = _exp_shifted(log_k, totals.log_norm, floor).neg_()
+        G = shifted_values(log_k, totals.log_norm).neg_()
     if not totals.n_same:
         return 0.0, G.zero_()
     G.add_(mates, alpha=1.0 / totals.n_same)
@@ -146,25 +151,45 @@ def mcml_whole(shares: float, totals: McmlTotals) -> float:
     return shares - totals.log_norm + math.log(totals.n_same) if totals.n_same else 0.0
 
 
-def _imprecise(mass: torch.Tensor, floor: float, n_columns: int) -> torch.Tensor:
-    """Rows whose class-mate mass is positive but so small that the floored values of a row
-    (at most ``n_columns`` of e^floor) could change it by more than float32 keeps (2^-24)."""
-    return (mass > 0) & (mass < n_columns * math.exp(floor) * 2.0**24)
+# The shift rule, shared by every schedule (``gaussian.GaussianBlocks`` finds the same shift
+# with products over each class's block): an anchor's kernel values are shifted so that its
+# nearest class mate's is 1, floored at e^``floor_exponent`` and capped at
+# e^LARGEST_EXPONENT. Its class-mate mass is then at least 1 however far apart the map puts
+# points, and sums over any n that fits in memory stay finite. A row is ``far`` where a
+# mass falls outside what that keeps exact: below, the floored values could change it by
+# more than the dtype keeps (an inexact product, as TF32's, may miss the shift); above, a
+# value may have been capped (a point of another class far nearer than any class mate),
+# with a margin of one below the cap for an exp that rounds e^40 down. A far row's sum over
+# all neighbours is taken again, shifted by the row's largest.
+LARGEST_EXPONENT = 40.0
 
 
-def _floor(dtype: torch.dtype) -> float:
+def floor_exponent(dtype: torch.dtype) -> float:
     """Shifted log-similarities are raised to at least this: e^floor is about 1e-19 in
     float32, far below any sum that matters, and its products with the gradients' factors
     stay normal floats (subnormal arithmetic is many times slower on CPUs)."""
     return math.log(torch.finfo(dtype).tiny) / 2.0
 
 
-def _exp_shifted(logits: torch.Tensor, shift, floor: float, out: torch.Tensor | None = None) -> torch.Tensor:
-    """exp(logits - shift), 0 where a logit is -inf; values below e^floor are floored.
-    ``out=logits`` works in place."""
+def exp_capped_(exponents: torch.Tensor) -> torch.Tensor:
+    """exp of shifted log-similarities, floored and capped as the shift rule says, in place."""
+    return exponents.clamp_(min=floor_exponent(exponents.dtype), max=LARGEST_EXPONENT).exp_()
+
+
+def far(mass: torch.Tensor, n_columns: int) -> torch.Tensor:
+    """Rows whose shifted mass, a sum of at most ``n_columns`` values, is positive but not
+    kept exact by the shift rule: small enough that floored values could change it by more
+    than float32 keeps (2^-24), or large enough to hold a capped value."""
+    smallest = n_columns * math.exp(floor_exponent(mass.dtype)) * 2.0**24
+    return (mass > 0) & ((mass < smallest) | (mass >= math.exp(LARGEST_EXPONENT - 1.0)))
+
+
+def shifted_values(logits: torch.Tensor, shift, out: torch.Tensor | None = None) -> torch.Tensor:
+    """exp(logits - shift) as the shift rule takes it, 0 where a logit is -inf (no
+    neighbour). ``out`` may be ``logits`` itself, or another matrix of its shape."""
     excluded = logits == -math.inf
     E = logits.sub(shift) if out is None else torch.sub(logits, shift, out=out)
-    return E.clamp_(min=floor).exp_().masked_fill_(excluded, 0.0)
+    return exp_capped_(E).masked_fill_(excluded, 0.0)
 
 
 def _row_shift(logits: torch.Tensor) -> torch.Tensor:

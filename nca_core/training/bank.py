@@ -7,8 +7,6 @@ import torch
 
 from ..config.plan import Plan
 from ..objective.blocks import kernel_block_gradients
-from ..objective.weights import terms_in_value
-from .gradients import backward
 from .minibatch import MinibatchEpochs
 from .problem import Problem
 
@@ -59,8 +57,7 @@ class BankEpochs(MinibatchEpochs):
             Z_a.detach(), p.y[anchors], self.bank.embeddings, p.y, anchors, p.objective, p.kernel,
             ref_grad=False,
         )  # fmt: skip
-        terms = terms_in_value(p.objective, len(anchors))
-        backward(p.encoder, p.kernel, Z_a, grad_a / -terms, (grad_dof or 0.0) / -terms, p.weight_decay)
+        value = p.descend(Z_a, (grad_a, grad_dof or 0.0, value), len(anchors))
         self.bank.update(anchors, Z_a)
         self.optimizer.step()
-        return value / terms
+        return value

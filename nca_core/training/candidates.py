@@ -9,7 +9,6 @@ from torch import nn
 from ..config.plan import Plan
 from ..objective.blocks import candidate_terms_and_gradients
 from ..search import knn
-from .gradients import backward
 from .minibatch import MinibatchEpochs
 from .problem import Problem
 
@@ -71,11 +70,9 @@ class CandidateEpochs(MinibatchEpochs):
         grad_Z = torch.zeros_like(fixed)
         for at, grad in ((at_anchor, grad_a), (at_near, grad_near.flatten(0, 1)), (at_sample, grad_s)):
             grad_Z.index_add_(0, at, grad)
-        scale = -1.0 / b  # the loss is -mean(terms)
-        grad_dof = None if grad_dof is None else grad_dof * scale
-        backward(p.encoder, p.kernel, Z, grad_Z.mul_(scale), grad_dof, p.weight_decay)
+        value = p.descend(Z, (grad_Z, grad_dof or 0.0, float(terms.sum())), b)
         self.optimizer.step()
-        return terms.mean().item()
+        return value
 
     def _pairs(self, anchors, C, sample) -> tuple[torch.Tensor, torch.Tensor]:
         """Which (anchor, candidate or draw) pairs are no neighbour (a missing candidate; a

@@ -17,6 +17,7 @@ Each satisfies ``EpochStrategy`` and takes its settings from a fit's plan (``con
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 
 import numpy as np
@@ -30,6 +31,7 @@ from ..util.threads import torch_on_one_thread
 from .bank import BankEpochs
 from .candidates import CandidateEpochs
 from .distributed import DataParallelGroup, active_world_size
+from .gradients import penalty_term
 from .lbfgs import LBFGS
 from .minibatch import BatchEpochs, MinibatchEpochs
 from .problem import EpochStrategy, Problem
@@ -68,11 +70,13 @@ class LBFGSEpochs:
         tol = plan.tol
         self.scale = float(terms_in_value(problem.objective, len(problem.X)))
         x0 = np.concatenate([p.detach().cpu().double().numpy().ravel() for p in problem.parameters])
-        if dense_applies(problem):
-            self.lbfgs = LBFGS(DenseObjective(problem), x0, ftol=tol, gtol=tol, within=torch_on_one_thread)
+        self.dense = DenseObjective(problem) if dense_applies(problem) else None
+        if self.dense is not None:  # float64 as the engine is; its weight decay from a float64 copy
+            self.dense_encoder = copy.deepcopy(problem.encoder).double()
+            self.lbfgs = LBFGS(self.loss, x0, ftol=tol, gtol=tol, within=torch_on_one_thread)
         else:  # the blockwise engine; a float32 search is confirmed by fresh ones (``lbfgs``)
             restarts = FLOAT32_RESTARTS if problem.X.dtype == torch.float32 else 0
-            self.lbfgs = LBFGS(self._loss, x0, ftol=tol, gtol=tol, restarts=restarts)
+            self.lbfgs = LBFGS(self.loss, x0, ftol=tol, gtol=tol, restarts=restarts)
         self._set(self.lbfgs.x)
 
     def describe(self) -> str:
@@ -95,21 +99,21 @@ class LBFGSEpochs:
         return self.lbfgs.message
 
     def _set(self, x: np.ndarray) -> None:
-        with torch.no_grad():
-            start = 0
-            for p in self.problem.parameters:
-                p.copy_(torch.as_tensor(x[start : start + p.numel()]).view_as(p))
-                start += p.numel()
+        _set_flat(self.problem.parameters, x)
 
-    def _loss(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+    def loss(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """n * (-objective + weight decay) and its gradient at ``x``: the objective's part from
+        the whole-matrix engine (in the map's parameters, already times n) or from the
+        problem's step (``Problem.gradient``, which adds the weight decay's gradient)."""
         self._set(x)
+        if self.dense is not None:
+            loss, grad = self.dense(x)
+            penalty, penalty_grad = _penalty_at(self.dense_encoder, x, self.problem.weight_decay)
+            return loss + self.scale * penalty, grad + self.scale * penalty_grad
         for p in self.problem.parameters:
             p.grad = None
         value = self.problem.gradient()
-        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in self.problem.parameters]
-        g = np.concatenate([g.detach().cpu().double().numpy().ravel() for g in grads])
-        loss = -value + self.problem.penalty()
-        return self.scale * loss, self.scale * g
+        return self.scale * (self.problem.penalty() - value), self.scale * _flat_grad(self.problem.parameters)
 
     def steps(self, epoch: int) -> Iterator[tuple[int, int, float]]:
         """One iteration is the whole epoch: a single (1, 1, value). Nothing once the search
@@ -134,6 +138,35 @@ class LBFGSEpochs:
         """End the search under way (its worker thread waits for the next ask)."""
         self.lbfgs.close()
 
+
+
+def _set_flat(parameters, x: np.ndarray) -> None:
+    """Parameters from one flat float64 vector, in order."""
+    with torch.no_grad():
+        start = 0
+        for p in parameters:
+            p.copy_(torch.as_tensor(x[start : start + p.numel()]).view_as(p))
+            start += p.numel()
+
+
+def _flat_grad(parameters) -> np.ndarray:
+    """The parameters' ``.grad`` as one flat float64 vector (zeros where there is none)."""
+    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
+    return np.concatenate([g.detach().cpu().double().numpy().ravel() for g in grads])
+
+
+def _penalty_at(encoder, x: np.ndarray, weight_decay: float) -> tuple[float, np.ndarray | float]:
+    """The weight decay (``gradients.penalty_term``) and its gradient with ``encoder``'s
+    parameters at ``x``."""
+    parameters = list(encoder.parameters())
+    _set_flat(parameters, x)
+    for p in parameters:
+        p.grad = None
+    term = penalty_term(encoder, weight_decay)
+    if term is None:
+        return 0.0, 0.0
+    term.backward()
+    return float(term.detach()), _flat_grad(parameters)
 
 
 def make_epochs(problem: Problem, plan: Plan, generator: torch.Generator | None = None) -> EpochStrategy:

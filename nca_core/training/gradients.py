@@ -1,8 +1,9 @@
 """The engine's objective pushed through an encoder.
 
-``objective_and_gradient`` embeds every point once, takes d(loss)/dZ from the exact
-engine (``objective.engine``, blocks of anchors against all points), then pushes it
-through the encoder in one backward pass, data-parallel when a group says so.
+``objective_and_gradient`` embeds every point once, takes the sums of the anchors' terms
+and their gradient from the exact engine (``objective.engine``, blocks of anchors against
+all points), then pushes them through the encoder (``descend``, where every strategy's
+step ends), data-parallel when a group says so.
 ``evaluate_objective`` is the same without gradients, on sampled anchors for very large
 sets.
 """
@@ -12,11 +13,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..objective.engine import DEFAULT_BLOCK_ELEMENTS, loss_gradient, objective_value
+from ..objective.engine import DEFAULT_BLOCK_ELEMENTS, objective_value, schedule_for
+from ..objective.weights import terms_in_value
 from ..objective.workspace import Workspace
 from .distributed import LOCAL
 
-__all__ = ["START_MAX_PAIRS", "backward", "evaluate_objective", "objective_and_gradient"]
+__all__ = ["START_MAX_PAIRS", "descend", "evaluate_objective", "objective_and_gradient", "penalty_term"]
 
 
 def objective_and_gradient(
@@ -34,10 +36,11 @@ def objective_and_gradient(
     """Mean objective of ``anchors`` (all points if None) against all of X; grads to encoder.
 
     Accumulates the gradient of ``-(objective) + weight_decay * penalty`` into the
-    encoder's (and a learnable kernel's) ``.grad`` and returns the objective: the mean
-    per anchor for "f" and "g", -KL for "mcml". ``y`` must be sorted ascending (the
-    training loop sorts the data once); ``workspace`` keeps the engine's large matrices
-    between calls. Cost per call: O(n_anchors * n * d) plus two passes of the encoder over X.
+    encoder's (and a learnable kernel's) ``.grad`` (``descend``) and returns the objective:
+    the mean per anchor for "f" and "g", -KL for "mcml". ``y`` must be sorted ascending
+    (the training loop sorts the data once); ``workspace`` keeps the engine's large
+    matrices between calls. Cost per call: O(n_anchors * n * d) plus two passes of the
+    encoder over X.
 
     ``group`` (see ``distributed``) shares the work between processes: each embeds its
     rows and takes its share of the anchors; the sums are all-reduced.
@@ -50,29 +53,45 @@ def objective_and_gradient(
     else:
         anchors = anchors[torch.argsort(y[anchors], stable=True)]
     Z_mine, Z_ref = group.embed(encoder, X)
-    grad, grad_dof, value = loss_gradient(
-        Z_ref, y, group.my_anchors(anchors), objective, kernel, block_elements, len(anchors), workspace
+    grad, grad_dof, total = schedule_for(kernel, objective, block_elements).sums(
+        Z_ref, y, group.my_anchors(anchors), workspace
     )
     if group.world_size > 1:
         grad = group.sum_(grad)
-        scalars = group.sum_(torch.tensor([grad_dof, value], dtype=torch.float64, device=X.device))
-        grad_dof, value = scalars.tolist()
-    backward(encoder, kernel, Z_mine, grad[group.rows], grad_dof, weight_decay, group.world_size)
-    return float(value)
+        scalars = group.sum_(torch.tensor([grad_dof, total], dtype=torch.float64, device=X.device))
+        grad_dof, total = scalars.tolist()
+    sums = (grad[group.rows], grad_dof, total)
+    return descend(encoder, kernel, Z_mine, sums, len(anchors), objective, weight_decay, group.world_size)
 
 
-def backward(encoder, kernel, Z, grad_Z, grad_dof, weight_decay, world_size=1) -> None:
-    """Push d(loss)/dZ through the encoder, and d(loss)/d(dof) into a learnable kernel.
+def descend(encoder, kernel, Z, sums, count, objective, weight_decay=0.0, world_size=1) -> float:
+    """Push one step's sums through the encoder; the objective they make.
 
-    Data-parallel, each process pushes its own rows' share and DDP averages over
-    ``world_size`` processes, hence the factor that turns the average back into the sum.
+    Every strategy ends its step here, whichever pairs it took: ``sums`` are the engine's
+    (``engine.Schedule.sums``) for ``count`` anchors, d(sum of terms)/dZ for the rows Z (the
+    encoder's output, in the graph), d(sum of terms)/d(dof) and the sum of terms. The loss
+    is -objective (``weights.terms_in_value``: the mean over the anchors for f and g, MCML's
+    -KL whole) plus the weight decay (``penalty_term``); its gradient is accumulated into
+    the encoder's (and a learnable kernel's) ``.grad``. Data-parallel, each process pushes
+    its own rows' share and DDP averages over ``world_size`` processes, hence the factor
+    that turns the average back into the sum.
     """
-    loss = (Z * grad_Z).sum() * world_size
+    grad_Z, grad_dof, total = sums
+    terms = terms_in_value(objective, count)
+    loss = (Z * grad_Z).sum() * (-world_size / terms)
     if kernel is not None and kernel.learnable:
-        loss = loss + kernel.dof * grad_dof
-    if weight_decay:
-        loss = loss + weight_decay * encoder.penalty()
+        loss = loss - kernel.dof * (grad_dof / terms)
+    penalty = penalty_term(encoder, weight_decay)
+    if penalty is not None:
+        loss = loss + penalty
     loss.backward()
+    return total / terms
+
+
+def penalty_term(encoder, weight_decay: float) -> torch.Tensor | None:
+    """The weight decay's part of every loss, ``weight_decay * encoder.penalty()`` (each
+    encoder says what it penalises), for autograd; None without weight decay."""
+    return weight_decay * encoder.penalty() if weight_decay else None
 
 
 # Anchor-reference pairs beyond which the start's objective is estimated on sampled anchors,

@@ -10,8 +10,7 @@ from collections.abc import Iterator
 import torch
 
 from ..config.plan import Plan
-from ..objective.function import nca_objective
-from ..objective.weights import terms_in_value
+from ..objective.engine import schedule_for
 from .optimizers import SGD, Adam, cosine_factor
 from .problem import Problem
 
@@ -107,7 +106,9 @@ class MinibatchEpochs:
 
 
 class BatchEpochs(MinibatchEpochs):
-    """Minibatches whose anchors take neighbours from the batch alone (gradients through both)."""
+    """Minibatches whose anchors take neighbours from the batch alone: the exact engine with
+    the batch as the whole set, each point an anchor and a neighbour (gradients through both).
+    Its matrices are a batch's size, so the start's go once it is measured."""
 
     steps_use_engine = False
 
@@ -115,11 +116,11 @@ class BatchEpochs(MinibatchEpochs):
         if len(anchors) < 2:
             return None
         p = self.problem
+        anchors = anchors[torch.argsort(p.y[anchors], stable=True)]  # the engine takes classes in runs
         self.optimizer.zero_grad()
         Z = p.encoder(p.anchor_inputs(anchors, self.generator))
-        value = nca_objective(Z, p.y[anchors], p.objective, p.kernel) / terms_in_value(p.objective, len(anchors))
-        loss = -value + (p.weight_decay * p.encoder.penalty() if p.weight_decay else 0.0)
-        if loss.requires_grad:
-            loss.backward()
+        rows = torch.arange(len(anchors), device=Z.device)
+        sums = schedule_for(p.kernel, p.objective, p.block_elements).sums(Z.detach(), p.y[anchors], rows, p.workspace)
+        value = p.descend(Z, sums, len(anchors))
         self.optimizer.step()
-        return value.item()
+        return value

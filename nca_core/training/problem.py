@@ -17,7 +17,7 @@ from ..objective.kernels import GaussianKernel
 from ..objective.workspace import Workspace
 from ..util.device import block_elements
 from .distributed import LOCAL
-from .gradients import evaluate_objective, objective_and_gradient
+from .gradients import descend, evaluate_objective, objective_and_gradient, penalty_term
 
 __all__ = ['EpochStrategy', 'Problem']
 
@@ -83,8 +83,15 @@ class Problem:
         X = self.X[anchors]
         return X if self.augment is None else self.augment(X, generator)
 
+    def descend(self, Z: torch.Tensor, sums: tuple, count: int) -> float:
+        """End a step: push the engine's sums for ``count`` anchors through the encoder as the
+        gradient of -objective + weight decay (``gradients.descend``); the objective."""
+        return descend(self.encoder, self.kernel, Z, sums, count, self.objective, self.weight_decay)
+
     def penalty(self) -> float:
-        return self.weight_decay * float(self.encoder.penalty().detach()) if self.weight_decay else 0.0
+        """The weight decay's part of the loss at the encoder's current weights."""
+        term = penalty_term(self.encoder, self.weight_decay)
+        return 0.0 if term is None else float(term.detach())
 
 
 class EpochStrategy(Protocol):
