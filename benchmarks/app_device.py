@@ -30,7 +30,7 @@ from app_pages.ui.frames import progress
 from app_pages.ui.jobs import JobState
 from app_pages.ui.pacing import Pace
 from app_pages.ui.slots import JobSlots
-from app_pages.ui.state import new_job, slot_capacity
+from app_pages.ui.state import new_job, slot_capacity, turn_capacity
 from app_pages.ui.views import redraw_seconds
 from nca_core import datasets
 from nca_core.plots import axes, live_picture
@@ -58,7 +58,7 @@ def follow(run: Run, pace: Pace, watch: float, redraw: float) -> dict:
     """Start the page's job, watch it for ``watch`` seconds after its start frame (or to its
     end), noting each new frame (polled every ``POLL_SECONDS``) and building the latest
     frame's picture every ``redraw`` seconds as the page's redraw does; then Stop it."""
-    job = new_job(run, pace, JobSlots(slot_capacity()))
+    job = new_job(run, pace, JobSlots(slot_capacity()), turns=JobSlots(turn_capacity()))
     started = time.perf_counter()
     while not job.snapshots and job.alive:
         time.sleep(POLL_SECONDS)

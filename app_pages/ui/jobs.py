@@ -72,6 +72,10 @@ class TrainingJob:
     it (``drawn()``, at most 5 s) and then that many seconds, so the start is seen.
     ``threads``, if given, is torch's intra-op thread count for this job's thread only
     (OpenMP keeps the setting per thread), leaving other jobs and the server alone.
+    ``slots`` caps the runs under way at once; ``turns``, if given, the cores: a job takes
+    a turn for each frame's computation and gives it back while its frame is on screen,
+    paused or waiting to be drawn, so runs under way at once share the cores frame by frame
+    (without it, a job computes whenever it holds its slot).
     The time left comes from the stream's own speed (seconds spent computing per epoch)
     and, where the pace has ``seconds_between`` (``pacing.Pace``), what it adds on top:
     so it is known from the second frame on, slow-motion start included. Paused time
@@ -89,6 +93,7 @@ class TrainingJob:
     heartbeat_timeout: float = 600.0
     max_snapshots: int = 600
     threads: int | None = None
+    turns: JobSlots | None = None
     state: JobState = JobState.QUEUED
     error: str | None = None
     stop_reason: str | None = None
@@ -240,7 +245,7 @@ class TrainingJob:
 
         from nca_core.training.loop import TrainingDiverged
 
-        if not self.slots.acquire(self.ticket, self._should_stop, lambda: self.seconds_left):
+        if not self.slots.acquire(self.ticket, self._should_stop, self._estimate()):
             self.state = JobState.STOPPED
             return
         stream = None
@@ -271,12 +276,31 @@ class TrainingJob:
             self.slots.release(self.ticket)
             _return_free_heap()
 
+    def _estimate(self) -> Callable[[], tuple[float | None, float]]:
+        """What the slots' line reads of this job once it holds a slot: its seconds left
+        and seconds since then."""
+        started = time.monotonic()
+        return lambda: (self.seconds_left, time.monotonic() - started)
+
+    def _next_frame(self, frames: Iterator[Snapshot]) -> Snapshot | None:
+        """The stream's next frame, computed in a turn of the cores when turns are shared;
+        None when the stream has ended or the job was stopped while waiting for its turn."""
+        if self.turns is None:
+            return next(frames, None)
+        if not self.turns.acquire(self.ticket, self._should_stop):
+            return None
+        try:
+            return next(frames, None)
+        finally:
+            self.turns.release(self.ticket)
+
     def _follow(self, stream: Iterator[Snapshot]) -> None:
         """Keep and pace the stream's frames until it ends or the job is told to stop (a
         frame the pace would leave out is kept when it is the last)."""
         last = time.monotonic()
-        computing = 0.0
-        for snap in stream:
+        computing = 0.0  # waiting for a turn included: the time left is then the truth on a busy server
+        frames = iter(stream)
+        while (snap := self._next_frame(frames)) is not None:
             computing += time.monotonic() - last
             self.clock.frame_computed(progress(snap), computing)
             wait = self._frame_seconds(snap)

@@ -1,8 +1,11 @@
-"""A process-wide cap on how many training jobs train at once: the rest wait in line, first
-come first served, and know their place and roughly how long they wait."""
+"""A fair, process-wide cap on something training jobs share: the runs under way at once
+(the rest wait in line, first come first served, and know their place and roughly how long
+they wait), or the cores, taken one frame's computation at a time (``jobs.TrainingJob``)."""
 
 from __future__ import annotations
 
+import heapq
+import statistics
 import threading
 from collections.abc import Callable
 
@@ -15,7 +18,8 @@ class JobSlots:
     def __init__(self, capacity: int):
         self.capacity = max(1, int(capacity))
         self._lock = threading.Condition()
-        self._running: dict[int, Callable[[], float | None]] = {}  # ticket -> its seconds left
+        # ticket -> its estimate: (seconds left or None, seconds since it started)
+        self._running: dict[int, Callable[[], tuple[float | None, float]]] = {}
         self._queue: list[int] = []
 
     def position(self, ticket: int) -> int:
@@ -26,25 +30,35 @@ class JobSlots:
             return self._queue.index(ticket) + 1 if ticket in self._queue else 0
 
     def wait_estimate(self, ticket: int) -> float | None:
-        """Seconds until ``ticket`` gets a slot, from the running jobs' own estimates: the
-        n-th in line waits for the n-th soonest to finish (None: no estimate yet)."""
+        """Seconds until ``ticket`` gets a slot, from the running jobs' own estimates: each
+        slot frees when its job's time left runs out, and each job ahead in line then holds
+        one for as long as a running job takes in all (their median), first come first
+        served. None while a running job has no estimate yet."""
         with self._lock:
             if ticket not in self._queue:
                 return None
-            place = self._queue.index(ticket) + 1
-            lefts = [left() for left in self._running.values()]
-        known = sorted(v for v in lefts if v is not None)
-        if len(known) < len(lefts) or place > len(known):
+            ahead = self._queue.index(ticket)
+            estimates = [estimate() for estimate in self._running.values()]
+        if any(left is None for left, _ in estimates):
             return None
-        return known[place - 1]
+        free = [left for left, _ in estimates] + [0.0] * (self.capacity - len(estimates))
+        heapq.heapify(free)
+        if ahead:
+            if not estimates:
+                return None
+            typical = statistics.median(left + elapsed for left, elapsed in estimates)
+            for _ in range(ahead):
+                heapq.heappush(free, heapq.heappop(free) + typical)
+        return free[0]
 
     def acquire(
         self,
         ticket: int,
         cancelled: Callable[[], bool],
-        seconds_left: Callable[[], float | None] = lambda: None,
+        estimate: Callable[[], tuple[float | None, float]] = lambda: (None, 0.0),
     ) -> bool:
-        """Wait for a slot; False if ``cancelled()`` became true while waiting."""
+        """Wait for a slot; False if ``cancelled()`` became true while waiting. ``estimate``
+        gives the holder's seconds left (None: not known yet) and seconds so far."""
         with self._lock:
             self._queue.append(ticket)
             while not (len(self._running) < self.capacity and self._queue[0] == ticket):
@@ -54,7 +68,7 @@ class JobSlots:
                     return False
                 self._lock.wait(timeout=0.2)
             self._queue.pop(0)
-            self._running[ticket] = seconds_left
+            self._running[ticket] = estimate
             self._lock.notify_all()
             return True
 

@@ -130,24 +130,44 @@ def run_link() -> dict[str, str]:
     return {} if active is None else {share.RUN_PARAM: active.token}
 
 
+# Runs under way at once, sharing the cores frame by frame: a class pressing Train together
+# sees every picture start within seconds rather than waiting for whole runs one by one; the
+# rest wait in line. Each run holds its frames (a MNIST run about 10 MB) and its data's
+# working copies, so the cap bounds the server's memory too.
+RUNS_AT_ONCE = 16
+
+
 def slot_capacity() -> int:
-    """How many runs may train at once: $NCA_MAX_JOBS, else one core fewer than the machine has."""
-    return int(os.environ.get("NCA_MAX_JOBS", max(1, (os.cpu_count() or 2) - 1)))
+    """How many runs may be under way at once: $NCA_MAX_JOBS, else ``RUNS_AT_ONCE``."""
+    return int(os.environ.get("NCA_MAX_JOBS", RUNS_AT_ONCE))
+
+
+def turn_capacity() -> int:
+    """How many runs compute at any moment: one core fewer than the machine has (the other
+    serves the pages)."""
+    return max(1, (os.cpu_count() or 2) - 1)
 
 
 @st.cache_resource
 def job_slots() -> JobSlots:
-    """Process-wide cap on concurrent training (not per-user state: just a counter)."""
+    """Process-wide cap on the runs under way (not per-user state: just a counter)."""
     return JobSlots(slot_capacity())
 
 
-def threads_for(run: Run, slots: JobSlots) -> int:
+@st.cache_resource
+def job_turns() -> JobSlots:
+    """Process-wide cap on the runs computing at one moment, taken a frame at a time."""
+    return JobSlots(turn_capacity())
+
+
+def threads_for(run: Run, turns: JobSlots) -> int:
     """torch threads for one job: one for small sets, whose tiny tensor operations lose more
     to thread hand-offs than they gain (benchmarks/RESULTS.md: rings trains faster on one
-    thread, much faster beside a busy browser), else a fair share of the cores."""
+    thread, much faster beside a busy browser), else a fair share of the cores among the
+    runs that compute at once."""
     if len(run.data.y_train) <= LARGE_SET_SAMPLES:
         return 1
-    return max(1, (os.cpu_count() or 1) // slots.capacity)
+    return max(1, (os.cpu_count() or 1) // turns.capacity)
 
 
 def _session_connected():
@@ -212,9 +232,12 @@ def pending_pause() -> bool:
     return st.session_state.get(PENDING) == "pause"
 
 
-def new_job(run: Run, pace: Pace, slots: JobSlots, connected: Callable[[], bool] | None = None) -> TrainingJob:
+def new_job(
+    run: Run, pace: Pace, slots: JobSlots, connected: Callable[[], bool] | None = None, turns: JobSlots | None = None
+) -> TrainingJob:
     """The Train page's job for ``run`` at the sidebar's ``pace``, started (benchmarks
-    build the same one without a page: benchmarks/app_device.py)."""
+    build the same one without a page: benchmarks/app_device.py). ``turns``, if given,
+    shares the cores with the other runs under way, frame by frame."""
     n_train = len(run.data.y_train)
     frames = frames_per_epoch(n_train, run.config.batch_size, pace.slow_start)
     return TrainingJob(
@@ -230,7 +253,8 @@ def new_job(run: Run, pace: Pace, slots: JobSlots, connected: Callable[[], bool]
         total_epochs=run.config.max_iter,
         connected=connected,
         reload_grace=RELOAD_GRACE,
-        threads=threads_for(run, slots),
+        threads=threads_for(run, turns or slots),
+        turns=turns,
     )
 
 
@@ -239,7 +263,7 @@ def _started(dataset: str, run: Run, pace: Pace) -> ActiveRun:
     if previous is not None:
         previous.job.stop()
         st.session_state[RUN_KEY + "_previous"] = previous
-    job = new_job(run, pace, job_slots(), connected=_session_connected())
+    job = new_job(run, pace, job_slots(), connected=_session_connected(), turns=job_turns())
     active = ActiveRun(dataset, run, job)
     st.session_state[RUN_KEY] = active
     run_registry().add(active)

@@ -1,5 +1,6 @@
 """The background job runner, without Streamlit."""
 
+import threading
 import time
 from types import SimpleNamespace
 
@@ -451,3 +452,51 @@ def test_the_time_left_is_known_from_the_start_and_slow_motion_included(monkeypa
     taken = time.monotonic() - at
     # 24 frames of 0.1 s (about 2 s, a few gone already) and 34 epochs at 10 a second (3.4 s)
     assert left is not None and abs(left - taken) < 0.2 * taken
+
+
+def test_runs_under_way_at_once_share_the_cores_frame_by_frame():
+    """One turn of the cores, two runs under way: both move before either ends, and a
+    paused run gives its turn to the other rather than holding it."""
+    slots, turns = JobSlots(2), JobSlots(1)
+    first = TrainingJob(rings_stream(max_iter=100000), slots, max_epochs_per_second=50, turns=turns)
+    second = TrainingJob(rings_stream(max_iter=100000), slots, max_epochs_per_second=50, turns=turns)
+    try:
+        wait(lambda: len(first.snapshots) >= 3 and len(second.snapshots) >= 3)
+        first.pause()
+        wait(lambda: first.at_rest)
+        shown = len(second.snapshots)
+        wait(lambda: len(second.snapshots) >= shown + 5)  # no turn is held by the paused run
+        assert (first.state, second.state) == ("paused", "running")
+    finally:
+        first.stop()
+        second.stop()
+    first.join(10)
+    second.join(10)
+    assert first.state == second.state == "stopped"
+
+
+def test_a_job_stopped_while_waiting_for_its_turn_ends_at_once():
+    turns = JobSlots(1)
+    turns.acquire(0, lambda: False)  # the cores are taken, and stay so
+    job = TrainingJob(rings_stream(max_iter=5), JobSlots(1), turns=turns)
+    time.sleep(0.5)
+    assert job.alive and not job.snapshots
+    job.stop()
+    job.join(5)
+    assert job.state == "stopped" and not job.alive
+
+
+def test_every_place_in_line_has_an_estimate_of_its_wait():
+    """Each slot frees when its run's time left runs out; each run ahead in line then holds
+    one for as long as a run takes in all (the median of the running ones)."""
+    slots = JobSlots(2)
+    slots.acquire(1, lambda: False, lambda: (10.0, 20.0))  # 30 s in all
+    slots.acquire(2, lambda: False, lambda: (4.0, 46.0))  # 50 s in all
+    done = threading.Event()
+    for ticket in (3, 4, 5):
+        threading.Thread(target=slots.acquire, args=(ticket, done.is_set), daemon=True).start()
+        wait(lambda t=ticket: slots.position(t) == t - 2)
+    # slots free at 4 and 10; runs ahead hold one for 40 s (the median of 30 and 50)
+    assert [slots.wait_estimate(t) for t in (3, 4, 5)] == [4.0, 10.0, 44.0]
+    done.set()
+    wait(lambda: all(slots.position(t) == 0 for t in (3, 4, 5)))
