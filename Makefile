@@ -16,7 +16,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 # process compiling what it imports, again and again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test lint bench chromium clean
+.PHONY: run test lint bench results chromium clean
 
 run: $(VENV)/.installed-app
 	@echo "NCA Explorer: open http://$(HOST):$(PORT) in your browser (Ctrl+C stops it)"
@@ -33,6 +33,10 @@ lint: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	@if [ -z "$$NCA_DATA_DIR" ] && [ -d ../shared/data ]; then export NCA_DATA_DIR="$$(cd ../shared/data && pwd)"; fi; \
 	$(PY) benchmarks/run_all.py
+
+# benchmarks/RESULTS.md from the tables the benchmarks keep in benchmarks/results/*.json.
+results: $(VENV)/.installed-test
+	$(PY) benchmarks/render.py
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
