@@ -143,8 +143,8 @@ def job_slots() -> JobSlots:
 
 def threads_for(run: Run, slots: JobSlots) -> int:
     """torch threads for one job: one for small sets, whose tiny tensor operations lose more
-    to thread hand-offs than they gain (benchmarks/RESULTS.md: rings trains faster on one
-    thread, much faster beside a busy browser), else a fair share of the cores."""
+    to thread hand-offs than they gain (rings trains faster on one thread, much faster
+    beside a busy browser: measured in commit 847312f), else a fair share of the cores."""
     if len(run.data.y_train) <= LARGE_SET_SAMPLES:
         return 1
     return max(1, (os.cpu_count() or 1) // slots.capacity)

@@ -76,7 +76,8 @@ def backward(encoder, kernel, Z, grad_Z, grad_dof, weight_decay, world_size=1) -
 
 
 # Anchor-reference pairs beyond which the start's objective is estimated on sampled anchors,
-# each against all points (about 1,700 anchors on MNIST; benchmarks/start_objective.py).
+# each against all points (about 1,700 anchors on MNIST; measured in commit 5935cc9: within
+# 0.008 of the mean p_i over all anchors, in a third of the time of four times as many).
 START_MAX_PAIRS = 1e8
 
 
