@@ -22,6 +22,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -29,7 +30,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parent
-RESULTS_DIR = BENCHMARKS / "results"
+# Where tables are kept: benchmarks/results, or $BENCHMARK_RESULTS_DIR (a trial run's folder).
+RESULTS_DIR = Path(os.environ.get("BENCHMARK_RESULTS_DIR") or BENCHMARKS / "results")
 REPO = BENCHMARKS.parent
 # The distributions a table's figures depend on, where installed (their versions only:
 # nothing is imported to read them).
@@ -227,3 +229,24 @@ def write_table(benchmark: str, key: str, table: Mapping, results_dir: Path | No
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n")
     return path
+
+
+def key(base: str, *parts) -> str:
+    """A table's key from its base name and the options that set it apart (None and empty
+    parts left out): ``key("methods", ["mnist"], [30])`` is "methods-mnist-30"."""
+    words = [base]
+    for part in parts:
+        values = part if isinstance(part, list | tuple) else [part]
+        words += [re.sub(r"[^\w.+-]+", "_", str(value)).strip("_") for value in values if value not in (None, "")]
+    return "-".join(word for word in words if word)
+
+
+def print_quick(benchmark: str, rows: Sequence[Mapping]) -> None:
+    """A quick mode's rows (``quick()``'s, as ``run_all`` collects them), printed as a table
+    and kept nowhere."""
+    table = Table(benchmark, "quick", ["measure", "ratio", "figures", "target", "met"], keep=False)
+    for row in rows:
+        ratio = "" if row["ratio"] is None else f"{row['ratio']:.2f}x"
+        table.add(row["measure"], ratio, row["value"], row["target"], {True: "met", False: "missed", None: ""}[row["met"]])
+    if not rows:
+        print("nothing to measure: the data this quick mode needs is missing")

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # _results, beside this file
 
-from _results import RESULTS_DIR, UNSTATED, markdown, read  # found through the path above
+from _results import UNSTATED, markdown, read  # found through the path above
 
 BENCHMARKS = Path(__file__).resolve().parent
-TEMPLATE = RESULTS_DIR / "template.md"
+TEMPLATE = BENCHMARKS / "results" / "template.md"
 OUTPUT = BENCHMARKS / "RESULTS.md"
 PLACEHOLDER = re.compile(r"^<!-- table: (?P<benchmark>[\w-]+)/(?P<key>[\w.+-]+) -->$")
 

@@ -3,6 +3,7 @@ RESULTS.md built from them, so the page cannot say what no script printed."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import sys
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+# Helpers and tools beside the benchmarks, which measure nothing themselves.
+NOT_BENCHMARKS = {"_results.py", "_server.py", "render.py", "run_all.py"}
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +100,14 @@ def test_every_table_the_page_shows_names_its_device_and_date(tools):
         env = json.loads((BENCHMARKS / "results" / f"{benchmark}.json").read_text())["tables"][key]["environment"]
         assert env["device"] and env["date"] and env["command"], (benchmark, key)
 
+
+def test_every_benchmark_keeps_its_tables():
+    """Each benchmark script builds a ``Table`` (and so writes results/<name>.json when it
+    runs in full) and has a quick mode."""
+    for script in sorted(BENCHMARKS.glob("*.py")):
+        if script.name in NOT_BENCHMARKS:
+            continue
+        calls = {node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+                 for node in ast.walk(ast.parse(script.read_text())) if isinstance(node, ast.Call)}  # fmt: skip
+        assert "Table" in calls, f"{script.name} prints tables that RESULTS.md cannot be built from"
+        assert '"--quick"' in script.read_text(), f"{script.name} has no quick mode"
