@@ -1,7 +1,7 @@
 """Screenshots the browser tests took (test-artifacts/), made small enough to commit.
 
 Each is cropped to the first screen (1440 x 900 of the tests' 1440 x 1250 pages), scaled
-to 960 pixels wide and stored with a 96-colour palette. `make docs-images` runs the tests
+to 960 pixels wide and stored with a 160-colour palette. `make docs-images` runs the tests
 that take these shots, then this script.
 
     python docs/images/shrink.py
@@ -21,7 +21,7 @@ SHOTS = {  # test-artifacts/<name>.png, taken by the browser test named, -> docs
     "compare-brushed": "tests/e2e/test_compare_and_upload.py::test_a_box_over_one_panel_highlights_the_same_points_in_every_panel",
     "upload-error": "tests/e2e/test_compare_and_upload.py::test_upload_bad_then_good_csv",
 }
-WIDTH, FIRST_SCREEN, COLOURS = 960, 900, 96
+WIDTH, FIRST_SCREEN, COLOURS = 960, 900, 160
 
 
 def shrink(source: Path, target: Path) -> None:
