@@ -39,14 +39,6 @@ PACKAGES = ("torch", "numpy", "scikit-learn", "scipy", "faiss-cpu", "streamlit")
 UNSTATED = "unstated"
 
 
-def _processor() -> str:
-    try:
-        with open("/proc/cpuinfo") as info:
-            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
-
-
 def _memory_gib() -> int | None:
     try:
         return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30)
@@ -98,8 +90,10 @@ def command() -> str:
 
 def environment(device: str = "cpu") -> dict:
     """Where and when a table is measured: machine, device, versions, date, commit, command."""
+    from nca_core.util.device import processor_name  # the library's, as the app shows it
+
     cores, memory = os.cpu_count(), _memory_gib()
-    machine = f"{_processor()}, {cores} cores" + (f", {memory} GiB" if memory else "")
+    machine = f"{processor_name()}, {cores} cores" + (f", {memory} GiB" if memory else "")
     found = {"machine": machine, "device": device_name(device), "versions": versions()}
     if "torch" in sys.modules:  # the benchmark's own threads, where it trains with torch
         found["torch threads"] = sys.modules["torch"].get_num_threads()
