@@ -16,7 +16,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 # process compiling what it imports, again and again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test lint bench chromium clean
+.PHONY: run test lint docs docs-images gallery bench results chromium clean
 
 run: $(VENV)/.installed-app
 	@echo "NCA Explorer: open http://$(HOST):$(PORT) in your browser (Ctrl+C stops it)"
@@ -24,15 +24,39 @@ run: $(VENV)/.installed-app
 
 test: $(VENV)/.installed-test chromium
 	$(PY) -m ruff check .
+	@$(MAKE) --no-print-directory docs
 	bash tests/run_suite.sh $(PY) $(TEST_WORKERS)
 
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .
 
+# The documentation site in site/, warnings as errors (a broken link, a docstring mkdocstrings
+# cannot read); seconds, so the test run builds it too.
+docs: $(VENV)/.installed-test
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+
+# The app's screenshots in the docs: the browser tests that take them, then each made small
+# (docs/images/shrink.py names the tests).
+docs-images: $(VENV)/.installed-test chromium
+	$(PY) -m pytest -p no:cacheprovider -m e2e $$($(PY) docs/images/shrink.py --tests)
+	$(PY) docs/images/shrink.py
+
+# What each example prints in its small mode, shown under its code in the gallery.
+gallery: $(VENV)/.installed-test
+	@if [ -z "$$NCA_DATA_DIR" ] && [ -d ../shared/data ]; then export NCA_DATA_DIR="$$(cd ../shared/data && pwd)"; fi; \
+	for example in examples/*.py; do \
+		name=$$(basename $$example .py); echo "$$example"; \
+		$(PY) $$example > docs/gallery/$$name.txt || exit 1; \
+	done
+
 # Every benchmark's quick mode, one table of ratios (the real datasets beside us when present).
 bench: $(VENV)/.installed-test
 	@if [ -z "$$NCA_DATA_DIR" ] && [ -d ../shared/data ]; then export NCA_DATA_DIR="$$(cd ../shared/data && pwd)"; fi; \
 	$(PY) benchmarks/run_all.py
+
+# benchmarks/RESULTS.md from the tables the benchmarks keep in benchmarks/results/*.json.
+results: $(VENV)/.installed-test
+	$(PY) benchmarks/render.py
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -66,4 +90,4 @@ chromium:
 	fi
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info site

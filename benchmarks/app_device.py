@@ -8,10 +8,13 @@ and follows it as the page does: the frames the job keeps are polled every 5 ms,
 page's redraw builds it (its Vega-Lite spec and point table, Arrow-encoded). For each pace it
 prints the seconds from Train to the start frame, new frames and epochs per second over a
 watch window, pictures drawn per second, the median seconds to build one, and the seconds
-from Stop to the job's end. Run it with ``--device cuda`` and ``--device cpu`` on the same
-machine to compare.
+from Stop to the job's end. ``--devices cuda cpu`` runs it on both, one after the other, on
+the same machine.
 
-    NCA_DATA_DIR=../shared/data python benchmarks/app_device.py --device cuda
+    NCA_DATA_DIR=../shared/data python benchmarks/app_device.py --devices cuda cpu
+    NCA_DATA_DIR=../shared/data python benchmarks/app_device.py --quick      # watched 2 s; kept nowhere
+
+The table is kept in results/app_device.json (``_results``) under the devices.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # app_pages: the page's job and pace
 
-from compare_sklearn import machine
+from _results import Table, machine
 
 from app_pages.ui.frames import progress
 from app_pages.ui.jobs import JobState
@@ -95,25 +98,32 @@ def follow(run: Run, pace: Pace, watch: float, redraw: float) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="auto", help="cpu, cuda or auto (the page's choice)")
+    parser.add_argument("--devices", nargs="+", default=["auto"], help="cpu, cuda or auto (the page's choice)")
     parser.add_argument("--watch", type=float, default=10.0, help="seconds each run is watched before Stop")
+    parser.add_argument("--quick", action="store_true", help="each run watched 2 s; kept nowhere")
     args = parser.parse_args()
+    watch = 2.0 if args.quick else args.watch
     data = datasets.load("mnist")
-    config = recommended_config(data, 2).replace(device=args.device)
     picture_every, _ = redraw_seconds(len(data.y_train), 2)
-    print(f"Machine: {machine()}")
-    print(f"MNIST's default Train page run ({config.max_iter} epochs, batch {config.batch_size}, d = 2), "
-          f"watched {args.watch:g} s; the page redraws the picture every {picture_every:g} s\n")  # fmt: skip
-    print("| pace | device | torch threads | start frame (s) | new frames / s | epochs / s | pictures drawn / s "
-          "| picture build (ms) | Stop to end (s) | state |")  # fmt: skip
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, pace in PACES.items():
-        got = follow(Run(config, data), pace, args.watch, picture_every)
-        watched = got["watched"]
-        stop = "ended first" if got["stop"] is None else f"{got['stop']:.3f}"
-        print(f"| {name} | {got['device']} | {got['threads']} | {got['first']:.2f} | {got['frames'] / watched:.1f} "
-              f"| {got['epochs'] / watched:.2f} | {got['drawn'] / watched:.2f} | {got['build'] * 1e3:.1f} | {stop} "
-              f"| {got['state']} |")  # fmt: skip
+    gpu = next((d for d in args.devices if d.startswith("cuda")), "cpu")
+    print(f"machine: {machine(gpu)}")
+    table = Table("app_device", "+".join(args.devices), ["pace", "device", "torch threads", "start frame (s)",
+                  "new frames / s", "epochs / s", "pictures drawn / s", "picture build (ms)", "Stop to end (s)", "state"],
+                  device=gpu, keep=not args.quick)  # fmt: skip
+    for device in args.devices:
+        config = recommended_config(data, 2).replace(device=device)
+        table.notes = table.notes or [
+            f"MNIST's default Train page run ({config.max_iter} epochs, batch {config.batch_size}, d = 2), "
+            f"watched {watch:g} s; the page redraws the picture every {picture_every:g} s"]  # fmt: skip
+        for name, pace in PACES.items():
+            got = follow(Run(config, data), pace, watch, picture_every)
+            watched = got["watched"]
+            stop = "ended first" if got["stop"] is None else f"{got['stop']:.3f}"
+            table.add(name, got["device"], got["threads"], f"{got['first']:.2f}", f"{got['frames'] / watched:.1f}",
+                      f"{got['epochs'] / watched:.2f}", f"{got['drawn'] / watched:.2f}", f"{got['build'] * 1e3:.1f}",
+                      stop, got["state"])  # fmt: skip
+    print(f"\n{table.notes[0]}")
+    table.save()
 
 if __name__ == "__main__":
     main()

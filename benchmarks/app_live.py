@@ -15,6 +15,10 @@ Starts `streamlit run app.py` on a free 127.0.0.1 port and drives headless Chrom
     NCA_DATA_DIR=../shared/data python benchmarks/app_live.py
     python benchmarks/app_live.py --datasets rings --watch 15 --full-speed
     NCA_DATA_DIR=../shared/data python benchmarks/app_live.py --pages-only --page-dataset usps
+    python benchmarks/app_live.py --quick     # rings watched 3 s, no page visits; kept nowhere
+
+Both tables are kept in results/app_live.json (``_results``): "frames" (with the datasets
+and pace where they are not the default) and "pages-<dataset>".
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import re
 import shutil
 import time
 
+from _results import Table, key, machine
 from _server import CHROMIUM_ARGS, served_for_chromium
 
 _STATUS = """() => {
@@ -141,13 +146,14 @@ def page_from_sidebar(url: str, title: str, useful_selector: str, dataset: str) 
     return useful
 
 
-def _table(rows: list[dict]) -> str:
-    keys = list(rows[0])
-    lines = ["| " + " | ".join(keys) + " |", "|" + " --- |" * len(keys)]
+def _kept(table_key: str, rows: list[dict], keep: bool) -> None:
+    """Rows (dicts by column) as one table, printed and kept under ``table_key``."""
+    columns = list(rows[0])
+    floats = [column for column in columns if any(isinstance(row[column], float) for row in rows)]
+    table = Table("app_live", table_key, columns, formats=dict.fromkeys(floats, "{:.2f}"), keep=keep)
     for row in rows:
-        cells = [f"{v:.2f}" if isinstance(v, float) else str(v) for v in row.values()]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        table.add(**row)
+    table.save()
 
 
 def main() -> None:
@@ -159,11 +165,20 @@ def main() -> None:
     parser.add_argument("--full-speed", action="store_true", help="slow-motion start off, no frame cap")
     parser.add_argument("--page-dataset", default="rings", help="dataset for the page visits")
     parser.add_argument("--pages-only", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="rings watched 3 s, no page visits; kept nowhere")
     args = parser.parse_args()
+    if args.quick:
+        args.datasets, args.watch = ["rings"], 3.0
+    defaults = parser.parse_args([])
+    print(f"machine: {machine()}; headless Chromium 1440 x 900\n")
     with served_for_chromium() as url:
         if not args.pages_only:
             runs = [live_run(url, name, args.watch, args.full_speed) for name in args.datasets]
-            print(_table(runs), end="\n\n")
+            datasets = None if args.datasets == defaults.datasets else args.datasets
+            _kept(key("frames", datasets, "full-speed" if args.full_speed else None), runs, not args.quick)
+            print()
+        if args.quick:
+            return
         visits = []
         for title, (path, selector) in PAGES.items():
             useful, done = page_visit(url, path, selector, args.page_dataset)
@@ -177,7 +192,7 @@ def main() -> None:
                     "first content, from Train's sidebar (s)": in_app,
                 }
             )
-        print(_table(visits))
+        _kept(key("pages", args.page_dataset), visits, True)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,10 @@ mate are recomputed (before, on a map that grows over many steps, more and more 
 were too far from all their neighbours for unshifted float32 values).
 
     NCA_DATA_DIR=../shared/data python benchmarks/block_shapes.py --far --n 250000
+    NCA_DATA_DIR=../shared/data python benchmarks/block_shapes.py --far --device cpu --quick   # MNIST, once
+
+The tables are kept in results/block_shapes.json (``_results``): "step-<n>" and
+"far-<n>-<device>".
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import time
 from collections.abc import Callable
 
 import torch
+from _results import Table, key
 from exact_epoch import (
     BATCH,
     _epoch,
@@ -92,7 +97,7 @@ def _timed(work, device, repeats: int = 3) -> float:
     return sorted(times)[len(times) // 2]
 
 
-def far_epochs(n: int, device: str = "cuda", repeats: int = 2) -> None:
+def far_epochs(n: int, device: str = "cuda", repeats: int = 2, keep: bool = True) -> None:
     """Exact epochs with the recomputation's old pass size and the engine's own, in turn
     (the order alternating between repeats), after one untimed epoch."""
     from nca_core.objective import gaussian as blocks
@@ -105,14 +110,17 @@ def far_epochs(n: int, device: str = "cuda", repeats: int = 2) -> None:
     with counting_recomputed_passes() as passes:
         try:
             _epoch(X, y, A)  # untimed: the device's first epoch also pays for its start
-            print(f"n = {n:,}; pair floor {_pair_floor(X, A):.2f} s")
-            print("| far anchors' passes | epoch (s) | far anchors | passes |\n| --- | --- | --- | --- |")
+            table = Table("block_shapes", key("far", n, torch.device(device).type), ["far anchors' passes", "epoch (s)",
+                          "far anchors", "passes"], formats={"epoch (s)": "{:.2f}"}, device=device, keep=keep)  # fmt: skip
+            table.notes.append(f"n = {n:,}; pair floor {_pair_floor(X, A):.2f} s")
+            print(f"{table.notes[0]}\n")
             for repeat in range(repeats):
                 for label in list(sizes)[:: 1 if repeat % 2 == 0 else -1]:
                     blocks._REDO_SHARE = sizes[label]
                     passes.clear()
                     seconds = _epoch(X, y, A)
-                    print(f"| {label} | {seconds:.2f} | {sum(passes):,} of {n:,} | {len(passes):,} |", flush=True)
+                    table.add(label, seconds, f"{sum(passes):,} of {n:,}", f"{len(passes):,}")
+            table.save()
         finally:
             blocks._REDO_SHARE = share
 
@@ -123,9 +131,10 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=32)
     parser.add_argument("--far", action="store_true", help="time exact epochs on mnist-deformed instead (see above)")
     parser.add_argument("--device", default="cuda", help="for --far: cuda (default) or cpu")
+    parser.add_argument("--quick", action="store_true", help="MNIST's 60,000 images (--far), one repeat; kept nowhere")
     args = parser.parse_args()
     if args.far:
-        far_epochs(args.n, args.device)
+        far_epochs(60000 if args.quick else args.n, args.device, 1 if args.quick else 2, keep=not args.quick)
         return
     device = torch.device("cuda")
     n, d = args.n, args.d
@@ -134,6 +143,10 @@ def main() -> None:
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; n = {n:,}, blocks of {rows} anchors")
     step, floor = _timed(library_step, device), _timed(floor_step, device)
     print(f"one step: engine {1000 * step:.1f} ms, pair floor {1000 * floor:.1f} ms, {step / floor:.1f}x")
+    table = Table("block_shapes", key("step", n), ["product", "ms"], formats={"ms": "{:.2f}"}, device="cuda",
+                  keep=not args.quick)  # fmt: skip
+    table.notes.append(f"one step of {BATCH} anchors against n = {n:,}: engine {1000 * step:.1f} ms, "
+                       f"pair floor {1000 * floor:.1f} ms, {step / floor:.1f}x")  # fmt: skip
 
     from torch.profiler import ProfilerActivity, profile
 
@@ -157,9 +170,9 @@ def main() -> None:
         f"anchors.T @ E, out ({d + 1} x n), the pair floor's layout": lambda: R33[:rows].T @ E,
         "exp_ over the block": lambda: E.clamp_(max=0.0).exp_(),
     }
-    print("| product | ms |\n| --- | --- |")
     for name, work in shapes.items():
-        print(f"| {name} | {1000 * _timed(work, device):.2f} |", flush=True)
+        table.add(name, 1000 * _timed(work, device))
+    table.save()
 
 
 if __name__ == "__main__":

@@ -2,10 +2,12 @@
 
 Each (case, method) fit runs in a fresh subprocess, so its peak resident memory is its own;
 both methods see the same arrays. Prints a Markdown table: 5-NN test error (references are
-the projected training set), fit time (median of repeats) and peak RSS, and the ratios.
+the projected training set), fit time (median of repeats) and peak RSS, and the ratios; and
+keeps both in results/compare_sklearn.json (``_results``).
 
     python benchmarks/compare_sklearn.py                      # every case
     python benchmarks/compare_sklearn.py --cases usps-d2 wine-d2 --repeats 3
+    python benchmarks/compare_sklearn.py --quick              # wine and digits, once: seconds
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as futures
 import multiprocessing
-import platform
 import resource
 import statistics
 import time
 
 import numpy as np
+from _results import Table, machine
 
 # name: (dataset, d, training subset or None, standardise, our NCA settings)
 CASES = {
@@ -105,18 +107,7 @@ def run(case: str, method: str, repeats: int) -> dict:
     return best
 
 
-def machine() -> str:
-    import sklearn
-    import torch
-
-    from nca_core.util.device import processor_name
-
-    cpu = processor_name()
-    gpu = f"; GPU {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""
-    return (
-        f"{cpu}, {multiprocessing.cpu_count()} cores{gpu}; Python {platform.python_version()}, "
-        f"torch {torch.__version__} ({torch.get_num_threads()} threads), scikit-learn {sklearn.__version__}"
-    )
+QUICK = ("wine-d2", "digits-d2")
 
 
 def main(argv=None) -> None:
@@ -127,10 +118,15 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--repeats", type=int, default=3, help="repeats for cases where scikit-learn takes under 30 s"
     )
+    parser.add_argument("--quick", action="store_true", help=f"{', '.join(QUICK)} once each; keeps nothing")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.cases, args.repeats = list(QUICK), 1
+    # the whole set of cases is the table RESULTS.md shows; a subset is kept beside it
+    suffix = "" if args.cases == list(CASES) or args.quick else "-" + "-".join(args.cases)
     print(f"machine: {machine()}\n")
-    print("| case | method | settings | 5-NN test error | fit time (s) | peak RSS (MB) | iterations |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    fits = Table("compare_sklearn", f"fits{suffix}", ["case", "method", "settings", "5-NN test error",
+                 "fit time (s), median [repeats]", "peak RSS (MB)", "iterations"], keep=not args.quick)  # fmt: skip
     ratios = []
     for case in args.cases:
         reference = run(case, "sklearn", 1)
@@ -146,11 +142,8 @@ def main(argv=None) -> None:
             error = f"{result['error']:.2%}"
             if "error_60k_refs" in result:
                 error += f" ({result['error_60k_refs']:.2%} with 60k references)"
-            print(
-                f"| {case} | {method} | {label} | {error} | {result['seconds']:.2f} {result['all_seconds']} "
-                f"| {result['peak_rss_mb']:.0f} | {result['n_iter']} |",
-                flush=True,
-            )
+            seconds = f"{result['seconds']:.2f} [{', '.join(str(s) for s in result['all_seconds'])}]"
+            fits.add(case, method, label, error, seconds, round(result["peak_rss_mb"]), result["n_iter"])
         ratios.append(
             (
                 case,
@@ -159,12 +152,13 @@ def main(argv=None) -> None:
                 ours["error"] - reference["error"],
             )
         )
-    print(
-        "\n| case | speed-up (scikit-learn time / ours) | memory ratio (theirs / ours) | error difference (ours - theirs) |"
-    )
-    print("| --- | --- | --- | --- |")
+    fits.save()
+    print()
+    table = Table("compare_sklearn", f"ratios{suffix}", ["case", "speed-up (scikit-learn time / ours)",
+                  "memory ratio (theirs / ours)", "error difference (ours - theirs)"], keep=not args.quick)  # fmt: skip
     for case, speed, memory, diff in ratios:
-        print(f"| {case} | {speed:.1f}x | {memory:.1f}x | {diff * 100:+.2f} points |")
+        table.add(case, f"{speed:.1f}x", f"{memory:.1f}x", f"{diff * 100:+.2f} points")
+    table.save()
 
 
 if __name__ == "__main__":

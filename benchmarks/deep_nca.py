@@ -11,6 +11,10 @@ its epoch count or its time budget, whichever comes first.
         [--dims 2 30] [--minutes 15] [--tables methods bank] [--seeds 0 1 2]
     python benchmarks/deep_nca.py --datasets usps --dims 30 --methods dt-NCA --set dof=1
     python benchmarks/deep_nca.py --datasets usps --shift 0 --set learning_rate_schedule=constant
+    python benchmarks/deep_nca.py --quick     # one epoch of dt-NCA on USPS at d = 2: seconds
+
+Each table is kept in results/deep_nca.json (``_results``), under a key naming the options
+that set the run apart from the defaults.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import json
 import time
 
 import numpy as np
-import torch
+from _results import Table, key, machine
 
 from nca_core import NCA, RandomShift, datasets, knn_predict
 from nca_core.config.rules import image_shift
@@ -105,18 +109,15 @@ def parse_overrides(pairs: list[str]) -> dict:
 
 def results_table(
     names, dims, budget, methods=tuple(METHODS), overrides=None, epochs=None, every=None, seeds=(0,),
-    shift=None,
+    shift=None, table_key="methods", keep=True,
 ) -> list[dict]:  # fmt: skip
     """One row per dataset, d, method and seed. Deep methods shift images by ``shift``
     pixels (None: the library's ``rules.image_shift`` for the dataset); linear NCA never."""
     overrides = overrides or {}
     note = f" (deep methods with {overrides})" if overrides else ""
-    print(f"## Linear and deep NCA: 5-NN test error (%){note}\n")
-    print(
-        "| dataset | d | method | seed | shift | epochs | train time (s) | 5-NN test error "
-        "| paper (Min et al. 2010) |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = Table("deep_nca", table_key, ["dataset", "d", "method", "seed", "shift", "epochs", "train time (s)",
+                  "5-NN test error", "paper (Min et al. 2010)"], title=f"## Linear and deep NCA: 5-NN test error{note}",
+                  keep=keep)  # fmt: skip
     rows = []
     for name in names:
         data = datasets.load(name, download=False)
@@ -128,11 +129,8 @@ def results_table(
             result = run(data, d, settings, epochs or EPOCHS[name], budget, every, seed, pixels)
             paper = PAPER.get((name, d), {}).get(method)
             paper_text = f"{paper:.2f}%" if paper is not None else "-"
-            print(
-                f"| {name} | {d} | {method} | {seed} | {pixels} | {result['epochs']} | {result['seconds']:.0f} "
-                f"| {result['error']:.2%} | {paper_text} |",
-                flush=True,
-            )
+            table.add(name, d, method, seed, pixels, result["epochs"], f"{result['seconds']:.0f}",
+                      f"{result['error']:.2%}", paper_text)  # fmt: skip
             rows.append(
                 {
                     "dataset": name,
@@ -144,13 +142,15 @@ def results_table(
                     **result,
                 }
             )
+    table.save()
     return rows
 
 
-def bank_table(names, budget, d: int = 2, batch_size: int = 128) -> list[dict]:
-    print(f"\n## Memory bank against batch-only neighbours (dt-NCA, d={d}, batch {batch_size})\n")
-    print("| dataset | neighbours | epochs | train time (s) | 5-NN test error |")
-    print("| --- | --- | --- | --- | --- |")
+def bank_table(names, budget, d: int = 2, batch_size: int = 128, keep: bool = True) -> list[dict]:
+    print()
+    table = Table("deep_nca", "bank-" + "-".join(names), ["dataset", "neighbours", "epochs", "train time (s)",
+                  "5-NN test error"], title=f"## Memory bank against batch-only neighbours (dt-NCA, d={d}, batch {batch_size})",
+                  keep=keep)  # fmt: skip
     rows = []
     for name in names:
         data = datasets.load(name, download=False)
@@ -158,11 +158,9 @@ def bank_table(names, budget, d: int = 2, batch_size: int = 128) -> list[dict]:
             params = {**METHODS["dt-NCA"], "neighbors": neighbors, "batch_size": batch_size}
             params["learning_rate"] = DEEP_SETTINGS["learning_rate"]
             result = run(data, d, params, EPOCHS[name], budget)
-            print(
-                f"| {name} | {neighbors} | {result['epochs']} | {result['seconds']:.0f} | {result['error']:.2%} |",
-                flush=True,
-            )
+            table.add(name, neighbors, result["epochs"], f"{result['seconds']:.0f}", f"{result['error']:.2%}")
             rows.append({"dataset": name, "neighbors": neighbors, **result})
+    table.save()
     return rows
 
 
@@ -198,12 +196,19 @@ def main() -> None:
         help="pixels deep methods shift training images by (default: the library's; 0: off)",
     )
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--quick", action="store_true", help="one epoch of dt-NCA on USPS at d = 2; kept nowhere")
     args = parser.parse_args()
+    if args.quick:
+        args.datasets, args.dims, args.methods, args.tables, args.epochs = ["usps"], [2], ["dt-NCA"], ["methods"], 1
     overrides = parse_overrides(args.set)
     hidden = overrides.get("hidden_sizes", HIDDEN)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; hidden layers {hidden}\n")
+    print(f"machine: {machine()}; hidden layers {hidden}\n")
     rows = []
     if "methods" in args.tables:
+        defaults = parser.parse_args([])
+        apart = [name for name in ("datasets", "dims", "methods", "set", "epochs", "seeds", "shift")
+                 if getattr(args, name) != getattr(defaults, name)]  # fmt: skip
+        table_key = key("methods", *(f"{name}={getattr(args, name)}" for name in apart))
         rows += results_table(
             args.datasets,
             args.dims,
@@ -214,9 +219,11 @@ def main() -> None:
             args.every,
             args.seeds,
             args.shift,
+            table_key,
+            keep=not args.quick,
         )
     if "bank" in args.tables:
-        rows += bank_table(args.datasets, args.minutes * 60)
+        rows += bank_table(args.datasets, args.minutes * 60, keep=not args.quick)
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(rows, handle, indent=1)

@@ -8,18 +8,23 @@
    ``--dataset mnist --n-components 32``.
 
     NCA_DATA_DIR=../shared/data python benchmarks/defaults.py [--skip-mnist]
+    python benchmarks/defaults.py --quick          # the first fits only; kept nowhere
+
+Both tables are kept in results/defaults.json (``_results``), the MNIST one under the
+device that trained ("cpu" or "cuda").
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _results import Table, machine
 
 FIRST_FIT = """
 import time, numpy as np
@@ -50,9 +55,15 @@ CASES = {
 }
 
 
-def first_fits() -> None:
-    print("| estimator | first fit (s) | second fit (s) | one-time cost (s) |")
-    print("| --- | --- | --- | --- |")
+def _device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def first_fits(keep: bool = True) -> None:
+    formats = {"first fit (s)": "{:.3f}", "second fit (s)": "{:.3f}", "one-time cost (s)": "{:.3f}"}
+    table = Table("defaults", f"first-fits-{_device()}", ["estimator", *formats], formats=formats, keep=keep)
     for name, (imports, fit) in CASES.items():
         code = FIRST_FIT.format(imports=imports, fit=fit)
         first, second = map(
@@ -61,7 +72,8 @@ def first_fits() -> None:
                 [sys.executable, "-c", code], capture_output=True, text=True, check=True
             ).stdout.split(),
         )
-        print(f"| {name} | {first:.3f} | {second:.3f} | {first - second:.3f} |")
+        table.add(name, first, second, first - second)
+    table.save()
 
 
 def mnist_default() -> None:
@@ -81,9 +93,10 @@ def mnist_default() -> None:
         model.transform(data.X_train), data.y_train, model.transform(data.X_test), data.y_test, 5
     )
     picked = {k: settings[k] for k in ("optimizer", "init", "learning_rate", "batch_size", "max_iter")}
-    print("| path | settings picked | wall time (s) | 5-NN test error |")
-    print("| --- | --- | --- | --- |")
-    print(f"| `NCA(n_components=32, random_state=0).fit` | {picked} | {seconds:.1f} | {error:.2%} |")
+    device = str(model.device_)
+    table = Table("defaults", device.split(":")[0], ["path", "settings picked", "wall time (s)", "5-NN test error"],
+                  device=device)  # fmt: skip
+    table.add("`NCA(n_components=32, random_state=0).fit` on all of MNIST", str(picked), f"{seconds:.1f}", f"{error:.2%}")
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "nca_core", "train", "--dataset", "mnist", "--n-components", "32",
@@ -92,18 +105,19 @@ def mnist_default() -> None:
         metrics = json.loads((Path(out) / "metrics.json").read_text())
     s = metrics["settings"]
     cli = {k: s[k] for k in ("optimizer", "init", "learning_rate", "batch_size", "max_iter")}
-    print(
-        f"| `python -m nca_core train --dataset mnist --n-components 32` | {cli} | {wall:.1f} (whole command) | {metrics['test_error_5nn']:.2%} |"
-    )
+    table.add("`python -m nca_core train --dataset mnist --n-components 32`", str(cli), f"{wall:.1f} (whole command)",
+              f"{metrics['test_error_5nn']:.2%}")  # fmt: skip
+    table.save()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-mnist", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="the first fits only, kept nowhere")
     args = parser.parse_args()
-    print(f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}\n")
-    first_fits()
-    if not args.skip_mnist:
+    print(f"machine: {machine()}\n")
+    first_fits(keep=not args.quick)
+    if not (args.skip_mnist or args.quick):
         print()
         mnist_default()
 

@@ -7,7 +7,7 @@ patch of the machine falls on all alike:
 
 - ``epoch``: one epoch of the library (``training.minibatch.MinibatchEpochs`` on a
   ``Problem``, as ``NCA`` builds it), objective f;
-- ``pair floor``: the issue's floor, just those three products and one exp per block of
+- ``pair floor``: just those three products and one exp per block of
   1024 anchors (``mm`` into one reused buffer, ``exp_``, ``E @ Z``, and ``Z_anchor.T @ E``,
   the transpose of E^T Z_anchor, up to twice as fast on CPUs as that tall product),
   nothing else;
@@ -38,7 +38,8 @@ epoch and the floors alike use TF32.
 pass cannot keep their p_i in float32 (with ``PYTHONPATH`` set to another checkout, that
 checkout's engine).
 
-``quick()`` (for ``make bench``) times one repeat on 20,000 MNIST images.
+The table is kept in results/exact_epoch.json (``_results``) under the device and n.
+``quick()`` (``--quick``, and ``make bench``) times one repeat on all 60,000 MNIST images.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ import time
 
 import numpy as np
 import torch
-from compare_sklearn import machine
+from _results import Table, key, machine, print_quick
 
 from nca_core import datasets
 from nca_core.config.plan import make_plan
@@ -210,7 +211,11 @@ def main() -> None:
     parser.add_argument(
         "--count-recomputed", action="store_true", help="count the far anchors the engine recomputes (see below)"
     )
+    parser.add_argument("--quick", action="store_true", help="quick(): one repeat on MNIST; kept nowhere")
     args = parser.parse_args()
+    if args.quick:
+        print_quick("exact_epoch", quick())
+        return
     if args.tf32:
         torch.backends.cuda.matmul.allow_tf32 = True
     if args.profile:
@@ -218,20 +223,23 @@ def main() -> None:
         return
     with counting_recomputed_passes() if args.count_recomputed else contextlib.nullcontext() as recomputed:
         timings = measure(args.n, args.d, args.repeats, args.device, lambda name, t: print(f"{name}: {t:.2f} s", flush=True))
+    device = str(resolve_device(args.device))
     tf32 = "; TF32 products" if args.tf32 else ""
-    print(f"machine: {machine()}; torch threads: {torch.get_num_threads()}; device: {resolve_device(args.device)}{tf32}")
+    print(f"machine: {machine(device)}{tf32}")
     images = "MNIST" if args.n <= 60000 else "mnist-deformed"
-    print(f"{images} n = {args.n}, d = {args.d}, blocks of {BATCH} anchors\n")
-    print("| measure | median s | each repeat (s) |")
-    print("| --- | --- | --- |")
+    table = Table("exact_epoch", key(device.split(":")[0], args.n, "tf32" if args.tf32 else None),
+                  ["measure", "median s", "each repeat (s)"], formats={"median s": "{:.2f}"}, device=device)  # fmt: skip
+    table.notes.append(f"{images} n = {args.n:,}, d = {args.d}, blocks of {BATCH} anchors{tf32}")
     for name, t in timings.items():
-        print(f"| {name} | {statistics.median(t):.2f} | {', '.join(f'{s:.2f}' for s in t)} |")
+        table.add(name, statistics.median(t), ", ".join(f"{s:.2f}" for s in t))
+    print(f"\n{table.notes[0]}")
     pair, with_encoder, least = _ratios(timings)
-    print(f"\nepoch / (pair floor + encoder): {with_encoder:.2f}x (target <= {TARGET}x)")
-    print(f"epoch / pair floor: {pair:.2f}x")
-    print(f"(pair floor + encoder) / pair floor: {least:.2f}x, the least an exact minibatch epoch can reach")
+    table.note(f"epoch / (pair floor + encoder): {with_encoder:.2f}x (target <= {TARGET}x)")
+    table.note(f"epoch / pair floor: {pair:.2f}x")
+    table.note(f"(pair floor + encoder) / pair floor: {least:.2f}x, the least an exact minibatch epoch can reach")
     if recomputed is not None:
-        print(f"far anchors recomputed by the shifted path of weights, in the epochs of all repeats: {sum(recomputed):,}")
+        table.note(f"far anchors recomputed by the shifted path of weights, in the epochs of all repeats: {sum(recomputed):,}")
+    table.save()
 
 
 @contextlib.contextmanager

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# What a lent GPU machine needs beside the code, gathered here before the first device call
-# (that machine reaches no package index and has no ../shared):
+# What a GPU machine without network access needs beside the code, gathered here before
+# the code is copied to it (it reaches no package index and has no ../shared):
 #   .whl/      wheels of what its Python 3.12 lacks, at the versions our venv has: faiss-cpu,
 #              plotly, pooch, and Streamlit with what it needs (pydeck left out: nothing
-#              imports it, and the call carries 64 MiB at most)
+#              imports it, and what is copied there is kept under 64 MiB)
 #   .gpudata/  MNIST and USPS from the data folder (Fashion-MNIST does not fit; its loading
 #              test skips there)
-# Both folders are for `carry` and stay out of git (.git/info/exclude). Then, on the device:
+# Both folders are copied with the code and stay out of git (.git/info/exclude). Then, there:
 #   NCA_DATA_DIR=$PWD/.gpudata DEADLINE_SECONDS=525 bash benchmarks/gpu_figures.sh env tests ...
 #
 #   bash benchmarks/gpu_carry.sh [DATA_DIR]      # default ../shared/data

@@ -6,7 +6,7 @@
 #   NCA_DATA_DIR=../shared/data bash benchmarks/gpu_figures.sh env tests exact scaling torchrun
 #
 # With DEADLINE_SECONDS set, no step runs past that many seconds from the script's start
-# (each step's limit is cut to what is left), so a device call ends with its logs written.
+# (each step's limit is cut to what is left), so a run with a time limit ends with its logs written.
 #
 # Steps: env (GPU, driver, versions), profile (torch.profiler's table of one exact epoch),
 # small (iris, wine, digits fitted on the CPU and the GPU), nearest (one approximate epoch
@@ -63,7 +63,7 @@ for name in "$@"; do
         variants) step variants 120 $PY benchmarks/gpu_step_variants.py --device cuda ;;
         variants_compiled) step variants_compiled 200 $PY benchmarks/gpu_step_variants.py --device cuda --compile ;;
         variants1m) step variants1m 400 $PY benchmarks/gpu_step_variants.py --device cuda --n 1000000 --repeats 1 ;;
-        app) step app 150 bash -c "$PY benchmarks/app_device.py --device cuda --watch 8 && $PY benchmarks/app_device.py --device cpu --watch 8" ;;
+        app) step app 150 $PY benchmarks/app_device.py --devices cuda cpu --watch 8 ;;
         exact) step exact 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 --count-recomputed ;;
         exact_tf32) step exact_tf32 120 $PY benchmarks/exact_epoch.py --device cuda --repeats 5 --tf32 ;;
         defaults) step defaults 60 $PY benchmarks/defaults.py ;;

@@ -1,9 +1,9 @@
 """The exact engine's step written other ways beside the library's, timed on a GPU.
 
-The third GPU lease found the exact epoch waiting on the CPU (benchmarks/RESULTS.md, "GPU
-figures, third lease"); the fourth timed these variants and found the waits, not the
-launches, to blame ("GPU figures, fourth lease"). This script times one pass of the objective f and
-its gradient in the embedding over all anchors, in steps of 1024 class-sorted anchors
+On a GPU the exact epoch spends its time on the CPU's side: launching work from Python
+and waiting for the device. These variants tell the two apart: with the waits taken out
+of the library's step, the launches cost little. This script times one pass of the
+objective f and its gradient in the embedding over all anchors, in steps of 1024 class-sorted anchors
 against all n points (what an exact epoch does between the encoder's products), several ways
 on the same Z:
 
@@ -23,6 +23,9 @@ floor of ``exact_epoch.py`` (three products and one exp per step).
 
     NCA_DATA_DIR=../shared/data python benchmarks/gpu_step_variants.py --device cuda
     NCA_DATA_DIR=../shared/data python benchmarks/gpu_step_variants.py --device cuda --n 1000000
+    NCA_DATA_DIR=../shared/data python benchmarks/gpu_step_variants.py --quick   # 10,000 images, once
+
+The table is kept in results/gpu_step_variants.json (``_results``) under the device and n.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import math
 import statistics
 
 import torch
-from compare_sklearn import machine
+from _results import Table, key, machine
 from exact_epoch import BATCH, _clock, _mnist, _pair_floor, _start_map
 
 from nca_core.objective.engine import DEFAULT_BLOCK_ELEMENTS, loss_gradient
@@ -145,7 +148,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--compile", action="store_true", help="add the torch.compile variant")
+    parser.add_argument("--quick", action="store_true", help="10,000 images, one repeat; kept nowhere")
     args = parser.parse_args()
+    if args.quick:
+        args.n, args.repeats = 10000, 1
     device = resolve_device(args.device)
     X, y = _mnist(args.n, device)
     y, order = y.sort(stable=True)
@@ -176,16 +182,18 @@ def main() -> None:
             timings[name].append(timed_pass(gradient, steps, device))
         timings["pair floor"].append(_pair_floor(X, A))
     floor = statistics.median(timings["pair floor"])
-    print(f"\nmachine: {machine()}; device: {device}")
-    print(f"{'MNIST' if args.n <= 60000 else 'mnist-deformed'} n = {args.n:,}, d = {args.d}, "
-          f"steps of {BATCH} anchors, objective f\n")  # fmt: skip
-    print("| variant | pass (s), median | each (s) | / pair floor | gradient difference |")
-    print("| --- | --- | --- | --- | --- |")
+    print(f"\nmachine: {machine(str(device))}")
+    table = Table("gpu_step_variants", key(device.type, args.n, "compiled" if args.compile else None),
+                  ["variant", "pass (s), median", "each (s)", "/ pair floor", "gradient difference"],
+                  formats={"pass (s), median": "{:.3f}"}, device=str(device), keep=not args.quick)  # fmt: skip
+    table.notes.append(f"{'MNIST' if args.n <= 60000 else 'mnist-deformed'} n = {args.n:,}, d = {args.d}, "
+                       f"steps of {BATCH} anchors, objective f")  # fmt: skip
     for name, times in timings.items():
         median = statistics.median(times)
-        shown = ", ".join(f"{t:.3f}" for t in times)
         difference = f"{differences[name]:.1e}" if name in differences else ""
-        print(f"| {name} | {median:.3f} | {shown} | {median / floor:.2f}x | {difference} |")
+        table.add(name, median, ", ".join(f"{t:.3f}" for t in times), f"{median / floor:.2f}x", difference)
+    print(f"\n{table.notes[0]}")
+    table.save()
     if any(not math.isfinite(v) or v > 1e-3 for v in differences.values()):
         raise SystemExit("a variant's gradient differs from the library's by more than 1e-3")
 

@@ -9,6 +9,9 @@ numbers (the table, drawn with the flat indexes' sizes before any search), to th
 times were measured, drawn last), and the headline itself.
 
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/knn_page.py
+    .venv/bin/python benchmarks/knn_page.py --quick     # digits: seconds; kept nowhere
+
+The table is kept in results/knn_page.json (``_results``) under the dataset.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import shutil
 import tempfile
 import time
 
+from _results import Table, machine
 from _server import CHROMIUM_ARGS, served_for_chromium
-from compare_sklearn import machine
 
 TABLE = "[data-testid='stDataFrame']"  # drawn with the flat indexes' sizes before any search
 HEADLINE = "[data-testid='stMetric']"
@@ -60,8 +63,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="mnist")
     parser.add_argument("--limit", type=float, default=300, help="seconds to wait for the table")
+    parser.add_argument("--quick", action="store_true", help="digits instead; kept nowhere")
     args = parser.parse_args()
-    print(f"Machine: {machine()}; headless Chromium 1440 x 900; dataset {args.dataset}\n")
+    if args.quick:
+        args.dataset = "digits"
+    print(f"machine: {machine()}; headless Chromium 1440 x 900; dataset {args.dataset}\n")
     rows = []
     with tempfile.TemporaryDirectory() as cache:
         os.environ["NCA_CACHE_DIR"] = cache
@@ -70,11 +76,11 @@ def main() -> None:
         with served_for_chromium() as url:  # a fresh server: nothing in memory, the figures on disk
             rows.append(("figures kept on disk, fresh server", visit(url, args.dataset, args.limit)))
             rows.append(("figures kept on disk, another visitor", visit(url, args.dataset, args.limit)))
-    print("| visit | first numbers (s) | headline (s) | whole table (s) | headline | figures |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    columns = ["visit", "first numbers (s)", "headline (s)", "whole table (s)", "headline", "figures"]
+    table = Table("knn_page", args.dataset, columns, formats=dict.fromkeys(columns[1:4], "{:.1f}"), keep=not args.quick)
     for name, r in rows:
-        first, head = (("-" if r[k] is None else f"{r[k]:.1f}") for k in ("first numbers", "headline"))
-        print(f"| {name} | {first} | {head} | {r['whole table']:.1f} | {r['words']} | {r['figures']} |")
+        table.add(name, r["first numbers"], r["headline"], r["whole table"], r["words"], r["figures"])
+    table.save()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """k-NN search on raw inputs and on an NCA projection, exact and through HNSW, side by side.
 
 On one dataset (default MNIST: every test image a query against all training images), in
-one run, prints three Markdown tables:
+one run, prints a Markdown table and the lines under it, and keeps them in
+results/knn_search.json (``_results``) under the dataset and the machine's kind ("cpu", or
+"gpu" where CUDA is present):
 
 1. each space (raw pixels, NCA-d) searched five ways: the library's torch blocked exact
    search (its path without FAISS or on a GPU), bare FAISS ``IndexFlatL2`` with a plain
@@ -9,8 +11,8 @@ one run, prints three Markdown tables:
    (built on one thread: reproducible) and the index "auto" picks for an index kept for
    many queries. Columns: query time for all queries (median of repeats, each listed),
    build time, index bytes, 5-NN test error;
-2. the issue's checks: NCA exact against FAISS flat on the same vectors, NCA with the
-   library's pick against the best exact raw search, and their errors;
+2. the checks: NCA exact against FAISS flat on the same vectors, NCA with the library's
+   pick against the best exact raw search, and their errors;
 3. the kNN scoring during training (leave-one-out on a stratified 2,000 plus 2,000 test
    queries against every training point, as ``runs.run.Run`` asks each epoch): torch against
    the library's default.
@@ -32,8 +34,9 @@ takes far longer than the rest of the run):
         --n-train 1000000 --train-points 60000 --queries 2000 --repeats 1 \
         --raw-methods "FAISS flat (bare)" "library exact (FAISS flat, re-ranked)"
 
-``quick()`` (for ``make bench``) measures the two ratios of table 2 on 2,000 test queries,
-with an NCA trained on 5,000 points (MNIST, else USPS, else digits, as the files allow).
+``quick()`` (``--quick``, and ``make bench``) measures the two ratios of the checks on 2,000
+test queries, with an NCA trained on 5,000 points (MNIST, else USPS, else digits, as the
+files allow).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ import time
 
 import numpy as np
 import torch
-from compare_sklearn import machine  # the same machine line as the other tables
+from _results import Table, key, machine, print_quick
 
 from nca_core import datasets, stratified_subsample
 from nca_core.runs.comparison import model_cache_dir, quick_nca
@@ -114,21 +117,21 @@ def _measured(method: str, R, y_ref, Q, y_query, k: int, repeats: int) -> dict:
     return result
 
 
-def space_rows(label: str, R, y_ref, Q, y_query, k: int, repeats: int, methods=tuple(METHODS)) -> dict:
+COLUMNS = ["space", "method", "query time (s), median [repeats]", "build (s)", "index (MB)", "5-NN error"]
+
+
+def space_rows(table: Table, label: str, R, y_ref, Q, y_query, k: int, repeats: int, methods=tuple(METHODS)) -> dict:
     results = {}
     for method in methods:
         result = results[method] = _measured(method, R, y_ref, Q, y_query, k, repeats)
         name = f"{method} ({result['kind']})" if "kind" in result and method.endswith("auto") else method
         repeats_text = ", ".join(f"{s:.3f}" for s in result["all"])
-        print(
-            f"| {label} | {name} | {result['seconds']:.3f} [{repeats_text}] | {result['build']:.2f} "
-            f"| {result['bytes'] / 1e6:.1f} | {result['error']:.2%} |",
-            flush=True,
-        )
+        table.add(label, name, f"{result['seconds']:.3f} [{repeats_text}]", f"{result['build']:.2f}",
+                  f"{result['bytes'] / 1e6:.1f}", f"{result['error']:.2%}")  # fmt: skip
     return results
 
 
-def checks(raw: dict, nca: dict, d: int) -> None:
+def checks(table: Table, raw: dict, nca: dict, d: int) -> None:
     exact = ("torch blocked, exact", "FAISS flat (bare)", "library exact (FAISS flat, re-ranked)")
     exact_raw = min((m for m in exact if m in raw), key=lambda m: raw[m]["seconds"])
     mine, flat, pick = (
@@ -136,45 +139,30 @@ def checks(raw: dict, nca: dict, d: int) -> None:
         nca["FAISS flat (bare)"],
         nca["library auto"],
     )
-    print("\n| check | measured | target |")
-    print("| --- | --- | --- |")
-    print(
-        f"| NCA-{d} exact: FAISS flat time / library exact time | {flat['seconds'] / mine['seconds']:.2f}x | >= 1 |"
-    )
-    print(
-        f"| NCA-{d} with the library's pick ({pick['kind']}) against the best exact raw search "
-        f"({exact_raw}) | {raw[exact_raw]['seconds'] / pick['seconds']:.1f}x faster | >= 10x |"
-    )
-    print(
-        f"| 5-NN error: NCA-{d} {pick['kind']} against raw {exact_raw} "
-        f"| {pick['error']:.2%} vs {raw[exact_raw]['error']:.2%} | no worse |"
-    )
-    print(
-        f"| index size: raw flat / NCA-{d} flat | {raw['FAISS flat (bare)']['bytes'] / flat['bytes']:.1f}x | |"
-    )
+    table.note(f"NCA-{d} exact: FAISS flat time / library exact time: {flat['seconds'] / mine['seconds']:.2f}x (target >= 1)")
+    table.note(f"NCA-{d} with the library's pick ({pick['kind']}) against the best exact raw search ({exact_raw}): "
+               f"{raw[exact_raw]['seconds'] / pick['seconds']:.1f}x faster (target >= 10x)")  # fmt: skip
+    table.note(f"5-NN error: NCA-{d} {pick['kind']} against raw {exact_raw}: {pick['error']:.2%} vs "
+               f"{raw[exact_raw]['error']:.2%} (target: no worse)")  # fmt: skip
+    table.note(f"index size: raw flat / NCA-{d} flat: {raw['FAISS flat (bare)']['bytes'] / flat['bytes']:.1f}x")
 
 
-def gpu_checks(raw: dict, nca: dict, d: int) -> None:
+def gpu_checks(table: Table, raw: dict, nca: dict, d: int) -> None:
     """The GPU's exact search against bare FAISS flat on the CPU, in each space (GPU only)."""
     gpu = "library exact on the GPU (torch)"
     rows = [(label, space) for label, space in (("raw", raw), (f"NCA-{d}", nca)) if gpu in space and "FAISS flat (bare)" in space]
-    if not rows:
-        return
-    print(f"\n| space | FAISS flat on the CPU ({torch.get_num_threads()} threads) / the library's exact search on the GPU | 5-NN error, GPU / FAISS |")
-    print("| --- | --- | --- |")
     for label, space in rows:
         cpu, on_gpu = space["FAISS flat (bare)"], space[gpu]
-        print(f"| {label} | {cpu['seconds'] / on_gpu['seconds']:.1f}x | {on_gpu['error']:.2%} / {cpu['error']:.2%} |")
+        table.note(f"{label}: FAISS flat on the CPU ({torch.get_num_threads()} threads) / the library's exact search "
+                   f"on the GPU: {cpu['seconds'] / on_gpu['seconds']:.1f}x; 5-NN error, GPU / FAISS: "
+                   f"{on_gpu['error']:.2%} / {cpu['error']:.2%}")  # fmt: skip
 
 
-def evaluation(Z_train, y_train, Z_test, y_test, k: int, repeats: int) -> None:
+def evaluation(table: Table, Z_train, y_train, Z_test, y_test, k: int, repeats: int) -> None:
     """The per-epoch scoring of ``runs.run.Run``: torch (as before FAISS) against the default."""
     sample = stratified_subsample(y_train, EVAL_POINTS, seed=0)
     test = stratified_subsample(y_test, EVAL_POINTS, seed=0)
-    print(
-        f"\n| per-epoch kNN scoring ({EVAL_POINTS:,} leave-one-out + {EVAL_POINTS:,} test queries) | seconds | accuracies |"
-    )
-    print("| --- | --- | --- |")
+    timings = []
     for label, options in (("torch blocked", {"backend": "torch"}), ("library default", {})):
 
         def score(options=options):
@@ -184,7 +172,9 @@ def evaluation(Z_train, y_train, Z_test, y_test, k: int, repeats: int) -> None:
             )
 
         median, times, (loo, acc) = _timed(score, repeats)
-        print(f"| {label} | {median:.3f} [{', '.join(f'{s:.3f}' for s in times)}] | {loo:.4f}, {acc:.4f} |")
+        timings.append(f"{label} {median:.3f} s [{', '.join(f'{s:.3f}' for s in times)}] ({loo:.4f}, {acc:.4f})")
+    table.note(f"per-epoch kNN scoring ({EVAL_POINTS:,} leave-one-out + {EVAL_POINTS:,} test queries; "
+               f"seconds, then accuracies): {'; '.join(timings)}")  # fmt: skip
 
 
 def _first_available(names=("mnist", "usps", "digits")):
@@ -235,31 +225,37 @@ def main(argv=None) -> None:
     parser.add_argument("--queries", type=int, default=None, help="a stratified sample of the test set (default all)")
     parser.add_argument("--raw-methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                         help="the searches of the raw inputs (default all)")  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help="quick(): 2,000 queries, NCA on 5,000 points; kept nowhere")
     args = parser.parse_args(argv)
+    if args.quick:
+        print_quick("knn_search", quick())
+        return
     data = datasets.load(args.dataset, download=False, n_train=args.n_train)
     if args.queries is not None and args.queries < len(data.y_test):
         test = stratified_subsample(data.y_test, args.queries, seed=0)
         data = dataclasses.replace(data, X_test=data.X_test[test], y_test=data.y_test[test])
     n_train = args.train_points or len(data.y_train)
     standardize = recommended_config(data).standardize
-    quick = quick_nca(data, args.d, standardize, max_train=n_train, cache_dir=model_cache_dir())
+    fitted = quick_nca(data, args.d, standardize, max_train=n_train, cache_dir=model_cache_dir())
     import faiss
 
     print(f"machine: {machine()}, faiss {faiss.__version__}\n")
-    print(
+    table = Table("knn_search", key(args.dataset, "gpu" if torch.cuda.is_available() else "cpu"), COLUMNS,
+                  device="cuda" if torch.cuda.is_available() else "cpu")  # fmt: skip
+    table.notes.append(
         f"{args.dataset}: {len(data.y_test):,} queries against {len(data.y_train):,} references; NCA-{args.d} "
-        f"trained on {quick.n_train:,} points ({quick.epochs} epochs{', from the cache' if quick.from_cache else ''})\n"
+        f"trained on {fitted.n_train:,} points ({fitted.epochs} epochs{', from the cache' if fitted.from_cache else ''})"
     )
-    print("| space | method | query time (s), median [repeats] | build (s) | index (MB) | 5-NN error |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    Z_train = np.ascontiguousarray(quick.model.transform(data.X_train), dtype=np.float32)
-    Z_test = np.ascontiguousarray(quick.model.transform(data.X_test), dtype=np.float32)
+    Z_train = np.ascontiguousarray(fitted.model.transform(data.X_train), dtype=np.float32)
+    Z_test = np.ascontiguousarray(fitted.model.transform(data.X_test), dtype=np.float32)
     y, yq, k, repeats = data.y_train, data.y_test, args.k, args.repeats
-    raw = space_rows(f"raw {data.n_features}-D", data.X_train, y, data.X_test, yq, k, repeats, args.raw_methods)
-    nca = space_rows(f"NCA {args.d}-D", Z_train, y, Z_test, yq, k, repeats)
-    checks(raw, nca, args.d)
-    gpu_checks(raw, nca, args.d)
-    evaluation(Z_train, data.y_train, Z_test, data.y_test, args.k, args.repeats)
+    raw = space_rows(table, f"raw {data.n_features}-D", data.X_train, y, data.X_test, yq, k, repeats, args.raw_methods)
+    nca = space_rows(table, f"NCA {args.d}-D", Z_train, y, Z_test, yq, k, repeats)
+    print(f"\n{table.notes[0]}")
+    checks(table, raw, nca, args.d)
+    gpu_checks(table, raw, nca, args.d)
+    evaluation(table, Z_train, data.y_train, Z_test, data.y_test, args.k, args.repeats)
+    table.save()
 
 
 if __name__ == "__main__":

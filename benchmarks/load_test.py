@@ -12,6 +12,9 @@ memory keeps growing with every session or was a one-time cost of the first runs
 Bounded: N pages per wave, one run each, a hard time limit; traffic only to 127.0.0.1.
 
     python benchmarks/load_test.py --sessions 30 --waves 2
+    python benchmarks/load_test.py --quick     # 2 sessions, one wave of 5 epochs; kept nowhere
+
+The table is kept in results/load_test.json (``_results``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _results import Table, key, machine
 from _server import CHROMIUM_ARGS, serve
 
 DATASETS = ("rings", "wine", "digits")
@@ -121,7 +125,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sessions", type=int, default=8)
+    parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--epochs", type=int, default=0, help="epochs per run (0: the app's own for each dataset)")
     parser.add_argument("--waves", type=int, default=2, help="rounds of sessions, one after the other")
     parser.add_argument("--time-limit", type=float, default=600.0)
@@ -129,9 +133,13 @@ def main() -> None:
         "--settle", type=float, default=150.0,
         help="seconds to wait after closing the pages: Streamlit keeps a closed tab's session for reconnects (about 2 min)",
     )  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help="2 sessions, one wave of 5 epochs; kept nowhere")
     args = parser.parse_args()
+    if args.quick:
+        args.sessions, args.waves, args.epochs, args.settle = 2, 1, 5, 10.0
     from playwright.sync_api import sync_playwright
 
+    print(f"machine: {machine()}\n")
     server, url = serve()
     waves = []
     try:
@@ -158,8 +166,8 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    print(f"| measure | {' | '.join(f'wave {i + 1}' for i in range(len(waves)))} |")
-    print("| --- |" + " --- |" * len(waves))
+    table = Table("load_test", key("waves", None if args.sessions == 30 else f"{args.sessions}-sessions"),
+                  ["measure", *(f"wave {i + 1}" for i in range(len(waves)))], keep=not args.quick)  # fmt: skip
     rows = {
         "sessions (rings, wine, digits in turn)": lambda w: args.sessions,
         "epochs per run": lambda w: args.epochs or "the app's",
@@ -178,8 +186,9 @@ def main() -> None:
         f"server RSS {args.settle:.0f} s after the pages closed (MB)": lambda w: f"{w['settled']:.0f}",
         "settled RSS relative to before the first wave": lambda w: f"{w['settled'] / memory_before - 1:+.0%}",
     }
-    for key, value in rows.items():
-        print(f"| {key} | {' | '.join(str(value(w)) for w in waves)} |")
+    for name, value in rows.items():
+        table.add(name, *(str(value(w)) for w in waves))
+    table.save()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Fits, in one process and one after the other, the settings the Train page opens MNIST
 with (``runs.run.recommended_config``, d = 2) twice: with neighbours from all points for
-15 epochs (the default until issue 26) and with the current default, nearest points for
+15 epochs (the page's earlier default) and with the current default, nearest points for
 40 epochs. Each fit streams as the app's does (a frame per minibatch, k-NN scores on
 2,000-point samples after every epoch). The table gives the seconds to the start frame,
 to the first whole epoch and to the end, and 5-NN test accuracy on all 10,000 test images
@@ -12,6 +12,8 @@ to the first whole epoch and to the end, and 5-NN test accuracy on all 10,000 te
 
 ``--candidates "max_iter=25 learning_rate_schedule=cosine" ...`` adds a row per candidate
 default (RunConfig fields, space-separated), fitted after the two above in the same run.
+The table is kept in results/mnist_picture.json (``_results``). ``--quick`` fits one epoch
+of each and keeps nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from compare_sklearn import machine
+from _results import Table, key, machine
 
 from nca_core import datasets
 from nca_core.runs.run import Run, recommended_config
@@ -68,24 +70,23 @@ def _changes(text: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", nargs="*", default=[], help="other defaults to try, one row each")
+    parser.add_argument("--quick", action="store_true", help="one epoch of each; kept nowhere")
     args = parser.parse_args()
     data = datasets.load("mnist", download=False)
-    print(f"Machine: {machine()}\n")
-    rows = [{"candidate": "before issue 26", **fit(data, neighbors="all", max_iter=15)},
-            {"candidate": "default", **fit(data)}]  # fmt: skip
-    rows += [{"candidate": text, **fit(data, **_changes(text))} for text in args.candidates]
-    keys = list(rows[0])
-    print("| " + " | ".join(keys) + " |")
-    print("|" + "---|" * len(keys))
-    for row in rows:
-        cells = [f"{v:.2f}" if isinstance(v, float) and v > 1 else f"{v:.4f}" if isinstance(v, float) else str(v)
-                 for v in row.values()]  # fmt: skip
-        print("| " + " | ".join(cells) + " |")
+    print(f"machine: {machine()}\n")
+    short = {"max_iter": 1} if args.quick else {}
+    formats = {"start frame (s)": "{:.2f}", "epoch 1 (s)": "{:.2f}", "whole run (s)": "{:.2f}", "test 5-NN accuracy": "{:.4f}"}
+    table = Table("mnist_picture", key("cpu", "candidates" if args.candidates else None),
+                  ["candidate", "neighbours", "epochs", *formats], formats=formats, keep=not args.quick)  # fmt: skip
+    changes = [("exact neighbours", {"neighbors": "all", "max_iter": 15}), ("default", {})]
+    changes += [(text, _changes(text)) for text in args.candidates]
+    rows = [table.add(candidate=name, **fit(data, **{**change, **short})) for name, change in changes]
     exact, nearest = rows[:2]
-    print(
-        f"\nwhole run, exact / nearest: {exact['whole run (s)'] / nearest['whole run (s)']:.2f}x; "
+    table.note(
+        f"whole run, exact / nearest: {exact['whole run (s)'] / nearest['whole run (s)']:.2f}x; "
         f"accuracy, nearest - exact: {100 * (nearest['test 5-NN accuracy'] - exact['test 5-NN accuracy']):+.2f} points"
     )
+    table.save()
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ torch.profiler's tables of a third. The clock waits for the device before each r
 
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/nearest_epoch.py --n 250000
     NCA_DATA_DIR=../shared/data python benchmarks/nearest_epoch.py --n 250000 --device cuda --profile
+    NCA_DATA_DIR=../shared/data python benchmarks/nearest_epoch.py --quick   # all of MNIST, on the CPU
+
+The seconds are kept in results/nearest_epoch.json (``_results``) under the device and n.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import argparse
 
 import numpy as np
 import torch
-from compare_sklearn import machine
+from _results import Table, key, machine
 from exact_epoch import _clock, _start_map
 
 from nca_core import datasets
@@ -33,7 +36,10 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=250000)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="all of MNIST (60,000) on --device; kept nowhere")
     args = parser.parse_args()
+    if args.quick:
+        args.n, args.profile = 60000, False
     device = resolve_device(args.device)
     data = datasets.load("mnist-deformed", download=False, n_train=args.n, seed=0)
     X = torch.as_tensor(np.asarray(data.X_train, dtype=np.float32)).to(device)
@@ -43,12 +49,16 @@ def main() -> None:
     plan = make_plan({"optimizer": "adam", "learning_rate": 0.003, "batch_size": 1024, "neighbors": "nearest",
                       "n_components": 32, "device": str(device)}, shape)  # fmt: skip
     epochs = make_epochs(problem, plan, torch.Generator().manual_seed(0))
-    print(f"machine: {machine()}; device: {device}; n = {args.n:,}\n")
+    print(f"machine: {machine(str(device))}\n")
+    table = Table("nearest_epoch", key(device.type, args.n), ["measure", "seconds"], formats={"seconds": "{:.2f}"},
+                  device=str(device), keep=not args.quick)  # fmt: skip
+    table.notes.append(f"mnist-deformed n = {args.n:,}, d = 32, batches of 1024 anchors")
     for name, work in (("first epoch", lambda: epochs.run(1)), ("candidate search", lambda: epochs.prepare(2)),
                        ("second epoch (searches again)", lambda: epochs.run(2))):  # fmt: skip
         start = _clock(device)
         work()
-        print(f"{name}: {_clock(device) - start:.2f} s", flush=True)
+        table.add(name, _clock(device) - start)
+    table.save()
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
 

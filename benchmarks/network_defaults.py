@@ -8,6 +8,10 @@ what "auto" means for a network) are chosen from these rows.
 
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py --dims 2 30 --seeds 0 1 2
+    python benchmarks/network_defaults.py --quick      # digits, d = 30, seed 0, the defaults: seconds
+
+The table is kept in results/network_defaults.json (``_results``), under a key naming the
+dataset, dimensions, input scale and device.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import statistics
 import time
 
 import numpy as np
-from compare_sklearn import machine
+import torch
+from _results import Table, key, machine
 
 from nca_core import NCA, datasets, knn_predict
 from nca_core.config.rules import DataShape
@@ -52,14 +57,20 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--candidates", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES))
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every input by this (how far from unit scale)")
+    parser.add_argument("--quick", action="store_true", help="digits, d = 30, seed 0, the defaults; kept nowhere")
     args = parser.parse_args()
+    if args.quick:
+        args.dataset, args.dims, args.seeds, args.candidates = "digits", [30], [0], ["defaults"]
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # where NCA's "auto" trains
     data = datasets.load(args.dataset, download=False)
     if args.scale != 1.0:
         data = dataclasses.replace(data, X_train=data.X_train * args.scale, X_test=data.X_test * args.scale)
     print(f"machine: {machine()}\n")
     print(f"{args.dataset}: {len(data.y_train):,} training, {len(data.y_test):,} test images, inputs x {args.scale:g}\n")
-    print("| d | settings | resolved | 5-NN test error per seed | mean | train time (s) per seed |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    scale = None if args.scale == 1.0 else f"x{args.scale:g}"
+    table = Table("network_defaults", key(args.dataset, [f"d{d}" for d in args.dims], scale, device),
+                  ["data", "d", "settings", "resolved", "5-NN test error per seed", "mean", "train time (s) per seed"],
+                  device=device, keep=not args.quick)  # fmt: skip
     for d in args.dims:
         for name in args.candidates:
             errors, seconds, resolved = [], [], ""
@@ -72,11 +83,9 @@ def main() -> None:
                 if not resolved:
                     settings = model.plan(DataShape(len(data.y_train), data.n_features, data.n_classes)).settings
                     resolved = ", ".join(f"{k}={settings[k]}" for k in SHOWN)
-            print(
-                f"| {d} | {name} | {resolved} | {', '.join(f'{e:.2%}' for e in errors)} "
-                f"| {statistics.mean(errors):.2%} | {', '.join(f'{s:.0f}' for s in seconds)} |",
-                flush=True,
-            )
+            table.add(args.dataset, d, name, resolved, ", ".join(f"{e:.2%}" for e in errors),
+                      f"{statistics.mean(errors):.2%}", ", ".join(f"{s:.0f}" for s in seconds))  # fmt: skip
+    table.save()
 
 
 if __name__ == "__main__":

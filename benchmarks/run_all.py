@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))  # the benchmarks import each other by name
 
-from compare_sklearn import machine  # found through the path above
+from _results import machine  # found through the path above
 
 QUICK_MODES = ("sklearn_parity", "knn_search", "exact_epoch", "scaling")
 

@@ -15,9 +15,11 @@ the linear growth, and at the first N the approximate-against-exact ratios.
     NCA_DATA_DIR=../shared/data python benchmarks/scaling.py --device cuda   # on a GPU
 
 On a GPU the table adds the device's peak memory (``torch.cuda.max_memory_allocated``).
+The table is kept in results/scaling.json (``_results``) under the device, and the sizes
+where they are not the default.
 
-``quick()`` (for ``make bench``) fits one epoch of each on all of MNIST and reports the
-per-epoch speed-up and the 5-NN error difference after that epoch.
+``quick()`` (``--quick``, and ``make bench``) fits one epoch of each on all of MNIST and
+reports the per-epoch speed-up and the 5-NN error difference after that epoch.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import time
 
 import numpy as np
 import torch
-from compare_sklearn import machine
+from _results import Table, key, machine, print_quick
 
 from nca_core import NCA, datasets
 from nca_core.search import knn
@@ -102,37 +104,43 @@ def main() -> None:
     parser.add_argument("--exact-max", type=int, default=60000, help="largest N trained exactly as well")
     parser.add_argument("--device", default="cpu", help='"cpu" (default), "cuda" or "auto"')
     parser.add_argument("--one", help=argparse.SUPPRESS)  # fit_once's arguments, as JSON
+    parser.add_argument("--quick", action="store_true", help="quick(): one epoch of each on MNIST; kept nowhere")
     args = parser.parse_args()
     if args.one:
         print(json.dumps(fit_once(**json.loads(args.one))))
         return
+    if args.quick:
+        print_quick("scaling", quick())
+        return
     device = str(resolve_device(args.device))
     gpu = device.startswith("cuda")
-    print(f"machine: {machine()}; device: {device}\n")
-    print(f"| N | neighbours | epochs | s / epoch | fit s | peak RSS GB |{' GPU peak GB |' * gpu} 5-NN test error |")
-    print(f"| --- | --- | --- | --- | --- | --- |{' --- |' * gpu} --- |")
+    print(f"machine: {machine(device)}\n")
+    defaults = parser.parse_args([])
+    sizes = None if args.sizes == defaults.sizes else args.sizes
+    exact_max = None if args.exact_max == defaults.exact_max else f"exact{args.exact_max}"
+    columns = ["N", "neighbours", "epochs", "s / epoch", "fit s", "peak RSS GB", *(["GPU peak GB"] * gpu), "5-NN test error"]
+    table = Table("scaling", key(device.split(":")[0], sizes, exact_max), columns, device=device,
+                  formats={"N": "{:,}", "s / epoch": "{:.2f}", "fit s": "{:.1f}", "peak RSS GB": "{:.2f}",
+                           "GPU peak GB": "{:.2f}", "5-NN test error": "{:.2f}%"})  # fmt: skip
     rows = []
     for n in args.sizes:
         for neighbors in ("all", "nearest") if n <= args.exact_max else ("nearest",):
             row = in_subprocess(n, neighbors, device=device)
             rows.append(row)
-            gpu_peak = f" {row['gpu_peak_gb']:.2f} |" if gpu else ""
-            print(
-                f"| {n:,} | {neighbors} | {row['epochs']} | {row['epoch_seconds']:.2f} | {row['fit_seconds']:.1f} "
-                f"| {row['peak_gb']:.2f} |{gpu_peak} {row['error']:.2f}% |",
-                flush=True,
-            )
+            table.add(n, neighbors, row["epochs"], row["epoch_seconds"], row["fit_seconds"], row["peak_gb"],
+                      **({"GPU peak GB": row["gpu_peak_gb"]} if gpu else {}), **{"5-NN test error": row["error"]})  # fmt: skip
     approximate = [r for r in rows if r["neighbors"] == "nearest"]
     per_point = ", ".join(f"{r['n']:,}: {1000 * r['epoch_seconds'] / r['n']:.3f}" for r in approximate)
-    print(f"\napproximate seconds per epoch per 1,000 points: {per_point}")
+    table.note(f"approximate seconds per epoch per 1,000 points: {per_point}")
     exact = [r for r in rows if r["neighbors"] == "all"]
     if exact:
         e, a = exact[0], next(r for r in approximate if r["n"] == exact[0]["n"])
-        print(
+        table.note(
             f"at N = {e['n']:,}: approximate epochs {e['epoch_seconds'] / a['epoch_seconds']:.1f}x faster "
             f"(target >= {SPEED_TARGET}x), 5-NN error {a['error'] - e['error']:+.2f} points "
             f"(target <= {ERROR_TARGET})"
         )
+    table.save()
 
 
 if __name__ == "__main__":

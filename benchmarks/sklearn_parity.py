@@ -16,19 +16,21 @@ By default each library's fits run as one series after a quiet second. With
 this is the steadier ratio.
 
     python benchmarks/sklearn_parity.py [--repeats 3] [--interleaved]
+    python benchmarks/sklearn_parity.py --quick
 
-``quick()`` (for ``make bench``) fits a few of the problems in turn and returns the worst
-optimum difference and the time ratios.
+The table is kept in results/sklearn_parity.json (``_results``). ``quick()`` (``--quick``,
+and ``make bench``) fits a few of the problems in turn and returns the worst optimum
+difference and the time ratios.
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import time
 
 import numpy as np
+from _results import Table, machine, print_quick
 
 
 def _sets():
@@ -152,26 +154,28 @@ def main() -> None:
         "--blockwise", action="store_true",
         help="evaluate every set with the blockwise torch engine, never the whole-matrix one (objective.dense)",
     )  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help="quick(): five problems in turn, kept nowhere")
     args = parser.parse_args()
+    if args.quick:
+        print_quick("sklearn_parity", quick())
+        return
     if args.blockwise:
         from nca_core.config import rules
 
         rules.DENSE_MAX_SAMPLES = 0  # rules.dense_suits reads it at each fit
-    print(f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}\n")
-    print(
-        "| set | d | sklearn mean p_i | nca_core mean p_i | difference | sklearn s | nca_core s | time ratio |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(f"machine: {machine()}\n")
+    key = ("interleaved" if args.interleaved else "series") + ("-blockwise" if args.blockwise else "")
+    formats = {"sklearn mean p_i": "{:.4f}", "nca_core mean p_i": "{:.4f}", "difference": "{:+.4f}",
+               "sklearn s": "{:.3f}", "nca_core s": "{:.3f}", "time ratio": "{:.2f}"}  # fmt: skip
+    table = Table("sklearn_parity", key, ["set", "d", *formats], formats=formats)
     worst = np.inf
     for name, X, y, test_size, seed, dims in _problems():
         for d in dims:
             p_ref, p_ours, ref_s, ours_s = _fit_pair(X, y, test_size, seed, d, args.repeats, args.interleaved)
             worst = min(worst, p_ours - p_ref)
-            print(
-                f"| {name} | {d or X.shape[1]} | {p_ref:.4f} | {p_ours:.4f} | {p_ours - p_ref:+.4f} "
-                f"| {ref_s:.3f} | {ours_s:.3f} | {ours_s / ref_s:.2f} |"
-            )
-    print(f"\nWorst difference (nca_core - sklearn): {worst:+.4f} (target: >= -0.002)")
+            table.add(name, d or X.shape[1], p_ref, p_ours, p_ours - p_ref, ref_s, ours_s, ours_s / ref_s)
+    table.note(f"Worst difference (nca_core - sklearn): {worst:+.4f} (target: >= -0.002)")
+    table.save()
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@ after a warm-started fit moves the map by less than 3.0, summed absolute change)
 device and dtype. The devices are named explicitly, so "auto" plays no part.
 
     python benchmarks/small_fits.py --devices cpu cuda
+    python benchmarks/small_fits.py --quick     # iris and wine on the CPU; kept nowhere
+
+Both tables are kept in results/small_fits.json (``_results``) under the devices.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import statistics
 import time
 
 import numpy as np
-from compare_sklearn import machine
+from _results import Table, machine
 from sklearn.datasets import load_digits, load_iris, load_wine
 
 from nca_core import NCA
@@ -49,21 +52,29 @@ def warm_step(device: str, dtype: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--devices", nargs="+", default=["cpu"])
+    parser.add_argument("--quick", action="store_true", help="iris and wine on the CPU; kept nowhere")
     args = parser.parse_args()
-    print(f"machine: {machine()}\n")
-    print("| data | points | " + " | ".join(f"{d} s" for d in args.devices) + " | iterations |")
-    print("| --- | --- | " + " | ".join("---" for _ in args.devices) + " | --- |")
-    for name, loader in SETS.items():
+    sets = {name: SETS[name] for name in ("iris", "wine")} if args.quick else SETS
+    devices = ["cpu"] if args.quick else args.devices
+    gpu = next((d for d in devices if d.startswith("cuda")), "cpu")
+    print(f"machine: {machine(gpu)}\n")
+    seconds = [f"{d} (s)" for d in devices]
+    table = Table("small_fits", "+".join(devices), ["data", "points", *seconds, "iterations"],
+                  formats=dict.fromkeys(seconds, "{:.3f}"), device=gpu, keep=not args.quick)  # fmt: skip
+    for name, loader in sets.items():
         data = loader()
         X = (data.data - data.data.mean(0)) / (data.data.std(0) + 1e-12)
-        timed = [fit_seconds(X, data.target, device) for device in args.devices]
-        seconds = " | ".join(f"{s:.3f}" for s, _ in timed)
-        print(f"| {name} | {len(X)} | {seconds} | {timed[0][1]} |")
-    print("\n| device | dtype | warm-start step (scikit-learn's bound 3.0) |")
-    print("| --- | --- | --- |")
-    for device in args.devices:
+        timed = [fit_seconds(X, data.target, device) for device in devices]
+        table.add(name, len(X), *(s for s, _ in timed), timed[0][1])
+    table.save()
+    print()
+    steps = Table("small_fits", "warm-start-" + "+".join(devices), ["device", "dtype",
+                  "warm-start step (scikit-learn's bound 3.0)"], formats={"warm-start step (scikit-learn's bound 3.0)": "{:.4f}"},
+                  device=gpu, keep=not args.quick)  # fmt: skip
+    for device in devices:
         for dtype in ("float32", "float64"):
-            print(f"| {device} | {dtype} | {warm_step(device, dtype):.4f} |")
+            steps.add(device, dtype, warm_step(device, dtype))
+    steps.save()
 
 
 if __name__ == "__main__":

@@ -5,10 +5,12 @@ Starts `streamlit run app.py` on a free 127.0.0.1 port, opens the Train page on 
 headless Chromium at the given size, presses Train with the page's defaults and prints a
 table: seconds from the click to the first chart, the chart's top and the share of its
 height on the first screen, the status line at 3, 10 and 30 s, and seconds to "finished".
-Screenshots go to --shots.
+Screenshots go to --shots; the table is kept in results/train_page_mnist.json
+(``_results``) under the window's size.
 
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/train_page_mnist.py
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/train_page_mnist.py --size 1440x900
+    .venv/bin/python benchmarks/train_page_mnist.py --quick    # the rings demo instead; kept nowhere
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import shutil
 import time
 from pathlib import Path
 
+from _results import Table, machine
 from _server import CHROMIUM_ARGS, served_for_chromium
-from compare_sklearn import machine
 
 CHART = "[data-testid='stVegaLiteChart'], [data-testid='stPlotlyChart']"
 STATUS = re.compile(r"^Epoch [\d.]+ / \d+ · .*")
@@ -40,14 +42,14 @@ def _on_screen(page, height: int) -> tuple[float, float]:
     return box["y"], (min(height, box["y"] + box["height"]) - box["y"]) / box["height"]
 
 
-def measure(url: str, width: int, height: int, shots: Path, limit: float) -> list[tuple[str, str]]:
+def measure(url: str, width: int, height: int, shots: Path, limit: float, dataset: str = "mnist") -> list[tuple[str, str]]:
     from playwright.sync_api import sync_playwright
 
     rows = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": width, "height": height})
-        page.goto(f"{url}/?dataset=mnist")
+        page.goto(f"{url}/?dataset={dataset}")
         train = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train")
         train.wait_for(timeout=60000)
         page.wait_for_timeout(3000)  # the page's first run settles
@@ -59,11 +61,11 @@ def measure(url: str, width: int, height: int, shots: Path, limit: float) -> lis
             page.wait_for_timeout(max(0.0, clicked + moment - time.monotonic()) * 1000)
             top, share = _on_screen(page, height)
             rows.append((f"at {moment} s", f"chart top y = {top:.0f}, {share:.0%} on screen; {_status(page)}"))
-            page.screenshot(path=str(shots / f"mnist-{width}-{moment}s.png"))
+            page.screenshot(path=str(shots / f"{dataset}-{width}-{moment}s.png"))
         page.get_by_text(re.compile(r"· finished ·")).first.wait_for(timeout=limit * 1000)
         rows.append(("run finished after Train", f"{time.monotonic() - clicked:.1f} s; {_status(page)}"))
         page.wait_for_timeout(2000)
-        page.screenshot(path=str(shots / f"mnist-{width}-end.png"))
+        page.screenshot(path=str(shots / f"{dataset}-{width}-end.png"))
         browser.close()
     return rows
 
@@ -73,15 +75,17 @@ def main() -> None:
     parser.add_argument("--size", default="1024x768", help="viewport, WIDTHxHEIGHT (default 1024x768)")
     parser.add_argument("--shots", type=Path, default=Path("test-artifacts"))
     parser.add_argument("--limit", type=float, default=600, help="seconds to wait for the run to end")
+    parser.add_argument("--quick", action="store_true", help="the rings demo instead of MNIST; kept nowhere")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     args.shots.mkdir(parents=True, exist_ok=True)
-    print(f"Machine: {machine()}; headless Chromium {width} x {height}\n")
+    print(f"machine: {machine()}; headless Chromium {width} x {height}\n")
     with served_for_chromium() as url:
-        rows = measure(url, width, height, args.shots, args.limit)
-    print("| measure | value |\n| --- | --- |")
+        rows = measure(url, width, height, args.shots, args.limit, "rings" if args.quick else "mnist")
+    table = Table("train_page_mnist", args.size, ["measure", "value"], keep=not args.quick)
     for name, value in rows:
-        print(f"| {name} | {value} |")
+        table.add(name, value)
+    table.save()
 
 
 if __name__ == "__main__":

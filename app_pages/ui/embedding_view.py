@@ -69,7 +69,7 @@ REGIONS_KEY = "regions"
 def _first_draw(active: ActiveRun, ended: bool) -> bool:
     """Whether this is a live run's first picture, its start frame, which goes out without
     its hover pictures, encoded and sent in a good part of the wait for it on MNIST
-    (benchmarks/RESULTS.md); they follow with the next redraw (of the same frame while a
+    (measured in commit 4133db9); they follow with the next redraw (of the same frame while a
     slow-motion start holds it)."""
     return not ended and len(active.snapshots) == 1 and not active.job.start_released
 

@@ -38,7 +38,7 @@ K = 5  # neighbours per query, as the page's title says
 # as long as the last), at least once and at most 7 times, and the median kept: a search of
 # milliseconds, whose timings scatter most, is timed 7 times; one of seconds (raw MNIST's,
 # steady from run to run) once, so that a first visit to a machine shows its table sooner
-# (benchmarks/RESULTS.md, "The kNN page's first visit").
+# (commit 0df5073; benchmarks/knn_page.py times the first visit).
 REPEATS, MIN_REPEATS, BUDGET_SECONDS = 7, 1, 2.0
 # Graphs are built on every core torch may use: about twice as fast on two cores, so the
 # page's numbers come sooner; the library's default single-threaded build is reproducible.

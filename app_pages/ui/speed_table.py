@@ -19,7 +19,7 @@ KINDS = tuple(INDEX_LABELS)  # "exact", then "hnsw": the table's order within a 
 # The queries: the test points, or a stratified sample of this many where there are more,
 # so that a first visit to a machine measures MNIST sooner. From a few thousand queries
 # on, a flat search's time grows in proportion to them and the ratios are a full test
-# set's (benchmarks/RESULTS.md, "The kNN page on a sample of the queries").
+# set's (measured in commit 1e2af68).
 QUERIES = 5000
 TOO_QUICK_SECONDS = 0.05  # all queries answered faster than this, either way: timer noise
 COLUMNS_ORDER = (

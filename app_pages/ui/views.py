@@ -40,7 +40,7 @@ def redraw_seconds(
     Ten times a second for small sets, whose epochs take a few tens of milliseconds; larger
     ones take up to seconds per epoch, and redrawing thousands of points costs CPU that
     training needs (on 2 cores MNIST's epochs are far slower beside frequent redraws;
-    benchmarks/RESULTS.md, "MNIST live on the Train page"). The curves, a few hundred
+    benchmarks/train_page_mnist.py times the page's run). The curves, a few hundred
     points, are redrawn every ``CURVES_SECONDS``, or with the picture where it is slower.
     While a run waits for its ``first_frame`` (its start waits to be drawn), the picture is
     polled every ``FIRST_FRAME_POLL_SECONDS`` whatever the size; otherwise, while it is

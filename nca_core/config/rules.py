@@ -99,7 +99,7 @@ PICTURE_NEAREST_MIN_SAMPLES = LARGE_SET_SAMPLES
 PICTURE_MAX_DIM = 3
 # Each anchor's nearest candidates on the nearest-points path: fewer make every step embed
 # fewer points. The count that kept MNIST's 5-NN error (d = 32 and the picture's d = 2) at
-# the least cost: benchmarks/candidates.py, benchmarks/RESULTS.md ("Fewer candidates").
+# the least cost, over three seeds against exact training (measured in commit 4557530).
 DEFAULT_CANDIDATES = 12
 # Up to this many points the whole-matrix float64 engine (``objective.dense``) evaluates a
 # small linear problem: its (n, n) matrices stay in cache and one evaluation costs less
@@ -176,7 +176,8 @@ def minibatch_defaults(
     epochs at a larger step than a wide one, and more again on nearest points (each far
     cheaper). A network (its step: ``default_learning_rate``) takes batches of 256 from a few
     thousand points on, for 40 epochs, or 12 on a large set, where each costs seconds. The
-    values were chosen on MNIST and USPS (benchmarks/RESULTS.md).
+    values were chosen on MNIST and USPS (benchmarks/RESULTS.md, "How far it scales" and
+    "Deep NCA against the paper").
     """
     if encoder == "mlp":  # its step: default_learning_rate
         if n_samples > LARGE_SET_SAMPLES:
@@ -237,7 +238,7 @@ def auto_objective(encoder: str, n_samples: int, n_components: int, neighbors: s
     A network starts from random weights with many points among other classes, where f's
     gradient vanishes and g's does not. MCML pulls every pair of class mates together, which
     generalises better on a small set at d = 30 but not on a large one, and is unstable for a
-    2-D picture (benchmarks/RESULTS.md, "What a network gets by default"); nearest points
+    2-D picture (benchmarks/network_defaults.py at commit 8a01adc); nearest points
     serve only f and g.
     """
     if encoder != "mlp":
@@ -250,7 +251,7 @@ def auto_schedule(encoder: str) -> str:
     """The step-size schedule for "auto": a cosine decay for a network, constant for a map.
 
     A network's minibatch steps stay noisy at a constant rate; falling to 0 over the run
-    lets its last epochs settle (measured in benchmarks/RESULTS.md).
+    lets its last epochs settle (benchmarks/RESULTS.md, "Deep NCA against the paper").
     """
     return "cosine" if encoder == "mlp" else "constant"
 
@@ -269,7 +270,7 @@ def image_shift(image_shape: tuple[int, int] | None) -> int:
     """Pixels a network's training images are shifted by: one per 16 pixels of the shorter
     side, so USPS (16 x 16) and MNIST (28 x 28) move by 1, and 8 x 8 digits, where a
     pixel is an eighth of the image, and tabular rows not at all. A network that would learn
-    the training images by heart generalises better so (benchmarks/RESULTS.md)."""
+    the training images by heart generalises better so (benchmarks/RESULTS.md, "Deep NCA against the paper")."""
     return 0 if image_shape is None else min(image_shape) // 16
 
 
@@ -336,8 +337,8 @@ def candidates_note(n_candidates: int | None, objective: str, neighbors: str) ->
 
 
 # A network trains from PyTorch's default weights at a step tuned on pixels near unit scale;
-# from features that vary much more it may not learn at all (benchmarks/RESULTS.md, "The
-# network's defaults, chosen again").
+# from features that vary much more it may not learn at all (benchmarks/network_defaults.py
+# --scale; its table is in benchmarks/results/network_defaults.json).
 NETWORK_MAX_FEATURE_STD = 10.0
 
 

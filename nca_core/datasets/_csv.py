@@ -136,6 +136,9 @@ def from_csv(
 ) -> Dataset:
     """Read a CSV with a header row into a Dataset with a stratified train/test split.
 
+    Every column but the label column must be numeric and finite. Constant columns are
+    dropped (and said so in ``notes``) unless ``image_shape`` is given.
+
     Parameters
     ----------
     file_or_bytes : path, bytes or binary file object
@@ -143,14 +146,19 @@ def from_csv(
         Name of the column holding the class labels (text or numbers).
     image_shape : (height, width), optional
         For image data: the feature columns are the pixels, row by row.
+    name : str
+        The Dataset's name.
     test_fraction : float
         Share of each class held out for testing.
+    seed : int
+        Seeds the stratified split.
     max_rows, max_columns, max_bytes : int
         Limits; larger files are refused with a message.
 
-    Every other column must be numeric and finite. Constant columns are dropped (and said so
-    in ``notes``) unless ``image_shape`` is given. Raises DatasetError naming the first
-    offending row or column.
+    Raises
+    ------
+    DatasetError
+        Naming the first offending row or column.
     """
     from . import Dataset
 

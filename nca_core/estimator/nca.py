@@ -153,6 +153,9 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     ) -> Iterator[Snapshot]:
         """Train and yield a frozen Snapshot at the start and after every epoch.
 
+        The fitted attributes are updated after every epoch, so closing the generator (or a
+        callback returning True) keeps everything learnt so far.
+
         Parameters
         ----------
         X, y : training data of shape (n_samples, n_features) and labels.
@@ -179,8 +182,10 @@ class NCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             uses it instead of resolving the settings again (ValueError if the parameters or
             the data's shape have changed since).
 
-        The fitted attributes are updated after every epoch, so closing the generator (or a
-        callback returning True) keeps everything learnt so far.
+        Yields
+        ------
+        Snapshot
+            A frozen copy of the state after each epoch (or part of one), epoch 0 first.
         """
         self._validate_params()
         return self._fit_iter(

@@ -5,7 +5,8 @@ builds from scratch (in Streamlit, a new chart element each time). A Vega-Lite s
 holds only the encoding and fixed axes; the points travel as a separate table. While the
 spec stays the same, the browser swaps the table into the chart it already has, which on
 the Train page is what lets a 2-core machine draw every epoch of a small run (see
-benchmarks/RESULTS.md). Colours and legend order come from ``colours``, as in the Plotly figures.
+benchmarks/RESULTS.md, "The app's performance"). Colours and legend order come from
+``colours``, as in the Plotly figures.
 
 This module holds the 2-D scatter of an embedding and its rows. The Train page's 2-D
 picture (``live_picture.picture_spec``) layers that scatter with a clicked point's p_ij

@@ -48,14 +48,14 @@ KDTREE_MAX_DIM = 3
 # Graph settings: M links per point, candidate lists while building and searching. On MNIST
 # (benchmarks/knn_search.py) these give the exact search's 5-NN error in 32-D. The build's
 # list is the shortest that finds what FAISS's default, 40, finds on MNIST and USPS, raw and
-# NCA (benchmarks/hnsw_build.py): a shorter one builds faster and misses more.
+# NCA (measured in commit 4dc903f): a shorter one builds faster and misses more.
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 28
 HNSW_EF_SEARCH = 64
 # FAISS's flat search scans the references once per query below a threshold of queries x
 # dimensions, and uses matrix products above it. The library's flat searches use products
-# from this many queries on (benchmarks/faiss_flat.py; benchmarks/RESULTS.md, "FAISS's flat
-# search through products").
+# from this many queries on: in 32-D the scan is faster below it, the products from it on
+# (measured in commit f464d40; a million references in benchmarks/RESULTS.md).
 BLAS_FROM_QUERIES = 16
 
 

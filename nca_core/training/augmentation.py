@@ -1,9 +1,9 @@
 """Training-time input augmentation: new copies of the anchors at every step.
 
 A network trained with NCA on a few thousand images learns them by heart: its
-leave-one-out error falls far below its test error (benchmarks/RESULTS.md). Showing each
-anchor moved by a pixel or two, a little differently at every step, asks the map to be
-robust to what does not change a digit.
+leave-one-out error falls far below its test error. Showing each anchor moved by a pixel
+or two, a little differently at every step, asks the map to be robust to what does not
+change a digit (its effect on USPS: benchmarks/RESULTS.md, "Deep NCA against the paper").
 
 An augmentation is any callable ``(X, generator) -> X'`` on a (batch, n_features) tensor
 that returns a tensor of the same shape, dtype and device; ``RandomShift`` is the one the

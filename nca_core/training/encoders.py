@@ -70,7 +70,7 @@ def _summed_in_blocks(G: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     """G^T X as a batch of products over blocks of ``GRADIENT_BLOCK_ROWS`` rows, then summed.
 
     One product with a few output rows and many thousand summed rows runs on CPUs at a
-    fraction of the speed of the same sum split into blocks (benchmarks/RESULTS.md).
+    fraction of the speed of the same sum split into blocks (measured in commit 368d2c4).
     """
     if X.dim() != 2:
         return G.reshape(-1, G.shape[-1]).T @ X.reshape(-1, X.shape[-1])

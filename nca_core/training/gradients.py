@@ -95,7 +95,8 @@ def penalty_term(encoder, weight_decay: float) -> torch.Tensor | None:
 
 
 # Anchor-reference pairs beyond which the start's objective is estimated on sampled anchors,
-# each against all points (about 1,700 anchors on MNIST; benchmarks/start_objective.py).
+# each against all points (about 1,700 anchors on MNIST; measured in commit 5935cc9: within
+# 0.008 of the mean p_i over all anchors, in a third of the time of four times as many).
 START_MAX_PAIRS = 1e8
 
 

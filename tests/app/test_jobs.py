@@ -333,7 +333,7 @@ def test_speed_is_wall_clock_epochs_per_second_frame_cap_included():
     speed = job.epochs_per_second
     job.stop()
     job.join(30)
-    # training alone runs far faster than 20 epochs/s (benchmarks/threads.py); the cap rules.
+    # training alone runs far faster than 20 epochs/s (measured in commit 847312f); the cap rules.
     # Frames are timed as they are kept, before their wait: one that took longer to compute
     # than the next shortens the interval between them, so the speed is read over 23 of them.
     assert 5 < speed <= 21

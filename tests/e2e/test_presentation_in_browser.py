@@ -66,7 +66,7 @@ def test_turning_presentation_off_leaves_no_projector_sized_chart(page, app_url)
 def test_the_presented_picture_fills_the_height_the_window_leaves(browser, app_url):
     """The 2-D picture is as tall as the window leaves below the controls and above the
     regions toggle, on a 1024 x 768 projector and on a 1440 x 900 screen alike (it had one
-    height for both: benchmarks/RESULTS.md), and it follows a window that changes size."""
+    height for both; measured in commit a0f5855), and it follows a window that changes size."""
     context = browser.new_context(viewport={"width": 1024, "height": 768})
     page = context.new_page()
     page.set_default_timeout(60_000)

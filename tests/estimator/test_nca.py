@@ -616,7 +616,7 @@ def test_float32_rows_are_gathered_in_order_less_the_offset_rounded_to_float32()
 
 def test_a_network_handed_inputs_far_from_unit_scale_says_to_standardise_them(digits):
     """Digits' pixels (0 to 16) train a network; four times them do not (about 78% 5-NN
-    error at d = 30, benchmarks/RESULTS.md), so the fit warns, naming the cure. A linear
+    error at d = 30, benchmarks/results/network_defaults.json), so the fit warns, naming the cure. A linear
     map, which PCA starts at any scale, does not warn."""
     import warnings as warnings_module
 

@@ -95,7 +95,7 @@ def test_recommended_deep_settings_converge(name):
 
     data = datasets.load(name)
     config = recommended_config(data, encoder="mlp").replace(device="cpu")
-    assert config.objective == "g"  # what won for deep NCA (benchmarks/RESULTS.md, issue 15)
+    assert config.objective == "g"  # what won for deep NCA (benchmarks/RESULTS.md, "Deep NCA against the paper")
     snaps = list(Run(config, data).stream())
     assert snaps[-1].components is None and snaps[-1].dof == pytest.approx(1.0)
     assert snaps[-1].objective > snaps[0].objective

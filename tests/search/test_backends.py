@@ -34,7 +34,7 @@ def test_searches_use_torchs_thread_count_and_restore_faiss(digits_split):
 @needs_faiss
 def test_flat_searches_ask_faiss_for_products_from_a_few_queries_and_restore_it(digits_split, monkeypatch):
     """FAISS scans the references once per query below a threshold of queries x dimensions,
-    far slower than its matrix products on large sets (benchmarks/faiss_flat.py). The
+    far slower than its matrix products on large sets (measured in commit f464d40). The
     library's flat searches (a ``KNNIndex`` and the training lists' flat index) lower it,
     and leave FAISS's setting, one for the process, as they found it; a graph's search
     leaves it alone."""

@@ -1,0 +1,113 @@
+"""benchmarks/_results.py and benchmarks/render.py: a benchmark's tables kept as data, and
+RESULTS.md built from them, so the page cannot say what no script printed."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+# Helpers and tools beside the benchmarks, which measure nothing themselves.
+NOT_BENCHMARKS = {"_results.py", "_server.py", "render.py", "run_all.py"}
+
+
+@pytest.fixture(scope="module")
+def tools():
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        yield importlib.import_module("_results"), importlib.import_module("render")
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def test_a_table_prints_its_rows_and_replaces_only_its_own_key(tools, tmp_path, capsys):
+    results, _ = tools
+    first = results.Table("demo", "cpu", ["N", "s / epoch"], formats={"N": "{:,}", "s / epoch": "{:.2f}"},
+                          results_dir=tmp_path)  # fmt: skip
+    first.add(60000, 9.517)
+    first.note("at N = 60,000: 5.5x faster")
+    first.save()
+    other = results.Table("demo", "cuda", ["N"], device="cpu", results_dir=tmp_path)
+    other.add(1_000_000)
+    other.save()
+    again = results.Table("demo", "cpu", ["N", "s / epoch"], results_dir=tmp_path)
+    again.add(250000, 9.2)
+    again.save()
+
+    printed = capsys.readouterr().out
+    assert "| 60,000 | 9.52 |" in printed and "at N = 60,000: 5.5x faster" in printed
+    stored = json.loads((tmp_path / "demo.json").read_text())
+    assert set(stored["tables"]) == {"cpu", "cuda"}
+    assert stored["tables"]["cpu"]["rows"] == [{"N": 250000, "s / epoch": 9.2}]  # numbers stay numbers
+    assert stored["tables"]["cuda"]["rows"] == [{"N": 1_000_000}]
+    env = stored["tables"]["cpu"]["environment"]
+    assert {"machine", "device", "versions", "date", "commit", "command"} <= set(env)
+    assert env["device"] == "CPU" and "python" in env["versions"]
+
+
+def test_a_quick_table_prints_and_writes_nothing(tools, tmp_path, capsys):
+    results, _ = tools
+    table = results.Table("demo", "cpu", ["a"], keep=False, results_dir=tmp_path)
+    table.add(1)
+    assert table.save() is None
+    assert not (tmp_path / "demo.json").exists()
+    assert "| 1 |" in capsys.readouterr().out
+
+
+def test_a_row_names_only_the_tables_columns(tools, tmp_path):
+    results, _ = tools
+    table = results.Table("demo", "cpu", ["a", "b"], results_dir=tmp_path)
+    with pytest.raises(ValueError, match="no such column: c"):
+        table.add(1, c=2)
+    with pytest.raises(ValueError, match="3 values for 2 columns"):
+        table.add(1, 2, 3)
+
+
+def test_the_page_shows_each_table_under_its_command_machine_and_date(tools, tmp_path):
+    results, render = tools
+    env = {"machine": "Some CPU, 2 cores", "device": "CPU", "versions": {"python": "3.11.7"}, "date": "unstated",
+           "commit": "abc1234", "command": "python benchmarks/demo.py"}  # fmt: skip
+    for key in ("first", "second"):
+        results.write_table("demo", key, {"title": "", "columns": ["x"], "formats": {"x": "{:.1f}"},
+                                          "rows": [{"x": 1.25}], "notes": ["means little"], "environment": env},
+                            tmp_path)  # fmt: skip
+    page = render.render("# Page\n\nWords.\n\n<!-- table: demo/first -->\n\n<!-- table: demo/second -->\n", tmp_path)
+    first, second = page.split("The same command")
+    assert "```bash\npython benchmarks/demo.py\n```" in first
+    assert "Machine: Some CPU, 2 cores; device: CPU; python 3.11.7; date unstated; commit abc1234." in first
+    assert "| 1.2 |" in first and "- means little" in first
+    assert "| 1.2 |" in second  # the second table, run beside the first, names it by reference
+    with pytest.raises(KeyError, match="no table 'third'"):
+        render.render("<!-- table: demo/third -->\n", tmp_path)
+
+
+def test_results_md_is_what_the_results_files_give(tools):
+    """`make results` has been run since the last change to a results file or the template."""
+    _, render = tools
+    page = render.render()
+    assert (BENCHMARKS / "RESULTS.md").read_text() == page
+    assert len(page.splitlines()) < 600
+
+
+def test_every_table_the_page_shows_names_its_device_and_date(tools):
+    _, render = tools
+    for benchmark, key in render.placeholders(render.TEMPLATE.read_text()):
+        env = json.loads((BENCHMARKS / "results" / f"{benchmark}.json").read_text())["tables"][key]["environment"]
+        assert env["device"] and env["date"] and env["command"], (benchmark, key)
+
+
+def test_every_benchmark_keeps_its_tables():
+    """Each benchmark script builds a ``Table`` (and so writes results/<name>.json when it
+    runs in full) and has a quick mode."""
+    for script in sorted(BENCHMARKS.glob("*.py")):
+        if script.name in NOT_BENCHMARKS:
+            continue
+        calls = {node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+                 for node in ast.walk(ast.parse(script.read_text())) if isinstance(node, ast.Call)}  # fmt: skip
+        assert "Table" in calls, f"{script.name} prints tables that RESULTS.md cannot be built from"
+        assert '"--quick"' in script.read_text(), f"{script.name} has no quick mode"
