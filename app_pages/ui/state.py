@@ -162,14 +162,9 @@ def job_turns() -> JobSlots:
 
 def threads_for(run: Run, turns: JobSlots) -> int:
     """torch threads for one job: one for small sets, whose tiny tensor operations lose more
-<<<<<<< HEAD
-    to thread hand-offs than they gain (benchmarks/RESULTS.md: rings trains faster on one
-    thread, much faster beside a busy browser), else a fair share of the cores among the
-    runs that compute at once."""
-=======
     to thread hand-offs than they gain (rings trains faster on one thread, much faster
-    beside a busy browser: measured in commit 847312f), else a fair share of the cores."""
->>>>>>> docs-site
+    beside a busy browser: measured in commit 847312f), else a fair share of the cores
+    among the runs that compute at once."""
     if len(run.data.y_train) <= LARGE_SET_SAMPLES:
         return 1
     return max(1, (os.cpu_count() or 1) // turns.capacity)
