@@ -10,7 +10,7 @@ way:
    mates (each with its own running maximum, so p_i keeps its digits in float32 at any
    scale, with nothing computed again), and the pulls that give the anchors' gradient;
 2. ``weights.anchor_scales`` turns those sums into the terms and the gradient's factors,
-   in float64, on the host side of the device (a few vectors of the anchors' length);
+   in float64 (a few vectors of the anchors' length);
 3. ``reference_pass``: the points' gradient, each tile of points sweeping every anchor and
    writing its own rows (deterministic; no atomics).
 
@@ -18,9 +18,13 @@ Arithmetic: the logits are formed twice (8 d n_anchor n flops in all against the
 pass that held the matrix) and exp'd twice (a little more over the class mates), in
 exchange for no (block x n) matrix in memory at all.
 
-Anchors are cut into tiles that each hold one class where that fills them (small classes
-share a tile: ``class_tiles``), so the kernels' per-tile centring keeps the near pairs'
-logits exact for classes far apart, and the class-mate sweep of a tile spans one class.
+Anchors and points are cut into tiles that each hold one class where that fills them
+(small classes share a tile: ``class_tiles``), so the kernels' per-tile centring keeps the
+near pairs' logits exact for classes far apart, and a tile's class-mate sweep spans one
+class. A logit rounds at about 2^-24 (|a - c|^2 + |b - c|^2) from its tile's centre c, so
+the weights of a point far from the rest of its class (80 units, say) carry relative
+errors of about 1e-3.
+
 On CPU tensors the kernels run through Triton's interpreter, in a process that set
 TRITON_INTERPRET=1 before it imported triton (triton reads it then, and decorates its own
 library functions accordingly): the tests do so in a process of their own.
@@ -30,30 +34,48 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import torch
 
 from .weights import PER_ANCHOR_OBJECTIVES, anchor_scales
 
-__all__ = ["MAX_DIMENSIONS", "FusedSchedule", "class_tiles", "fused_available"]
+__all__ = ["MAX_DIMENSIONS", "TILES", "FusedSchedule", "Tiles", "class_tiles", "fused_available"]
 
-# The widest embedding the kernels take: a tile of anchors and its two accumulators live
-# in registers, (BLOCK_M x D_PAD) floats each. Wider embeddings keep GaussianSchedule.
+# The widest embedding the kernels take: a tile's rows and accumulators live in registers,
+# (rows x d) floats each, so tiles shrink as d grows (``TILES``). Wider embeddings keep
+# GaussianSchedule.
 MAX_DIMENSIONS = 128
 
-# Tiles for an H100 or H200: 128 anchors (or points, in the reference pass) per program
-# against 64 at a time, d padded to a power of two of at least 16 (``tl.dot``'s least).
-BLOCK_ROWS = 128
-BLOCK_COLUMNS = 64
-NUM_WARPS = 8
+
+@dataclass(frozen=True)
+class Tiles:
+    """A kernel's launch shape: the rows a program owns (anchors in ``anchor_pass``, points
+    in ``reference_pass``), the rows it sweeps at a time (powers of two, at least 16, as
+    ``tl.dot`` needs) and its warps."""
+
+    rows: int
+    columns: int
+    warps: int = 8
+
+
+# (anchor_pass, reference_pass) by d padded to a power of two, for an H100 or H200: the
+# largest tiles that ptxas (triton 3.8, sm_90) fits in 255 registers a thread with at most a
+# few dozen bytes spilled. float32 "ieee" products run on the CUDA cores, and Triton keeps
+# each thread's share of both operands in registers, so the tiles shrink as d grows; the
+# first kernel, with two accumulators and two running sums, needs the smaller ones.
+TILES = {
+    16: (Tiles(64, 64), Tiles(64, 64)),
+    32: (Tiles(64, 64), Tiles(64, 64)),
+    64: (Tiles(32, 32), Tiles(64, 64)),
+    128: (Tiles(16, 32), Tiles(32, 32)),
+}
 
 
 def fused_available(Z: torch.Tensor) -> bool:
     """Whether the fused kernels take this embedding: float32 on a CUDA device, at most
     ``MAX_DIMENSIONS`` columns, and triton importable."""
-    return (
-        Z.is_cuda and Z.dtype == torch.float32 and 0 < Z.shape[1] <= MAX_DIMENSIONS and _triton_imports()
-    )
+    return Z.is_cuda and Z.dtype == torch.float32 and 0 < Z.shape[1] <= MAX_DIMENSIONS and _triton_imports()
 
 
 @functools.cache
@@ -107,31 +129,21 @@ def class_tiles(counts: list[int], size: int) -> tuple[list[int], list[int]]:
 class FusedSchedule:
     """The Gaussian kernel's f or g through the Triton kernels of ``fused_kernels``.
 
-    ``block_rows`` and ``block_columns`` are the tiles (powers of two, at least 16): the
-    rows a program owns (anchors in the first kernel, points in the second) and the rows
-    it sweeps at a time. ``precision`` is ``tl.dot``'s input precision for float32
-    (``"ieee"``; ``"tf32x3"`` trades a little for tensor cores).
+    ``tiles`` (one ``Tiles`` for both kernels) replaces the table ``TILES`` of each width's
+    defaults. ``precision`` is ``tl.dot``'s input precision for float32 (``"ieee"``;
+    ``"tf32x3"`` runs on tensor cores and keeps almost as many digits).
     """
 
-    def __init__(
-        self,
-        objective: str,
-        block_rows: int = BLOCK_ROWS,
-        block_columns: int = BLOCK_COLUMNS,
-        precision: str = "ieee",
-        num_warps: int = NUM_WARPS,
-    ):
+    def __init__(self, objective: str, tiles: Tiles | None = None, precision: str = "ieee"):
         if objective not in PER_ANCHOR_OBJECTIVES:
             raise ValueError(f"objective must be one of {PER_ANCHOR_OBJECTIVES}, got {objective!r}")
-        for block in (block_rows, block_columns):
-            if block < 16 or block & (block - 1):
-                raise ValueError(f"tiles must be powers of two of at least 16, got {block}")
-        self.objective, self.precision, self.num_warps = objective, precision, num_warps
-        self.block_rows, self.block_columns = block_rows, block_columns
+        if tiles is not None and any(b < 16 or b & (b - 1) for b in (tiles.rows, tiles.columns)):
+            raise ValueError(f"tiles must be powers of two of at least 16, got {tiles}")
+        self.objective, self.tiles, self.precision = objective, tiles, precision
 
     @torch.no_grad()
     def sums(self, Z, y, anchors, workspace):
-        pairs = _Pairs(Z, y, anchors, self.block_rows)
+        pairs = _Pairs(Z, y, anchors, self._tiles(Z)[0].rows)
         if pairs.n_anchor == 0:
             return torch.zeros_like(Z), 0.0, 0.0
         stats, pulls = self._anchor_pass(pairs, with_grad=True)
@@ -143,21 +155,25 @@ class FusedSchedule:
 
     @torch.no_grad()
     def value_sum(self, Z, y, anchors, workspace):
-        pairs = _Pairs(Z, y, anchors, self.block_rows)
+        pairs = _Pairs(Z, y, anchors, self._tiles(Z)[0].rows)
         if pairs.n_anchor == 0:
             return 0.0
         return float(_factors(self._anchor_pass(pairs, with_grad=False)[0], self.objective)[0].sum())
 
+    def _tiles(self, Z: torch.Tensor) -> tuple[Tiles, Tiles]:
+        """(anchor_pass, reference_pass) tiles for Z's width."""
+        return (self.tiles, self.tiles) if self.tiles is not None else TILES[_padded(Z.shape[1])]
+
     def _anchor_pass(self, pairs: _Pairs, with_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
         """(m, s, m', s') per anchor (4, b) and, with ``with_grad``, the pulls (2, b, d)."""
         b, d = pairs.Z_anchor.shape
+        tiles = self._tiles(pairs.Z)[0]
         stats = pairs.Z.new_empty(4, b)
         pulls = pairs.Z.new_empty(2, b, d) if with_grad else pairs.Z.new_empty(1)
         _kernels().anchor_pass[(len(pairs.anchor_tiles[0]),)](
             pairs.Z, pairs.Z_anchor, pairs.anchor_rows, pairs.mate_lo, pairs.mate_hi, *pairs.anchor_tiles,
-            len(pairs.Z), b, d, stats, pulls, D_PAD=pairs.d_pad, BLOCK_M=self.block_rows,
-            BLOCK_N=self.block_columns, WITH_GRAD=with_grad, PRECISION=self.precision,
-            num_warps=self.num_warps,
+            len(pairs.Z), b, d, stats, pulls, D_PAD=_padded(d), BLOCK_M=tiles.rows, BLOCK_N=tiles.columns,
+            WITH_GRAD=with_grad, PRECISION=self.precision, num_warps=tiles.warps,
         )  # fmt: skip
         return stats, pulls
 
@@ -165,13 +181,19 @@ class FusedSchedule:
         """d(sum of terms)/dZ through the anchors' weights on every point, (n, d)."""
         grad = torch.empty_like(pairs.Z)
         b, d = pairs.Z_anchor.shape
-        tiles = pairs.reference_tiles(self.block_rows)
-        _kernels().reference_pass[(len(tiles[0]),)](
-            pairs.Z, pairs.Z_anchor, pairs.anchor_rows, pairs.anchor_lo, pairs.anchor_hi, *tiles, factors,
-            len(pairs.Z), b, d, grad, D_PAD=pairs.d_pad, BLOCK_R=self.block_rows,
-            BLOCK_A=self.block_columns, PRECISION=self.precision, num_warps=self.num_warps,
+        tiles = self._tiles(pairs.Z)[1]
+        starts, sizes = pairs.reference_tiles(tiles.rows)
+        _kernels().reference_pass[(len(starts),)](
+            pairs.Z, pairs.Z_anchor, pairs.anchor_rows, pairs.anchor_lo, pairs.anchor_hi, starts, sizes,
+            factors, len(pairs.Z), b, d, grad, D_PAD=_padded(d), BLOCK_R=tiles.rows, BLOCK_A=tiles.columns,
+            PRECISION=self.precision, num_warps=tiles.warps,
         )  # fmt: skip
         return grad
+
+
+def _padded(d: int) -> int:
+    """d rounded up to a power of two of at least 16 (``tl.dot``'s least)."""
+    return max(16, 1 << (d - 1).bit_length())
 
 
 class _Pairs:
@@ -183,7 +205,9 @@ class _Pairs:
 
     def __init__(self, Z, y, anchors, block_rows: int):
         if Z.dtype != torch.float32 or Z.shape[1] > MAX_DIMENSIONS:
-            raise ValueError(f"the fused kernels take float32 of at most {MAX_DIMENSIONS} columns, got {Z.dtype} {tuple(Z.shape)}")
+            raise ValueError(
+                f"the fused kernels take float32 of at most {MAX_DIMENSIONS} columns, got {Z.dtype} {tuple(Z.shape)}"
+            )
         _check_device(Z)
         self.Z = (Z - Z.mean(0)).contiguous()
         self.anchors = anchors
@@ -196,7 +220,6 @@ class _Pairs:
         self.mate_hi = torch.searchsorted(y, y_anchor, right=True).to(torch.int32)
         self.anchor_lo = torch.searchsorted(y_anchor, y).to(torch.int32)
         self.anchor_hi = torch.searchsorted(y_anchor, y, right=True).to(torch.int32)
-        self.d_pad = max(16, 1 << math.ceil(math.log2(max(Z.shape[1], 1))))
         self.counts = torch.bincount(y).tolist()
         anchor_counts = torch.bincount(y_anchor, minlength=len(self.counts)).tolist()
         self.anchor_tiles = self._tiles(anchor_counts, block_rows)

@@ -170,8 +170,8 @@ def reference_pass(
             shift_same = tl.load(factors + n_anchor + a, mask=ok, other=0.0)
             scale_same = tl.load(factors + 3 * n_anchor + a, mask=ok, other=0.0)
             mates = (a[None, :] >= lo[:, None]) & (a[None, :] < hi[:, None])
-            same = scale_same[None, :] * tl.exp(logits - shift_same[None, :])
-            weights += tl.where(mates, same, 0.0)
+            mate_logits = tl.where(mates, logits, float("-inf"))  # exp of a non-mate may overflow
+            weights += scale_same[None, :] * tl.exp(mate_logits - shift_same[None, :])
         acc += tl.dot(weights, right, input_precision=PRECISION)
         colsum += tl.sum(weights, 1)
     out = grad + j[:, None].to(tl.int64) * d + cols[None, :]
