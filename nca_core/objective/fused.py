@@ -32,6 +32,7 @@ library functions accordingly): the tests do so in a process of their own.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from dataclasses import dataclass
@@ -170,11 +171,12 @@ class FusedSchedule:
         tiles = self._tiles(pairs.Z)[0]
         stats = pairs.Z.new_empty(4, b)
         pulls = pairs.Z.new_empty(2, b, d) if with_grad else pairs.Z.new_empty(1)
-        _kernels().anchor_pass[(len(pairs.anchor_tiles[0]),)](
-            pairs.Z, pairs.Z_anchor, pairs.anchor_rows, pairs.mate_lo, pairs.mate_hi, *pairs.anchor_tiles,
-            len(pairs.Z), b, d, stats, pulls, D_PAD=_padded(d), BLOCK_M=tiles.rows, BLOCK_N=tiles.columns,
-            WITH_GRAD=with_grad, PRECISION=self.precision, num_warps=tiles.warps,
-        )  # fmt: skip
+        with _device_of(pairs.Z):
+            _kernels().anchor_pass[(len(pairs.anchor_tiles[0]),)](
+                pairs.Z, pairs.Z_anchor, pairs.anchor_rows, pairs.mate_lo, pairs.mate_hi, *pairs.anchor_tiles,
+                len(pairs.Z), b, d, stats, pulls, D_PAD=_padded(d), BLOCK_M=tiles.rows, BLOCK_N=tiles.columns,
+                WITH_GRAD=with_grad, PRECISION=self.precision, num_warps=tiles.warps,
+            )  # fmt: skip
         return stats, pulls
 
     def _reference_pass(self, pairs: _Pairs, factors: torch.Tensor) -> torch.Tensor:
@@ -183,12 +185,18 @@ class FusedSchedule:
         b, d = pairs.Z_anchor.shape
         tiles = self._tiles(pairs.Z)[1]
         starts, sizes = pairs.reference_tiles(tiles.rows)
-        _kernels().reference_pass[(len(starts),)](
-            pairs.Z, pairs.Z_anchor, pairs.anchor_rows, pairs.anchor_lo, pairs.anchor_hi, starts, sizes,
-            factors, len(pairs.Z), b, d, grad, D_PAD=_padded(d), BLOCK_R=tiles.rows, BLOCK_A=tiles.columns,
-            PRECISION=self.precision, num_warps=tiles.warps,
-        )  # fmt: skip
+        with _device_of(pairs.Z):
+            _kernels().reference_pass[(len(starts),)](
+                pairs.Z, pairs.Z_anchor, pairs.anchor_rows, pairs.anchor_lo, pairs.anchor_hi, starts, sizes,
+                factors, len(pairs.Z), b, d, grad, D_PAD=_padded(d), BLOCK_R=tiles.rows, BLOCK_A=tiles.columns,
+                PRECISION=self.precision, num_warps=tiles.warps,
+            )  # fmt: skip
         return grad
+
+
+def _device_of(Z: torch.Tensor):
+    """Triton launches on the current CUDA device: make it Z's."""
+    return torch.cuda.device(Z.device) if Z.is_cuda else contextlib.nullcontext()
 
 
 def _padded(d: int) -> int:

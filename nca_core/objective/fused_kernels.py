@@ -133,10 +133,11 @@ def anchor_pass(
     tl.store(stats + 2 * n_anchor + i, m_same, mask=live)
     tl.store(stats + 3 * n_anchor + i, s_same, mask=live)
     if WITH_GRAD:  # sum_j e_ij (z_j - z_i) = acc - s (z_i - c), both in the tile's frame
-        out = pulls + i[:, None].to(tl.int64) * d + cols[None, :]
         keep = live[:, None] & (cols < d)[None, :]
+        out = pulls + i[:, None].to(tl.int64) * d + cols[None, :]
         tl.store(out, acc - s[:, None] * left, mask=keep)
-        tl.store(out + n_anchor * d, acc_same - s_same[:, None] * left, mask=keep)
+        out = pulls + (n_anchor + i)[:, None].to(tl.int64) * d + cols[None, :]  # the second (b, d) matrix
+        tl.store(out, acc_same - s_same[:, None] * left, mask=keep)
 
 
 @_jit
