@@ -137,6 +137,13 @@ def test_a_subset_of_anchors_is_scored_against_every_point(fused, objective):
 
 
 @needs_triton
+def test_no_anchors_sum_to_nothing(fused):
+    Z, y = _clusters(5, n=40)
+    grad, total, value = fused(torch.tensor(Z, dtype=torch.float32), torch.tensor(y), torch.arange(0), "g", 16, 16, True)
+    assert total == value == 0.0 and not grad.any()
+
+
+@needs_triton
 def test_the_far_anchors_hold_their_terms_where_p_underflows(fused):
     """g of points whose class mates are 40 and more away: p_i is below the smallest
     float64, so only the class mates' own log-sum-exp keeps log p_i and the pull towards
