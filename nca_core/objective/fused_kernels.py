@@ -17,8 +17,9 @@ from each other), with j = i left out and l clamped at 0.
 - ``reference_pass``, one program per tile of points, sweeps every anchor once and sums the
   points' gradient 2 sum_i G_ij (z_i - z_j), G_ij = scale'_i S_ij exp(l_ij - m'_i) -
   scale_i exp(l_ij - m_i), from those factors: every row is written by the one program
-  that owns it, so the result does not depend on the order of the programs (no atomics,
-  as in FlashAttention-2's backward, which also recomputes rather than stores).
+  that owns it, so the result does not depend on the order of the programs (no atomics:
+  FlashAttention-2's backward writes dK and dV so, one program per tile of keys sweeping
+  the queries and recomputing their scores).
 
 The class-mate sweep needs only the tiles inside the class range of the program's tile, a
 runtime branch taken by whole tiles. Every product is a ``tl.dot`` at ``PRECISION``
