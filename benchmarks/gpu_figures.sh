@@ -26,7 +26,12 @@
 # variants and variants1m (benchmarks/gpu_step_variants.py: the exact step as the library
 # writes it, with one masked product instead of the per-class ones, and that captured as a
 # CUDA graph; MNIST, or a million mnist-deformed points), variants_compiled (the same with
-# the masked step through torch.compile as well).
+# the masked step through torch.compile as well), fused (benchmarks/fused_epoch.py: the fused
+# Triton schedule's exact epoch at 60k and 1M beside GaussianSchedule, the pair floor and the
+# arithmetic bound; fused_quick: 60k, one repeat), fused_tests (tests/objective/test_fused.py,
+# the compiled kernels against the float64 reference on the GPU as well as the interpreter)
+# and engine_tests_fused (the engine's, training's and estimator's tests with the engine
+# taking the fused kernels: NCA_FUSED=1).
 # Wheels for missing packages (faiss-cpu, plotly, streamlit and what it needs) may lie in
 # .whl/; they go to /tmp/site. benchmarks/gpu_carry.sh gathers them and the data beforehand.
 set -u
@@ -60,6 +65,10 @@ for name in "$@"; do
         env) step env 60 bash -c "nvidia-smi; $PY -c 'import torch, sklearn, numpy, faiss; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(), sklearn.__version__, numpy.__version__, faiss.__version__)'" ;;
         tests) step tests 250 $PY -m pytest -q -p no:cacheprovider -n 12 -m "not e2e" --ignore tests/e2e tests ;;
         engine_tests) step engine_tests 120 $PY -m pytest -q -p no:cacheprovider -n 12 tests/objective tests/training tests/estimator ;;
+        engine_tests_fused) step engine_tests_fused 150 env NCA_FUSED=1 $PY -m pytest -q -p no:cacheprovider -n 12 tests/objective tests/training tests/estimator ;;
+        fused) step fused 400 $PY benchmarks/fused_epoch.py ;;
+        fused_quick) step fused_quick 120 $PY benchmarks/fused_epoch.py --quick ;;
+        fused_tests) step fused_tests 150 env NCA_FUSED=1 $PY -m pytest -q -p no:cacheprovider tests/objective/test_fused.py ;;
         variants) step variants 120 $PY benchmarks/gpu_step_variants.py --device cuda ;;
         variants_compiled) step variants_compiled 200 $PY benchmarks/gpu_step_variants.py --device cuda --compile ;;
         variants1m) step variants1m 400 $PY benchmarks/gpu_step_variants.py --device cuda --n 1000000 --repeats 1 ;;

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import nca_core
+from tests.without import run_without
 
 # Imports every module of a package, then reports what it imported and which UI modules
 # are loaded. ``__main__`` runs the CLI when imported, so it is imported with ``--help``
@@ -95,19 +96,12 @@ def test_the_check_catches_a_module_that_imports_streamlit(tmp_path):
 def test_the_command_line_runs_without_plotly():
     """plotly comes with the app extra only; the CLI and what it imports must not need it."""
     code = (
-        "import importlib, json, sys\n"
-        "class NoPlotly:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] == 'plotly':\n"
-        "            raise ImportError('plotly is not installed')\n"
-        "sys.meta_path.insert(0, NoPlotly())\n"
+        "import importlib, json\n"
         "for name in ('nca_core.cli', 'nca_core.runs.run', 'nca_core.runs.comparison', 'nca_core.runs.demo'):\n"
         "    importlib.import_module(name)\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'plotly')))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+    assert run_without("plotly", code) == []
 
 
 def test_the_package_settings_datasets_and_search_costs_load_neither_torch_nor_scikit_learn():

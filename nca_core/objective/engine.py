@@ -5,18 +5,20 @@ all points, walked by a ``Schedule`` so that at most one (block, n) matrix is ev
 g, -KL for MCML: ``weights.terms_in_value``); ``objective_value`` the objective alone.
 ``schedule_for`` picks how the pairs are walked: the Gaussian kernel with f or g takes
 ``GaussianSchedule`` (the fused ``gaussian.GaussianBlocks``, which needs Z and y sorted by
-class), every other kernel and objective ``KernelSchedule`` (``blocks.kernel_block_gradients``).
-A schedule that finds the same terms another way, a fused GPU kernel that never writes the
-(block, n) matrix for instance, is one more class with these two methods, chosen here.
+class) or ``fused.FusedSchedule`` (two Triton kernels that never write the (block, n) matrix,
+for float32 on a CUDA device where ``FUSED_ON_CUDA`` says so); every other kernel and
+objective ``KernelSchedule`` (``blocks.kernel_block_gradients``). A schedule that finds the
+same terms another way is one more class with these two methods, chosen here.
 
 Every schedule hands its pairs to the terms and weights of ``weights`` (one shift rule, one
-set of formulas), and every training step ends the same way: the sums of its anchors'
-terms and their gradient go to ``training.gradients.descend``, which takes the mean or the
-total (``weights.terms_in_value``), adds the weight decay and pushes them through the
-encoder. The strategies differ only in which pairs they hand over: all points (this
-engine), the batch alone (this engine on the batch), a memory bank
-(``blocks.kernel_block_gradients``), candidates plus a sample
-(``blocks.candidate_terms_and_gradients``), or a small set's whole matrix (``dense``).
+set of formulas; the fused kernels keep the same two log-masses online), and every training
+step ends the same way: the sums of its anchors' terms and their gradient go to
+``training.gradients.descend``, which takes the mean or the total
+(``weights.terms_in_value``), adds the weight decay and pushes them through the encoder.
+The strategies differ only in which pairs they hand over: all points (this engine), the
+batch alone (this engine on the batch), a memory bank (``blocks.kernel_block_gradients``),
+candidates plus a sample (``blocks.candidate_terms_and_gradients``), or a small set's whole
+matrix (``dense``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Protocol
 import torch
 
 from .blocks import kernel_block_gradients, kernel_pairs
+from .fused import FusedSchedule, fused_available
 from .gaussian import GaussianBlocks
 from .kernels import GaussianKernel
 from .weights import PER_ANCHOR_OBJECTIVES, McmlTotals, mcml_whole, terms_in_value
@@ -34,6 +37,7 @@ from .workspace import Workspace
 __all__ = [
     "DEFAULT_BLOCK_ELEMENTS",
     "KERNEL_BLOCK_ELEMENTS",
+    "FusedSchedule",
     "GaussianSchedule",
     "KernelSchedule",
     "Schedule",
@@ -66,9 +70,15 @@ class Schedule(Protocol):
         """The sum of the anchors' terms (MCML: its whole -KL), no gradient."""
 
 
-def schedule_for(kernel, objective: str, block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> Schedule:
-    """The schedule for this kernel (None: the Gaussian) and objective."""
+def schedule_for(
+    kernel, objective: str, block_elements: int = DEFAULT_BLOCK_ELEMENTS, Z: torch.Tensor | None = None
+) -> Schedule:
+    """The schedule for this kernel (None: the Gaussian) and objective, on embeddings like
+    ``Z`` (its device, dtype and width pick the fused kernels where they apply; None: the
+    schedules of the CPU)."""
     if (kernel is None or isinstance(kernel, GaussianKernel)) and objective in PER_ANCHOR_OBJECTIVES:
+        if Z is not None and fused_available(Z):
+            return FusedSchedule(objective)
         return GaussianSchedule(objective, block_elements)
     return KernelSchedule(GaussianKernel() if kernel is None else kernel, objective, block_elements)
 
@@ -96,7 +106,7 @@ def loss_gradient(
     all processes' anchors when data-parallel), for MCML -KL. Z and y must be sorted by
     class, and the anchors too.
     """
-    grad, grad_dof, total = schedule_for(kernel, objective, block_elements).sums(Z, y, anchors, workspace)
+    grad, grad_dof, total = schedule_for(kernel, objective, block_elements, Z).sums(Z, y, anchors, workspace)
     terms = terms_in_value(objective, len(anchors) if count is None else count)
     return grad.div_(-terms), -grad_dof / terms, total / terms
 
@@ -113,7 +123,7 @@ def objective_value(
 ) -> float:
     """The objective of ``anchors`` against all rows of Z (sorted by class, as in
     ``loss_gradient``): the mean term for f and g, -KL for MCML."""
-    total = schedule_for(kernel, objective, block_elements).value_sum(Z, y, anchors, workspace)
+    total = schedule_for(kernel, objective, block_elements, Z).value_sum(Z, y, anchors, workspace)
     return total / terms_in_value(objective, len(anchors))
 
 
