@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from .frames import FrameBuffer, progress
+from .frames import MAX_FRAME_BYTES, FrameBuffer, progress
 from .run_clock import RunClock
 from .slots import JobSlots
 
@@ -64,7 +64,8 @@ class TrainingJob:
     """One training run. ``make_stream(should_stop)`` is called in the worker thread; the
     stream it returns asks ``should_stop()`` between minibatches (``NCA.fit_iter``).
 
-    Attributes read by the page: ``snapshots`` (at most ``max_snapshots``, a ``FrameBuffer``),
+    Attributes read by the page: ``snapshots`` (at most ``max_snapshots`` in at most
+    ``max_frame_bytes``, a ``FrameBuffer``),
     ``state`` (a ``JobState``), ``error``, ``stop_reason`` and ``clock`` (a ``RunClock``).
     ``pace(snapshot)`` gives the least seconds a frame stays before training goes on, or
     None to leave the frame out (else ``max_epochs_per_second`` caps every frame). With
@@ -88,6 +89,7 @@ class TrainingJob:
     reload_grace: float = 0.0
     heartbeat_timeout: float = 600.0
     max_snapshots: int = 600
+    max_frame_bytes: int = MAX_FRAME_BYTES
     threads: int | None = None
     state: JobState = JobState.QUEUED
     error: str | None = None
@@ -106,7 +108,7 @@ class TrainingJob:
         self._drawn = threading.Event()
         self._heartbeat = time.monotonic()
         self._gone_since: float | None = None  # when ``connected`` first said the tab was gone
-        self.frames = FrameBuffer(self.max_snapshots)
+        self.frames = FrameBuffer(self.max_snapshots, self.max_frame_bytes)
         self.clock = RunClock()
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
         self._thread.start()
