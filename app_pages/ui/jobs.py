@@ -6,7 +6,8 @@ also between minibatches and before an evaluation (the stream's ``should_stop``)
 job whose tab is gone stops by itself ``reload_grace`` seconds later, unless a reload of
 the page takes it up again (``adopt``), and one whose page stopped polling after
 ``heartbeat_timeout`` seconds, so no worker outlives its session for long. It trains once
-a ``slots.JobSlots`` lets it: a process-wide cap on how many jobs train at once.
+a ``slots.JobSlots`` lets it: a process-wide cap on how many jobs train at once, which turns
+a job away when too many wait; and it holds its slot ``max_seconds`` at most.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from .frames import MAX_FRAME_BYTES, FrameBuffer, progress
 from .run_clock import RunClock
-from .slots import JobSlots
+from .slots import JobSlots, LineFull
 
 if TYPE_CHECKING:
     from nca_core import Snapshot
@@ -40,6 +41,13 @@ def _return_free_heap() -> None:
     if _malloc_trim is not None:
         _malloc_trim(0)
 
+
+# The longest a run holds its training slot, pauses included, before it stops by itself and
+# keeps what it learnt: four times MNIST's 50 epochs in the app (15 minutes on 2 cores,
+# benchmarks/RESULTS.md, app_speed.py), where the sidebar allows runs of hours (a network
+# trained 12 epochs on all of MNIST in 17 minutes, and it may ask for 300), each holding a
+# slot that others wait for.
+MAX_RUN_SECONDS = 3600.0
 
 _tickets = iter(range(1, 1 << 62))
 _ticket_lock = threading.Lock()
@@ -88,6 +96,7 @@ class TrainingJob:
     connected: Callable[[], bool] | None = None
     reload_grace: float = 0.0
     heartbeat_timeout: float = 600.0
+    max_seconds: float | None = MAX_RUN_SECONDS
     max_snapshots: int = 600
     max_frame_bytes: int = MAX_FRAME_BYTES
     threads: int | None = None
@@ -108,6 +117,7 @@ class TrainingJob:
         self._drawn = threading.Event()
         self._heartbeat = time.monotonic()
         self._gone_since: float | None = None  # when ``connected`` first said the tab was gone
+        self._slot_since: float | None = None  # when the job took its training slot
         self.frames = FrameBuffer(self.max_snapshots, self.max_frame_bytes)
         self.clock = RunClock()
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
@@ -123,6 +133,7 @@ class TrainingJob:
         self._stop.set()
         self._resume.set()
         self._drawn.set()
+        self.slots.wake()  # a job waiting in line leaves it now
 
     def pause(self) -> None:
         """Pause at the next frame (within an epoch when the run takes frames there)."""
@@ -229,8 +240,19 @@ class TrainingJob:
             return "the page stopped asking for updates"
         return None
 
+    def _over_time(self) -> str | None:
+        """Why the run stops when it has held its slot ``max_seconds`` (saying so in ``error``)."""
+        since = self._slot_since
+        if since is None or self.max_seconds is None or time.monotonic() - since < self.max_seconds:
+            return None
+        self.error = (
+            f"This run held a training slot for {self.max_seconds / 60:g} minutes, the longest one run "
+            "may here: it stopped, and keeps what it learnt."
+        )
+        return "it reached the server's time limit"
+
     def _should_stop(self) -> bool:
-        reason = self._abandoned()
+        reason = self._abandoned() or self._over_time()
         if reason is not None:
             self.stop_reason = reason
         return self._stop.is_set() or reason is not None
@@ -242,8 +264,7 @@ class TrainingJob:
 
         from nca_core.training.loop import TrainingDiverged
 
-        if not self.slots.acquire(self.ticket, self._should_stop, lambda: self.seconds_left):
-            self.state = JobState.STOPPED
+        if not self._take_slot():
             return
         stream = None
         try:
@@ -272,6 +293,21 @@ class TrainingJob:
                 stream.close()
             self.slots.release(self.ticket)
             _return_free_heap()
+
+    def _take_slot(self) -> bool:
+        """Wait in line for a training slot; False, the job over, when it was stopped while
+        waiting or turned away by a full line (``error`` says so)."""
+        try:
+            taken = self.slots.acquire(self.ticket, self._should_stop, lambda: self.seconds_left)
+        except LineFull as exc:
+            self.error = f"The server is busy: {exc}. Press Train again in a few minutes."
+            taken = False
+        if not taken:
+            self.state = JobState.STOPPED
+            self.clock.end()
+            return False
+        self._slot_since = time.monotonic()
+        return True
 
     def _follow(self, stream: Iterator[Snapshot]) -> None:
         """Keep and pace the stream's frames until it ends or the job is told to stop (a

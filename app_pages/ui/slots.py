@@ -1,19 +1,31 @@
 """A process-wide cap on how many training jobs train at once: the rest wait in line, first
-come first served, and know their place and roughly how long they wait."""
+come first served, and know their place and roughly how long they wait; past a longest
+line, a job is turned away."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
 
-__all__ = ["JobSlots"]
+__all__ = ["MAX_WAITING", "JobSlots", "LineFull"]
+
+# The most jobs that wait for a slot at once: a class of thirty pressing Train together
+# waits in full, twice over. A session has one job at a time (the Train page starts none
+# while its run trains), so only many sessions reach it, each waiting job a thread.
+MAX_WAITING = 60
+
+
+class LineFull(Exception):
+    """Every slot is taken and ``max_waiting`` jobs already wait for one."""
 
 
 class JobSlots:
-    """A fair (first come, first served) cap on concurrently training jobs."""
+    """A fair (first come, first served) cap on concurrently training jobs, with at most
+    ``max_waiting`` of them waiting."""
 
-    def __init__(self, capacity: int):
+    def __init__(self, capacity: int, max_waiting: int = MAX_WAITING):
         self.capacity = max(1, int(capacity))
+        self.max_waiting = max_waiting
         self._lock = threading.Condition()
         self._running: dict[int, Callable[[], float | None]] = {}  # ticket -> its seconds left
         self._queue: list[int] = []
@@ -44,8 +56,11 @@ class JobSlots:
         cancelled: Callable[[], bool],
         seconds_left: Callable[[], float | None] = lambda: None,
     ) -> bool:
-        """Wait for a slot; False if ``cancelled()`` became true while waiting."""
+        """Wait for a slot; False if ``cancelled()`` became true while waiting. Raises
+        LineFull, without waiting, when the line is as long as it may get."""
         with self._lock:
+            if len(self._running) >= self.capacity and len(self._queue) >= self.max_waiting:
+                raise LineFull(f"{len(self._queue)} runs already wait for a training slot")
             self._queue.append(ticket)
             while not (len(self._running) < self.capacity and self._queue[0] == ticket):
                 if cancelled():
@@ -61,6 +76,11 @@ class JobSlots:
     def release(self, ticket: int) -> None:
         with self._lock:
             self._running.pop(ticket, None)
+            self._lock.notify_all()
+
+    def wake(self) -> None:
+        """Have every waiting job check at once whether it was cancelled (it leaves the line)."""
+        with self._lock:
             self._lock.notify_all()
 
     @property

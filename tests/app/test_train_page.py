@@ -69,6 +69,29 @@ def test_stop_keeps_the_snapshots(app):
     assert app.metric[0].value == epoch_label(run.snapshots[-1])  # "12" or "12.25"
 
 
+def test_a_session_trains_one_run_at_a_time(app):
+    """A Train click while the session's run trains starts no second job and leaves no
+    request behind, whether it is a click on the greyed button that a crafted client sends
+    (Streamlit discards it) or the second click of a double click, which reaches the page
+    as a request: a session holds one place in the server's line at most."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(300)
+    app.sidebar.slider(key="pace").set_value(5)
+    button(app, "Train").click().run()
+    first = active_run(app)
+    assert first.job.alive
+    states = app._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=button(app, "Train").id, trigger_value=True))
+    app._run(states)
+    assert active_run(app) is first
+    app.session_state["train-requested"] = True  # the double click's second request
+    app.run()
+    assert active_run(app) is first and first.job.alive
+    assert "train-requested" not in app.session_state
+    first.job.stop()
+
+
 def test_changing_dataset_resets_the_run(app):
     app.sidebar.slider(key="rings-epochs-linear-2").set_value(3)
     app.sidebar.slider(key="pace").set_value(0)
