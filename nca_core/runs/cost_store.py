@@ -5,7 +5,7 @@ the map and the machine, not on the visit. Each cost is a small JSON file (never
 pickle: the file is read back) named by a digest of what was searched and of the machine,
 and holds the date it was measured; measuring again overwrites it. A file that cannot be
 read is measured anew; a cache that cannot be written only costs the next visit a
-measurement.
+measurement. At most ``MAX_STORED_COSTS`` files are kept, the least recently used let go.
 """
 
 from __future__ import annotations
@@ -80,8 +80,15 @@ def vectors_digest(*arrays: np.ndarray) -> str:
     return digest.hexdigest()[:16]
 
 
-_LOCKS: dict[Path, threading.Lock] = {}
-_LOCKS_LOCK = threading.Lock()
+# The most cost files kept. The kNN page's table is four costs a map (raw and NCA, exact
+# and graph): its quick maps of the six datasets at its six dimensions take 144, but a Train
+# page run it reuses is timed under that map's own digest, so every such run adds two more
+# (each file under 1 kB): past this many, the least recently used go.
+MAX_STORED_COSTS = 1000
+
+# Calls for the same cost take turns on one of these locks (chosen by the cost's file), a
+# fixed number however many costs the process measures.
+_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 
 def measured_once(
@@ -97,9 +104,7 @@ def measured_once(
     key = json.dumps({**what, "machine": machine_description()}, sort_keys=True)
     path = (store_dir or cost_store_dir()) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
     before = _read(path, key)
-    with _LOCKS_LOCK:
-        lock = _LOCKS.setdefault(path, threading.Lock())
-    with lock:
+    with _LOCKS[hash(path.name) % len(_LOCKS)]:
         kept = _read(path, key)
         if kept is not None and (not again or kept != before):  # another call measured it meanwhile
             return kept
@@ -109,9 +114,27 @@ def measured_once(
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, json.dumps(record, indent=1).encode())
+            _let_go_of_the_oldest(path.parent, MAX_STORED_COSTS)
         except OSError:
             pass
     return StoredCost(cost, when, False)
+
+
+def _let_go_of_the_oldest(folder: Path, kept: int) -> None:
+    """Delete all but the ``kept`` most recently used cost files in ``folder`` (a read
+    marks a file used: ``_read``)."""
+    files = list(folder.glob("*.json"))
+    if len(files) <= kept:
+        return
+    for stale in sorted(files, key=_last_used)[: len(files) - kept]:
+        stale.unlink(missing_ok=True)
+
+
+def _last_used(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # gone meanwhile: first to go
+        return float("-inf")
 
 
 def _read(path: Path, key: str) -> StoredCost | None:
@@ -120,6 +143,11 @@ def _read(path: Path, key: str) -> StoredCost | None:
         record = json.loads(path.read_text())
         if record["key"] != key:
             return None
-        return StoredCost(SearchCost(**record["cost"]), str(record["measured_at"]), True)
+        kept = StoredCost(SearchCost(**record["cost"]), str(record["measured_at"]), True)
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    try:
+        os.utime(path)  # used now: the last to go (``_let_go_of_the_oldest``)
+    except OSError:
+        pass  # a store that cannot be written is still read
+    return kept
