@@ -14,7 +14,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,7 +23,7 @@ import numpy as np
 
 from ..search.costs import SearchCost
 from ..util.device import processor_name
-from ..util.files import cache_dir, write_atomic
+from ..util.files import FileLocks, cache_dir, write_atomic
 
 __all__ = [
     "StoredCost",
@@ -86,9 +85,7 @@ def vectors_digest(*arrays: np.ndarray) -> str:
 # (each file under 1 kB): past this many, the least recently used go.
 MAX_STORED_COSTS = 1000
 
-# Calls for the same cost take turns on one of these locks (chosen by the cost's file), a
-# fixed number however many costs the process measures.
-_LOCKS = tuple(threading.Lock() for _ in range(64))
+_LOCKS = FileLocks()  # calls for the same cost take turns
 
 
 def measured_once(
@@ -104,7 +101,7 @@ def measured_once(
     key = json.dumps({**what, "machine": machine_description()}, sort_keys=True)
     path = (store_dir or cost_store_dir()) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
     before = _read(path, key)
-    with _LOCKS[hash(path.name) % len(_LOCKS)]:
+    with _LOCKS(path):
         kept = _read(path, key)
         if kept is not None and (not again or kept != before):  # another call measured it meanwhile
             return kept
