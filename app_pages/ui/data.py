@@ -72,6 +72,12 @@ def shared_unless_upload(name: str, key: tuple, shared: Callable[[], T], make: C
     return session_cached(key, name, make)
 
 
+def still_loaded(name: str, data: Dataset) -> bool:
+    """Whether ``data`` is still what ``name`` stands for: an upload is replaced by the next
+    one under the same name, and a run of the old file must not meet the new one's rows."""
+    return name != UPLOAD_NAME or st.session_state.get(UPLOAD_KEY) is data
+
+
 def dataset_title(name: str) -> str:
     return "your uploaded CSV" if name == UPLOAD_NAME else datasets.REGISTRY[name].title
 

@@ -40,3 +40,23 @@ def test_a_registered_sets_results_are_remembered_apart_from_any_upload(monkeypa
     assert app_data.session_cached(("fit", "wine"), "wine", lambda: 1) == 1
     session[app_data.UPLOAD_KEY] = _upload(1)
     assert app_data.session_cached(("fit", "wine"), "wine", lambda: 2) == 1
+
+
+def test_compare_takes_no_run_of_a_previous_upload_for_the_new_one(monkeypatch):
+    """Compare and the kNN page reuse the Train page's run when it matches: a finished run
+    of the previous upload, under the same name, does not match the new file."""
+    from types import SimpleNamespace
+
+    from app_pages.ui import compare
+    from app_pages.ui.jobs import JobState
+
+    old, new = _upload(0), _upload(1)
+    config = SimpleNamespace(n_components=2, standardize=False, encoder="linear", max_iter=5)
+    run = SimpleNamespace(data=old, config=config, transform=lambda X: X[:, :2], fit_seconds=1.0)
+    job = SimpleNamespace(alive=False, state=JobState.FINISHED)
+    active = SimpleNamespace(dataset=app_data.UPLOAD_NAME, run=run, job=job, snapshots=[SimpleNamespace(epoch=5, fraction=1.0)])
+    session = {"train_run": active, app_data.UPLOAD_KEY: old}
+    monkeypatch.setattr(app_data.st, "session_state", session)
+    assert compare.train_page_fit(app_data.UPLOAD_NAME, 2, False) is not None
+    session[app_data.UPLOAD_KEY] = new
+    assert compare.train_page_fit(app_data.UPLOAD_NAME, 2, False) is None

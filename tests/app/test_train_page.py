@@ -104,6 +104,33 @@ def test_changing_dataset_resets_the_run(app):
     assert not app.exception
 
 
+def test_a_new_upload_resets_the_run_of_the_previous_one(app):
+    """Every upload is called "uploaded": a run of the previous file, kept under that name,
+    must not be drawn with the new file's rows (an IndexError on a narrower file)."""
+    from nca_core.datasets import Dataset
+
+    def upload(n_features):
+        rng = np.random.default_rng(n_features)
+        X, y = rng.normal(size=(300, n_features)).astype(np.float32), np.arange(300) % 3
+        app.session_state["uploaded_dataset"] = Dataset("uploaded", X[:200], y[:200], X[200:], y[200:], ("a", "b", "c"))
+        app.session_state["dataset_choice"] = "uploaded"
+
+    upload(6)
+    app.run()  # the selector offers the upload
+    app.selectbox(key="dataset").set_value("uploaded").run()
+    app.run()  # the dataset loaded: Train is ready
+    app.sidebar.slider(key="pace").set_value(0)
+    app.sidebar.toggle(key="slow-start").set_value(False)
+    button(app, "Train").click().run()
+    wait_for(app, lambda at: not active_run(at).job.alive)
+    app.run()
+    assert active_run(app).run.data.n_features == 6 and not app.exception
+    upload(3)
+    app.run()
+    assert not app.exception, app.exception
+    assert active_run(app) is None
+
+
 def test_a_dataset_that_cannot_load_says_why_and_nothing_says_it_loads_or_asks_for_train(app, monkeypatch):
     from app_pages.ui import data as app_data
     from nca_core.datasets import DatasetError
