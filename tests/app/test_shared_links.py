@@ -149,3 +149,15 @@ def test_the_train_page_trains_with_the_controls_values_whatever_a_link_or_a_wid
     assert not at.exception, at.exception
     assert at.query_params["epochs"] == "40" and at.query_params["lr"] == "0.003"
     assert at.query_params["seed"] == "0" and at.query_params["hidden"] == "500,500"
+
+
+def test_a_link_asks_for_no_more_than_the_dataset_allows():
+    """d = 64 is among the control's choices, but rings has 3 features: the link's value
+    is ignored with what the dataset allows, and the run maps to at most 3 dimensions."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(dataset="rings", d="64")
+    at.run()
+    assert not at.exception, at.exception
+    notice = next(i.value for i in at.info if "were not used" in i.value)
+    assert "d=64 ignored: this dataset allows 2, 3" in notice
+    assert at.sidebar.select_slider(key="rings-d").value == 2 and at.query_params["d"] == "2"
