@@ -1,9 +1,9 @@
-"""AppTests of what one session holds on the Train page: one run at a time, and none of a
-file it no longer uses."""
+"""AppTests of what one session holds on the Train page: one run at a time, none of a file
+it no longer uses, and no clicked point it cannot draw."""
 
 import numpy as np
-from apptest_helpers import button, wait_for
-from test_train_page import active_run
+from apptest_helpers import button, click_vega, wait_for
+from test_train_page import active_run, finished_run
 
 
 def test_a_session_trains_one_run_at_a_time(app):
@@ -54,3 +54,17 @@ def test_a_new_upload_resets_the_run_of_the_previous_one(app):
     app.run()
     assert not app.exception, app.exception
     assert active_run(app) is None
+
+
+def test_a_crafted_click_on_a_point_that_is_not_drawn_is_a_click_on_nothing(app):
+    """A chart event names the clicked row; one naming no drawn point (what a crafted
+    client can send) must not leave a row that every later page run fails to draw."""
+    run = finished_run(app, 3)
+    for row in (10**9, -1, "x", float("nan")):
+        click_vega(app, "embedding", {"pick": [{"row": row}]})
+        assert not app.exception, (row, app.exception)
+        app.run()
+        assert not app.exception, (row, app.exception)
+        assert any("Click a point in the embedding above" in i.value for i in app.info)
+    click_vega(app, "embedding", {"pick": [{"row": 17}]})  # a real click still inspects
+    assert any(f"Training point **#{run.run.display_index[17]}**" in m.value for m in app.markdown)
