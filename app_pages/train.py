@@ -37,7 +37,7 @@ loading = st.session_state.get(LOADED) != name
 # built them anew (a tenth of a second with no picture at a Pause or Resume click).
 stage_slot, about_slot = (st.empty(), st.empty()) if loading else (st.container(), st.container())
 active = state.current()
-if active is not None and active.dataset != name:
+if active is not None and (active.dataset != name or not app_data.still_loaded(name, active.run.data)):
     state.reset()
     active = None
 # The buttons come before the dataset and the settings, whose first load also imports torch

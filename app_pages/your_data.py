@@ -9,7 +9,7 @@ from app_pages.ui import navigation
 from nca_core.datasets import DatasetError, from_csv, guess_label_column, image_shape_for
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample-iris.csv"
-LIMIT_MB = st.get_option("server.maxUploadSize")
+LIMIT_MB = st.get_option("server.maxUploadSize")  # Streamlit's megabytes: 2**20 bytes
 
 
 def refuse(exc: DatasetError | str):
@@ -20,7 +20,7 @@ def refuse(exc: DatasetError | str):
 st.title("Use your own data")
 st.caption(
     "Upload a CSV file with a header row: one column of class labels (text or numbers) and "
-    f"numeric feature columns. Files up to {LIMIT_MB} MB, 200,000 rows and 5,000 columns."
+    f"numeric feature columns. Files up to {LIMIT_MB} MB, 200,000 rows, 5,000 columns and 100 classes."
 )
 st.download_button(
     "Download a sample CSV (Fisher's iris, 150 rows)",
@@ -37,6 +37,8 @@ upload = st.file_uploader("CSV file", key="upload")
 if upload is None:
     st.stop()
 raw = upload.getvalue()
+if len(raw) > LIMIT_MB * 2**20:  # the server refuses a larger upload; a session handed one is refused here
+    refuse(f"it is larger than {LIMIT_MB} MB, the limit for a file here")
 try:
     columns, guess = guess_label_column(raw)
 except DatasetError as exc:

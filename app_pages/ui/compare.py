@@ -30,7 +30,7 @@ from nca_core.runs.run import recommended_config
 from nca_core.util.threads import one_blas_thread
 
 from . import state
-from .data import UPLOAD_NAME, session_cached, shared_unless_upload
+from .data import UPLOAD_NAME, session_cached, shared_unless_upload, still_loaded
 from .jobs import JobState
 
 
@@ -128,6 +128,7 @@ def _matching_train_run(name: str, d: int, standardize: bool, deep: bool):
     if (
         active is None
         or active.dataset != name
+        or not still_loaded(name, active.run.data)
         or active.job.alive
         or not active.snapshots
         or active.run.config.n_components != d

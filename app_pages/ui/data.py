@@ -16,6 +16,9 @@ T = TypeVar("T")
 
 UPLOAD_KEY = "uploaded_dataset"
 UPLOAD_NAME = "uploaded"
+# Session key: (the upload, {key: result}) for the results of the session's current upload
+# (``session_cached``); a new upload replaces them all.
+UPLOAD_RESULTS = "upload-results"
 
 
 @st.cache_resource(show_spinner="Loading the dataset…", max_entries=8)
@@ -36,13 +39,28 @@ def dataset_names() -> list[str]:
 
 def session_cached(key: tuple, name: str, make: Callable[[], T]) -> T:
     """``make()``, remembered for this session under ``key``. An uploaded set's results are
-    remembered together with that upload, so a new file is never answered from the old
-    one's (every upload is called ``UPLOAD_NAME``)."""
-    owner = st.session_state.get(UPLOAD_KEY) if name == UPLOAD_NAME else None
-    kept = st.session_state.get(key)
-    if kept is None or kept[0] is not owner:
-        kept = st.session_state[key] = (owner, make())
-    return kept[1]
+    remembered with that upload alone (``UPLOAD_RESULTS``): a new file is never answered
+    from the old one's (every upload is called ``UPLOAD_NAME``), and the old one's results,
+    and the old file they were made of, are let go."""
+    results = _upload_results() if name == UPLOAD_NAME else st.session_state
+    if key not in results:
+        results[key] = make()
+    return results[key]
+
+
+def forget(key: tuple, name: str) -> None:
+    """Drop what ``session_cached`` remembers under ``key`` (for ``name``'s data)."""
+    (_upload_results() if name == UPLOAD_NAME else st.session_state).pop(key, None)
+
+
+def _upload_results() -> dict:
+    """The current upload's remembered results, emptied when the upload changes."""
+    upload = st.session_state.get(UPLOAD_KEY)
+    owner, results = st.session_state.get(UPLOAD_RESULTS, (None, {}))
+    if owner is not upload:
+        results = {}
+        st.session_state[UPLOAD_RESULTS] = (upload, results)
+    return results
 
 
 def shared_unless_upload(name: str, key: tuple, shared: Callable[[], T], make: Callable[[], T]) -> T:
@@ -52,6 +70,12 @@ def shared_unless_upload(name: str, key: tuple, shared: Callable[[], T], make: C
     if name != UPLOAD_NAME:
         return shared()
     return session_cached(key, name, make)
+
+
+def still_loaded(name: str, data: Dataset) -> bool:
+    """Whether ``data`` is still what ``name`` stands for: an upload is replaced by the next
+    one under the same name, and a run of the old file must not meet the new one's rows."""
+    return name != UPLOAD_NAME or st.session_state.get(UPLOAD_KEY) is data
 
 
 def dataset_title(name: str) -> str:

@@ -192,15 +192,17 @@ def _remember_click(active: ActiveRun) -> None:
 def _remember_plotly_click(active: ActiveRun) -> None:
     """on_select of the final 3-D view (a Plotly chart): as ``_remember_click``."""
     event = st.session_state.get("final-embedding")
-    picked = [p for p in _points(event) if "customdata" in p]
-    _remember(active, int(picked[0]["customdata"]) if picked else None)
+    picked = [p["customdata"] for p in _points(event) if isinstance(p, dict) and "customdata" in p]
+    _remember(active, picked[0] if picked else None)
 
 
-def _remember(active: ActiveRun, row: int | None) -> None:
-    if row is None:
+def _remember(active: ActiveRun, row) -> None:
+    """Keep ``row`` as the inspected point; anything but a drawn point's row (None, or what
+    a crafted event sends) forgets it, so that no later page run meets a row it cannot draw."""
+    if not (isinstance(row, int | float) and 0 <= row < len(active.run.display_index)):
         st.session_state.pop(INSPECTED_KEY, None)
     else:
-        st.session_state[INSPECTED_KEY] = (active.job.ticket, row)
+        st.session_state[INSPECTED_KEY] = (active.job.ticket, int(row))
 
 
 def _points(event) -> list:

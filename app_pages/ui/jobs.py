@@ -6,7 +6,8 @@ also between minibatches and before an evaluation (the stream's ``should_stop``)
 job whose tab is gone stops by itself ``reload_grace`` seconds later, unless a reload of
 the page takes it up again (``adopt``), and one whose page stopped polling after
 ``heartbeat_timeout`` seconds, so no worker outlives its session for long. It trains once
-a ``slots.JobSlots`` lets it: a process-wide cap on how many jobs train at once.
+a ``slots.JobSlots`` lets it: a process-wide cap on how many jobs train at once, which turns
+a job away when too many wait; and it holds its slot ``max_seconds`` at most.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from .frames import FrameBuffer, progress
+from .frames import MAX_FRAME_BYTES, FrameBuffer, progress
 from .run_clock import RunClock
-from .slots import JobSlots
+from .slots import JobSlots, LineFull
 
 if TYPE_CHECKING:
     from nca_core import Snapshot
@@ -40,6 +41,13 @@ def _return_free_heap() -> None:
     if _malloc_trim is not None:
         _malloc_trim(0)
 
+
+# The longest a run holds its training slot, pauses included, before it stops by itself and
+# keeps what it learnt: four times MNIST's 50 epochs in the app (15 minutes on 2 cores,
+# benchmarks/RESULTS.md, app_speed.py), where the sidebar allows runs of hours (a network
+# trained 12 epochs on all of MNIST in 17 minutes, and it may ask for 300), each holding a
+# slot that others wait for.
+MAX_RUN_SECONDS = 3600.0
 
 _tickets = iter(range(1, 1 << 62))
 _ticket_lock = threading.Lock()
@@ -64,7 +72,8 @@ class TrainingJob:
     """One training run. ``make_stream(should_stop)`` is called in the worker thread; the
     stream it returns asks ``should_stop()`` between minibatches (``NCA.fit_iter``).
 
-    Attributes read by the page: ``snapshots`` (at most ``max_snapshots``, a ``FrameBuffer``),
+    Attributes read by the page: ``snapshots`` (at most ``max_snapshots`` in at most
+    ``max_frame_bytes``, a ``FrameBuffer``),
     ``state`` (a ``JobState``), ``error``, ``stop_reason`` and ``clock`` (a ``RunClock``).
     ``pace(snapshot)`` gives the least seconds a frame stays before training goes on, or
     None to leave the frame out (else ``max_epochs_per_second`` caps every frame). With
@@ -91,7 +100,9 @@ class TrainingJob:
     connected: Callable[[], bool] | None = None
     reload_grace: float = 0.0
     heartbeat_timeout: float = 600.0
+    max_seconds: float | None = MAX_RUN_SECONDS
     max_snapshots: int = 600
+    max_frame_bytes: int = MAX_FRAME_BYTES
     threads: int | None = None
     turns: JobSlots | None = None
     state: JobState = JobState.QUEUED
@@ -111,7 +122,8 @@ class TrainingJob:
         self._drawn = threading.Event()
         self._heartbeat = time.monotonic()
         self._gone_since: float | None = None  # when ``connected`` first said the tab was gone
-        self.frames = FrameBuffer(self.max_snapshots)
+        self._slot_since: float | None = None  # when the job took its training slot
+        self.frames = FrameBuffer(self.max_snapshots, self.max_frame_bytes)
         self.clock = RunClock()
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
         self._thread.start()
@@ -126,6 +138,7 @@ class TrainingJob:
         self._stop.set()
         self._resume.set()
         self._drawn.set()
+        self.slots.wake()  # a job waiting in line leaves it now
 
     def pause(self) -> None:
         """Pause at the next frame (within an epoch when the run takes frames there)."""
@@ -232,8 +245,19 @@ class TrainingJob:
             return "the page stopped asking for updates"
         return None
 
+    def _over_time(self) -> str | None:
+        """Why the run stops when it has held its slot ``max_seconds`` (saying so in ``error``)."""
+        since = self._slot_since
+        if since is None or self.max_seconds is None or time.monotonic() - since < self.max_seconds:
+            return None
+        self.error = (
+            f"This run held a training slot for {self.max_seconds / 60:g} minutes, the longest one run "
+            "may here: it stopped, and keeps what it learnt."
+        )
+        return "it reached the server's time limit"
+
     def _should_stop(self) -> bool:
-        reason = self._abandoned()
+        reason = self._abandoned() or self._over_time()
         if reason is not None:
             self.stop_reason = reason
         return self._stop.is_set() or reason is not None
@@ -245,8 +269,7 @@ class TrainingJob:
 
         from nca_core.training.loop import TrainingDiverged
 
-        if not self.slots.acquire(self.ticket, self._should_stop, self._estimate()):
-            self.state = JobState.STOPPED
+        if not self._take_slot():
             return
         stream = None
         try:
@@ -293,6 +316,21 @@ class TrainingJob:
             return next(frames, None)
         finally:
             self.turns.release(self.ticket)
+
+    def _take_slot(self) -> bool:
+        """Wait in line for a training slot; False, the job over, when it was stopped while
+        waiting or turned away by a full line (``error`` says so)."""
+        try:
+            taken = self.slots.acquire(self.ticket, self._should_stop, self._estimate())
+        except LineFull as exc:
+            self.error = f"The server is busy: {exc}. Press Train again in a few minutes."
+            taken = False
+        if not taken:
+            self.state = JobState.STOPPED
+            self.clock.end()
+            return False
+        self._slot_since = time.monotonic()
+        return True
 
     def _follow(self, stream: Iterator[Snapshot]) -> None:
         """Keep and pace the stream's frames until it ends or the job is told to stop (a

@@ -25,6 +25,9 @@ RUN_FIELDS = tuple(s.name for s in FIELDS.values())
 # query key -> a page's view setting it carries (a toggle: 1/true/yes or 0/false/no), taken
 # by that page under this name: not a run's setting, but what a link of the page shows
 VIEW_FIELDS = {"scale": "same_scale"}
+# A link's notices listed at most: an address of thousands of unknown keys gets a line that
+# counts the rest, not one notice each.
+NOTICES_LISTED = 10
 
 
 def parse(params: dict[str, str], dataset_names: list[str]) -> tuple[str | None, dict, list[str]]:
@@ -48,6 +51,8 @@ def parse(params: dict[str, str], dataset_names: list[str]) -> tuple[str | None,
                 notices.append(f"{key}={text[:40]!r} ignored: {exc}")
         else:
             notices.append(f"unknown setting {key[:40]!r} ignored")
+    if len(notices) > NOTICES_LISTED:
+        notices[NOTICES_LISTED:] = [f"{len(notices) - NOTICES_LISTED:,} more ignored"]
     return dataset, values, notices
 
 

@@ -1,6 +1,7 @@
 """A fair, process-wide cap on something training jobs share: the runs under way at once
 (the rest wait in line, first come first served, and know their place and roughly how long
-they wait), or the cores, taken one frame's computation at a time (``jobs.TrainingJob``)."""
+they wait; past a longest line, a job is turned away), or the cores, taken one frame's
+computation at a time (``jobs.TrainingJob``)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,25 @@ import statistics
 import threading
 from collections.abc import Callable
 
-__all__ = ["JobSlots"]
+__all__ = ["MAX_WAITING", "JobSlots", "LineFull"]
+
+# The most jobs that wait for a slot at once: a class of thirty pressing Train together
+# waits in full, twice over. A session has one job at a time (the Train page starts none
+# while its run trains), so only many sessions reach it, each waiting job a thread.
+MAX_WAITING = 60
+
+
+class LineFull(Exception):
+    """Every slot is taken and ``max_waiting`` jobs already wait for one."""
 
 
 class JobSlots:
-    """A fair (first come, first served) cap on concurrently training jobs."""
+    """A fair (first come, first served) cap on concurrently training jobs, with at most
+    ``max_waiting`` of them waiting."""
 
-    def __init__(self, capacity: int):
+    def __init__(self, capacity: int, max_waiting: int = MAX_WAITING):
         self.capacity = max(1, int(capacity))
+        self.max_waiting = max_waiting
         self._lock = threading.Condition()
         # ticket -> its estimate: (seconds left or None, seconds since it started)
         self._running: dict[int, Callable[[], tuple[float | None, float]]] = {}
@@ -58,8 +70,11 @@ class JobSlots:
         estimate: Callable[[], tuple[float | None, float]] = lambda: (None, 0.0),
     ) -> bool:
         """Wait for a slot; False if ``cancelled()`` became true while waiting. ``estimate``
-        gives the holder's seconds left (None: not known yet) and seconds so far."""
+        gives the holder's seconds left (None: not known yet) and seconds so far. Raises
+        LineFull, without waiting, when the line is as long as it may get."""
         with self._lock:
+            if len(self._running) >= self.capacity and len(self._queue) >= self.max_waiting:
+                raise LineFull(f"{len(self._queue)} runs already wait for a training slot")
             self._queue.append(ticket)
             while not (len(self._running) < self.capacity and self._queue[0] == ticket):
                 if cancelled():
@@ -75,6 +90,11 @@ class JobSlots:
     def release(self, ticket: int) -> None:
         with self._lock:
             self._running.pop(ticket, None)
+            self._lock.notify_all()
+
+    def wake(self) -> None:
+        """Have every waiting job check at once whether it was cancelled (it leaves the line)."""
+        with self._lock:
             self._lock.notify_all()
 
     @property

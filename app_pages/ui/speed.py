@@ -23,7 +23,7 @@ from nca_core.search.costs import SearchCost, smaller
 from nca_core.search.timing import knn_search_cost
 
 from . import compare
-from .data import UPLOAD_NAME, shared_unless_upload
+from .data import forget, shared_unless_upload
 from .speed_table import (
     ERROR_HEADLINE,
     SIZE_HEADLINE,
@@ -52,8 +52,8 @@ def _kept(name: str, what: dict, measure: Callable[[], SearchCost], again: bool)
     this session alone (a user's data never reaches the disk)."""
     what = {**what, "k": K, "options": _OPTIONS}
     key = ("knn-speed-cost", json.dumps(what, sort_keys=True))
-    if again and name == UPLOAD_NAME:
-        st.session_state.pop(key, None)
+    if again:
+        forget(key, name)
     return shared_unless_upload(
         name,
         key,

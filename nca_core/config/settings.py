@@ -89,8 +89,9 @@ class Setting:
             return self.values_text
         if self.kind is bool:
             return "true or false"
-        noun = "a whole number" if self.kind is int else "a number"
-        return f"{noun} from {self.low:g} to {self.high:g}"
+        if self.kind is int:  # every digit: 2147483647, not 2.14748e+09
+            return f"a whole number from {self.low:.0f} to {self.high:.0f}"
+        return f"a number from {self.low:g} to {self.high:g}"
 
 
 def parse_boolean(text: str) -> bool:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import os
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +22,12 @@ __all__ = ["from_csv", "guess_label_column", "image_shape_for", "separator_of"]
 MAX_ROWS = 200_000
 MAX_COLUMNS = 5_000
 MAX_BYTES = 200 * 1024 * 1024
+# Every figure draws one trace per class in every frame, so its cost grows with the classes:
+# the Train page's replay of 3,000 points over 100 frames took 1 s to build at 10 classes,
+# 7 s at 100 and 64 s at 1,000 (2 cores), on every page run after training. A hundred
+# classes keeps CIFAR-100-sized label sets while a file of one class per two rows (100,000
+# classes in 200,000 rows) is refused before anything is drawn.
+MAX_CLASSES = 100
 _LABEL_NAMES = ("label", "class", "target", "y", "species")
 # Column separators a CSV may use: spreadsheets in locales whose decimal mark is a comma
 # export semicolons, and tab-separated files are common too.
@@ -92,8 +100,10 @@ def guess_label_column(raw: bytes) -> tuple[list[str], int]:
     is built without choices.
     """
     raw = _read_bytes(raw, MAX_BYTES)
-    line = _header(raw)
-    columns = [c.strip().strip('"') for c in line.split(separator_of(raw)) if c.strip()]
+    separator = separator_of(raw)
+    _check_width(_header_width(raw, separator) - 1, MAX_COLUMNS)  # before a list of them is built
+    names = next(csv.reader([_header(raw)], delimiter=separator, skipinitialspace=True), [])
+    columns = [c.strip() for c in names if c.strip()]  # quoted as pandas reads them: "a,b" is one
     if not columns:
         raise DatasetError("the first line names no columns; it must be a header row such as label,x1,x2")
     guess = next((i for i, c in enumerate(columns) if c.lower() in _LABEL_NAMES), len(columns) - 1)
@@ -104,6 +114,16 @@ def _header(raw: bytes) -> str:
     """The first line, as text (utf-8-sig: spreadsheet exports start with a byte-order mark,
     which pandas drops too)."""
     return raw.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace").strip()
+
+
+def _header_width(raw: bytes, separator: str) -> int:
+    """How many columns the header row names: its separators outside double quotes, plus one."""
+    return re.sub(r'"[^"]*"', "", _header(raw)).count(separator) + 1
+
+
+def _check_width(n_features: int, max_columns: int) -> None:
+    if n_features > max_columns:
+        raise DatasetError(f"the file has {n_features:,} feature columns; the limit is {max_columns:,}")
 
 
 def separator_of(raw: bytes) -> str:
@@ -133,6 +153,7 @@ def from_csv(
     max_rows: int = MAX_ROWS,
     max_columns: int = MAX_COLUMNS,
     max_bytes: int = MAX_BYTES,
+    max_classes: int = MAX_CLASSES,
 ) -> Dataset:
     """Read a CSV with a header row into a Dataset with a stratified train/test split.
 
@@ -152,8 +173,9 @@ def from_csv(
         Share of each class held out for testing.
     seed : int
         Seeds the stratified split.
-    max_rows, max_columns, max_bytes : int
-        Limits; larger files are refused with a message.
+    max_rows, max_columns, max_bytes, max_classes : int
+        Limits; larger files are refused with a message. The header's width is checked
+        before the file is parsed, and no more than ``max_rows + 1`` rows are parsed.
 
     Raises
     ------
@@ -167,10 +189,13 @@ def from_csv(
     empty = np.flatnonzero(labels == "")
     if len(empty):
         raise DatasetError(f"label column {label_column!r} is empty on line {_line(empty[0])}")
-    X = _numeric_features(frame)
-    classes, y = _encode_classes(labels, label_column)
+    columns = list(frame.columns)
+    texts = dict(frame.items())
+    del frame  # each column's text is let go as it is converted (``_numeric_features``)
+    X = _numeric_features(texts)
+    classes, y = _encode_classes(labels, label_column, max_classes)
     notes = []
-    X, image_shape, names = _usable_features(X, list(frame.columns), image_shape, notes)
+    X, image_shape, names = _usable_features(X, columns, image_shape, notes)
     is_test = _test_mask(y, test_fraction, seed, notes)
     return Dataset(
         name,
@@ -191,22 +216,26 @@ def _read_table(raw: bytes, label_column: str, max_rows: int, max_columns: int):
     """The CSV as a DataFrame of stripped strings, checked for the label column and size."""
     import pandas as pd
 
-    try:
+    separator = separator_of(raw)
+    _check_width(_header_width(raw, separator) - 1, max_columns)
+    try:  # one row past the limit says the file is too long: the rest is never parsed
         frame = pd.read_csv(
-            io.BytesIO(raw), sep=separator_of(raw), dtype=str, keep_default_na=False, skipinitialspace=True
-        )
+            io.BytesIO(raw), sep=separator, dtype=str, keep_default_na=False, skipinitialspace=True,
+            nrows=max_rows + 1,
+        )  # fmt: skip
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         raise DatasetError(f"the file is not a readable CSV: {str(exc).strip()}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
+    twice = frame.columns[frame.columns.duplicated()]
+    if len(twice):  # names that differed only by spaces: neither could be told apart
+        raise DatasetError(f"the header names column {twice[0]!r} twice")
     if label_column not in frame.columns:
         shown = ", ".join(repr(c) for c in list(frame.columns)[:20])
         raise DatasetError(f"there is no column named {label_column!r}; the columns are {shown}")
-    if len(frame) > max_rows:
-        raise DatasetError(f"the file has {len(frame):,} rows; the limit is {max_rows:,}")
-    if frame.shape[1] - 1 > max_columns:
-        raise DatasetError(
-            f"the file has {frame.shape[1] - 1:,} feature columns; the limit is {max_columns:,}"
-        )
+    if len(frame) > max_rows:  # counted by its lines: the rows past the limit were not parsed
+        rows = max(len(frame), raw.rstrip(b"\r\n").count(b"\n"))
+        raise DatasetError(f"the file has {rows:,} rows; the limit is {max_rows:,}")
+    _check_width(frame.shape[1] - 1, max_columns)
     if frame.shape[1] < 2:
         raise DatasetError("the file has no feature column besides the labels")
     if len(frame) == 0:
@@ -214,10 +243,14 @@ def _read_table(raw: bytes, label_column: str, max_rows: int, max_columns: int):
     return frame
 
 
-def _encode_classes(labels: np.ndarray, label_column: str) -> tuple[np.ndarray, np.ndarray]:
+def _encode_classes(labels: np.ndarray, label_column: str, max_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """Class names (numbers in numeric order, else text order) and each row's class index,
-    refusing a single class or a class with one sample."""
+    refusing a single class, more than ``max_classes`` or a class with one sample."""
     classes, y = np.unique(labels, return_inverse=True)
+    if len(classes) > max_classes:
+        raise DatasetError(
+            f"label column {label_column!r} has {len(classes):,} classes; the limit is {max_classes:,}"
+        )
     if _all_numbers(classes):
         order = np.argsort(classes.astype(np.float64), kind="stable")
         rank = np.empty_like(order)
@@ -289,13 +322,21 @@ def _test_mask(y: np.ndarray, test_fraction: float, seed: int, notes: list[str])
     return is_test
 
 
-def _numeric_features(frame) -> np.ndarray:
-    """Convert every column to float32, naming the first cell that is not a finite number."""
+def _numeric_features(texts: dict) -> np.ndarray:
+    """Convert every column of text (name -> Series, in order) to float32, naming the first
+    cell that is not a finite number.
+
+    Each column leaves ``texts`` as it is converted, and its numbers go straight into the
+    float32 array: the parse never holds every cell as text and as a float64 at once (a
+    file of two-digit cells took 11 times its size to parse when it did, 8 times since:
+    benchmarks/upload_memory.py --short-cells).
+    """
     import pandas as pd
 
-    X = np.empty(frame.shape, dtype=np.float64)
-    for j, column in enumerate(frame.columns):
-        text = frame[column].str.strip()
+    X = np.empty((len(next(iter(texts.values()))), len(texts)), dtype=np.float32)
+    too_large = False
+    for j, column in enumerate(list(texts)):
+        text = texts.pop(column).str.strip()
         values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
         bad = np.flatnonzero(np.isnan(values) & ~text.str.lower().isin(["nan"]).to_numpy())
         if len(bad):
@@ -308,10 +349,13 @@ def _numeric_features(frame) -> np.ndarray:
                 f"column {column!r} holds {text.iloc[nonfinite[0]]!r} on line "
                 f"{_line(nonfinite[0])}; values must be finite numbers"
             )
+        if np.abs(values).max() > np.finfo(np.float32).max:
+            too_large = True  # said once every column is known to hold numbers
+            continue
         X[:, j] = values
-    if np.abs(X).max() > np.finfo(np.float32).max:
+    if too_large:
         raise DatasetError("a value is too large to represent as a 32-bit float")
-    return X.astype(np.float32)
+    return X
 
 
 def _all_numbers(values) -> bool:

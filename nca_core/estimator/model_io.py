@@ -5,7 +5,8 @@ the estimator's parameters), ``center`` (float64, shape (n_features,): what the 
 subtracts from its inputs, ``NCA.center_``) and the map: ``components`` (float64, shape
 (n_components, n_features)) for a linear or diagonal encoder, or ``layer0.weight``,
 ``layer0.bias``, ``layer1.weight``, ... for the MLP. Loading parses arrays with
-``allow_pickle=False`` and checks shapes, dtypes and finiteness before anything is used.
+``allow_pickle=False`` and checks shapes, dtypes and finiteness before anything is used;
+a file that would unpack to more than ``MAX_MODEL_BYTES`` is refused before any of it is.
 Version 2 files (no ``center``) and version 1 files (linear only) still load, subtracting
 nothing.
 """
@@ -27,11 +28,17 @@ from torch import nn
 from ..config.rules import auto_kernel
 from ..training.encoders import MLPEncoder
 from ..util.files import atomic_file
+from ..util.formatting import byte_size
 from .nca import NCA
 
-__all__ = ["FORMAT_VERSION", "ModelFileError", "load_model", "save_model"]
+__all__ = ["FORMAT_VERSION", "MAX_MODEL_BYTES", "ModelFileError", "load_model", "save_model"]
 
 FORMAT_VERSION = 3
+# The most a model file may unpack to. The app's largest model, a network of two 1,000-unit
+# layers from 5,000 inputs to 64, is 24 MB (float32), the paper's deep network
+# (784-500-500-2000-30) 14 MB in float64: ten times the first leaves room, while a
+# compressed file of a few kilobytes that unpacks to gigabytes is refused unread.
+MAX_MODEL_BYTES = 256 * 2**20
 _READABLE_VERSIONS = (1, 2, 3)
 _SAVED_PARAMS = (
     "n_components",
@@ -117,9 +124,11 @@ def load_model(file) -> NCA:
 
 
 # What np.load can raise on bytes that are not a valid .npz: zipfile, zlib, bz2 and lzma
-# errors, an encrypted or unsupported member (RuntimeError, NotImplementedError), or a
-# .npy header that does not parse (ValueError).
+# errors, an encrypted or unsupported member (RuntimeError, NotImplementedError), a .npy
+# header that does not parse (ValueError), or one whose shape claims more memory than the
+# machine can even reserve (MemoryError).
 _UNREADABLE = (
+    MemoryError,
     OSError,
     ValueError,
     EOFError,
@@ -139,6 +148,7 @@ def _read_arrays(file) -> dict[str, np.ndarray]:
         loaded = np.load(file, allow_pickle=False)
         if isinstance(loaded, np.lib.npyio.NpzFile):
             with loaded as data:
+                _check_unpacked_size(data)
                 arrays = {name: data[name] for name in data.files}
     except _UNREADABLE as exc:
         raise ModelFileError(f"not a readable .npz model file: {exc}") from exc
@@ -148,6 +158,16 @@ def _read_arrays(file) -> dict[str, np.ndarray]:
         if not isinstance(value, np.ndarray):  # NpzFile returns raw bytes for a non-.npy member
             raise ModelFileError(f"member {name!r} is not a .npy array")
     return arrays
+
+
+def _check_unpacked_size(npz: np.lib.npyio.NpzFile) -> None:
+    """Refuse an archive whose members unpack to more than ``MAX_MODEL_BYTES`` (the sizes
+    its directory declares: zipfile reads no member past its declared size)."""
+    unpacked = sum(member.file_size for member in npz.zip.infolist())
+    if unpacked > MAX_MODEL_BYTES:
+        raise ModelFileError(
+            f"the file unpacks to {byte_size(unpacked)}, more than a model file may ({byte_size(MAX_MODEL_BYTES)})"
+        )
 
 
 def _checked_classes(classes: np.ndarray) -> np.ndarray:

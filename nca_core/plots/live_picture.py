@@ -6,6 +6,7 @@ spec stays the same).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -214,4 +215,5 @@ def picked_row(selection: dict) -> int | None:
     """The points-table row a click on ``picture_spec``'s chart chose, from Streamlit's
     selection (``{"pick": [{"row": 17}]}``); None when the click chose nothing."""
     picked = [p["row"] for p in selection.get(PICK) or [] if isinstance(p, dict) and "row" in p]
-    return int(picked[0]) if picked else None
+    row = picked[0] if picked else None
+    return int(row) if isinstance(row, int | float) and math.isfinite(row) else None  # not a crafted "x"

@@ -25,7 +25,7 @@ from ..estimator.baselines import fit_projection
 from ..estimator.model_io import FORMAT_VERSION, ModelFileError, load_model
 from ..estimator.nca import NCA
 from ..search.knn import knn_accuracy, leave_one_out_accuracy
-from ..util.files import cache_dir, write_atomic
+from ..util.files import FileLocks, cache_dir, write_atomic
 from ..util.sampling import stratified_subsample
 from .run import Run, recommended_config
 
@@ -187,19 +187,29 @@ def quick_nca(
     MNIST; ``encoder="mlp"`` fits deep NCA (``runs.run.recommended_config``). With
     ``cache_dir`` the model is saved there (``save_model``'s .npz, no pickle, with its fit
     time beside it in .json), named by the settings and the subset's bytes, and later calls
-    load it instead of training. ``progress(epoch, epochs)`` is called after each epoch.
+    load it instead of training; calls for the same file at once take turns, so it is
+    trained once. ``progress(epoch, epochs)`` is called after each epoch.
     """
     config = recommended_config(data, n_components=n_components, encoder=encoder)
     config = config.replace(standardize=standardize)
     subset = training_subset(data, max_train)
-    n_train = len(subset.y_train)
-    path = None
-    if cache_dir is not None:
-        path = Path(cache_dir) / f"quick-{data.name}-{_fingerprint(config, subset)}.npz"
+    if cache_dir is None:
+        return _trained(config, subset, progress, None)
+    path = Path(cache_dir) / f"quick-{data.name}-{_fingerprint(config, subset)}.npz"
+    with _MODEL_LOCKS(path):  # visitors asking at once: one trains, the others load its file
         try:
-            return QuickModel(load_model(path), n_train, config.max_iter, True, _saved_seconds(path))
+            model = load_model(path)
+            return QuickModel(model, len(subset.y_train), config.max_iter, True, _saved_seconds(path))
         except (OSError, ModelFileError):
             pass  # absent or unreadable: train again
+        return _trained(config, subset, progress, path)
+
+
+_MODEL_LOCKS = FileLocks()
+
+
+def _trained(config, subset: Dataset, progress, path: Path | None) -> QuickModel:
+    """``quick_nca``'s fit of ``subset``, saved at ``path`` (with its fit time) if given."""
     run = Run(config, subset)
     for snap in run.stream(eval_every=None):
         if progress is not None:
@@ -209,7 +219,7 @@ def quick_nca(
         _write_to_cache(path, model_bytes)
         _write_to_cache(path.with_suffix(".json"), json.dumps({"fit_seconds": run.fit_seconds}).encode())
     model = load_model(io.BytesIO(model_bytes))
-    return QuickModel(model, n_train, config.max_iter, False, run.fit_seconds)
+    return QuickModel(model, len(subset.y_train), config.max_iter, False, run.fit_seconds)
 
 
 def _saved_seconds(model_path: Path) -> float | None:

@@ -5,7 +5,7 @@ the map and the machine, not on the visit. Each cost is a small JSON file (never
 pickle: the file is read back) named by a digest of what was searched and of the machine,
 and holds the date it was measured; measuring again overwrites it. A file that cannot be
 read is measured anew; a cache that cannot be written only costs the next visit a
-measurement.
+measurement. At most ``MAX_STORED_COSTS`` files are kept, the least recently used let go.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,7 +23,7 @@ import numpy as np
 
 from ..search.costs import SearchCost
 from ..util.device import processor_name
-from ..util.files import cache_dir, write_atomic
+from ..util.files import FileLocks, cache_dir, write_atomic
 
 __all__ = [
     "StoredCost",
@@ -80,8 +79,13 @@ def vectors_digest(*arrays: np.ndarray) -> str:
     return digest.hexdigest()[:16]
 
 
-_LOCKS: dict[Path, threading.Lock] = {}
-_LOCKS_LOCK = threading.Lock()
+# The most cost files kept. The kNN page's table is four costs a map (raw and NCA, exact
+# and graph): its quick maps of the six datasets at its six dimensions take 144, but a Train
+# page run it reuses is timed under that map's own digest, so every such run adds two more
+# (each file under 1 kB): past this many, the least recently used go.
+MAX_STORED_COSTS = 1000
+
+_LOCKS = FileLocks()  # calls for the same cost take turns
 
 
 def measured_once(
@@ -97,9 +101,7 @@ def measured_once(
     key = json.dumps({**what, "machine": machine_description()}, sort_keys=True)
     path = (store_dir or cost_store_dir()) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
     before = _read(path, key)
-    with _LOCKS_LOCK:
-        lock = _LOCKS.setdefault(path, threading.Lock())
-    with lock:
+    with _LOCKS(path):
         kept = _read(path, key)
         if kept is not None and (not again or kept != before):  # another call measured it meanwhile
             return kept
@@ -109,9 +111,27 @@ def measured_once(
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, json.dumps(record, indent=1).encode())
+            _let_go_of_the_oldest(path.parent, MAX_STORED_COSTS)
         except OSError:
             pass
     return StoredCost(cost, when, False)
+
+
+def _let_go_of_the_oldest(folder: Path, kept: int) -> None:
+    """Delete all but the ``kept`` most recently used cost files in ``folder`` (a read
+    marks a file used: ``_read``)."""
+    files = list(folder.glob("*.json"))
+    if len(files) <= kept:
+        return
+    for stale in sorted(files, key=_last_used)[: len(files) - kept]:
+        stale.unlink(missing_ok=True)
+
+
+def _last_used(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # gone meanwhile: first to go
+        return float("-inf")
 
 
 def _read(path: Path, key: str) -> StoredCost | None:
@@ -120,6 +140,11 @@ def _read(path: Path, key: str) -> StoredCost | None:
         record = json.loads(path.read_text())
         if record["key"] != key:
             return None
-        return StoredCost(SearchCost(**record["cost"]), str(record["measured_at"]), True)
+        kept = StoredCost(SearchCost(**record["cost"]), str(record["measured_at"]), True)
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    try:
+        os.utime(path)  # used now: the last to go (``_let_go_of_the_oldest``)
+    except OSError:
+        pass  # a store that cannot be written is still read
+    return kept

@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_file", "cache_dir", "write_atomic"]
+__all__ = ["FileLocks", "atomic_file", "cache_dir", "write_atomic"]
 
 # mkstemp creates files only their owner can read; a file written in place gets 0o666 less
 # the umask, commonly this
@@ -51,3 +52,15 @@ def cache_dir(name: str) -> Path:
     if os.environ.get("NCA_CACHE_DIR"):
         return Path(os.environ["NCA_CACHE_DIR"]) / name
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nca-explorer" / name
+
+
+class FileLocks:
+    """A fixed number of locks, one chosen by a file's path: calls that make the same file
+    take turns (and so, now and then, do two that make different files), however many
+    files a process makes. Hold one lock of a set at a time."""
+
+    def __init__(self, count: int = 64):
+        self._locks = tuple(threading.Lock() for _ in range(count))
+
+    def __call__(self, path: Path) -> threading.Lock:
+        return self._locks[hash(str(path)) % len(self._locks)]

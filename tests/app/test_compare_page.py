@@ -279,6 +279,21 @@ def test_a_second_upload_is_not_answered_from_the_first(app):
     assert upload(noise) < 0.6  # three classes in pure noise: near chance, not the first file's score
 
 
+def test_an_uploads_models_stay_in_its_session_and_never_reach_the_disk(app, tmp_path, monkeypatch):
+    """A registered set's NCA is saved under the cache directory for the next visit; a
+    visitor's upload is fitted for its session alone, so no visitor can fill the disk."""
+    monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(2)
+    y = np.arange(300) % 3
+    X = (rng.normal(size=(300, 4)) + y[:, None] * [4.0, 0, 0, 0]).astype(np.float32)
+    app.session_state["uploaded_dataset"] = Dataset("uploaded", X[:200], y[:200], X[200:], y[200:], ("a", "b", "c"))
+    app.session_state["dataset_choice"] = "uploaded"
+    at = open_compare(app)
+    assert not at.exception, at.exception
+    assert any("trained on this visit" in c.value for c in at.caption)
+    assert not (tmp_path / "models").exists()
+
+
 def test_the_title_and_dataset_are_drawn_before_torch_and_scikit_learn_are_imported():
     drawn = drawn_before_heavy_imports("app_pages/compare.py")
     assert drawn["titles"] == ["NCA against PCA and LDA"] and drawn["selectboxes"] == ["Dataset"]

@@ -2,9 +2,10 @@
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_pages.ui.share import parse, to_params
+from app_pages.ui.share import FIELDS, NOTICES_LISTED, parse, to_params
 from nca_core.runs.run import RunConfig
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -100,3 +101,63 @@ def test_a_links_settings_stay_until_the_page_has_drawn_them(monkeypatch):
     assert share.take("max_iter") == {"max_iter": 300}  # a run cut short took them: still there
     share.used("max_iter")
     assert share.take("max_iter", "k") == {"k": 7}
+
+
+# For every key a link may carry, a value past what its control offers: the most work a
+# crafted link could ask of the server (a network of 100,000-unit layers, a billion epochs).
+CRAFTED = {
+    "d": "100000", "encoder": "transformer", "init": "../../etc/passwd", "hidden": "100000,100000",
+    "kernel": "cauchy", "dof": "1e9", "objective": "h", "std": "2", "optimizer": "newton", "lr": "1e300",
+    "schedule": "step", "batch": "10000000", "neighbors": "everyone", "shift": "1000", "epochs": "1000000000",
+    "l2": "1e9", "seed": "99999999999", "k": "1001",
+}  # fmt: skip
+
+
+def test_every_link_key_is_tried_with_a_value_past_its_control():
+    assert set(CRAFTED) == set(FIELDS)
+
+
+@pytest.mark.parametrize("key", sorted(CRAFTED))
+def test_a_crafted_link_cannot_ask_for_more_than_the_controls_offer(key):
+    dataset, values, notices = parse({key: CRAFTED[key]}, ["rings"])
+    assert dataset is None
+    assert values == {} and len(notices) == 1
+    assert notices[0].startswith(f"{key}={CRAFTED[key][:40]!r} ignored: must be ")
+
+
+def test_a_link_of_many_unknown_keys_lists_a_few_and_counts_the_rest():
+    _, values, notices = parse({f"x{i}": "1" for i in range(5000)}, ["rings"])
+    assert values == {}
+    assert notices == [*(f"unknown setting 'x{i}' ignored" for i in range(NOTICES_LISTED)), "4,990 more ignored"]
+
+
+def test_the_train_page_trains_with_the_controls_values_whatever_a_link_or_a_widget_sends():
+    """A crafted link's values are ignored with a notice, and values a crafted client sends
+    for the sidebar's widgets fall back to the widgets' own: the run's settings (the page's
+    link) stay inside the controls' ranges."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    heavy = ("d", "hidden", "epochs", "batch", "lr", "seed", "dof", "shift", "k")
+    at.query_params.update({**{key: CRAFTED[key] for key in heavy}, "encoder": "mlp"})
+    at.run()
+    assert not at.exception, at.exception
+    notice = next(i.value for i in at.info if "were not used" in i.value)
+    assert all(f"{key}={CRAFTED[key]!r} ignored" in notice for key in heavy)
+    at.sidebar.slider(key="rings-epochs-mlp-2").set_value(10**9)
+    at.sidebar.number_input(key="rings-lr-adam-mlp-2").set_value(1e300)
+    at.sidebar.number_input(key="rings-seed").set_value(2**40)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.query_params["epochs"] == "40" and at.query_params["lr"] == "0.003"
+    assert at.query_params["seed"] == "0" and at.query_params["hidden"] == "500,500"
+
+
+def test_a_link_asks_for_no_more_than_the_dataset_allows():
+    """d = 64 is among the control's choices, but rings has 3 features: the link's value
+    is ignored with what the dataset allows, and the run maps to at most 3 dimensions."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(dataset="rings", d="64")
+    at.run()
+    assert not at.exception, at.exception
+    notice = next(i.value for i in at.info if "were not used" in i.value)
+    assert "d=64 ignored: this dataset allows 2, 3" in notice
+    assert at.sidebar.select_slider(key="rings-d").value == 2 and at.query_params["d"] == "2"

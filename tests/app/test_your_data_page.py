@@ -88,3 +88,21 @@ def test_pixels_start_from_the_image_shape_the_columns_hold(app):
     assert not at.error and not at.exception
     assert (at.number_input(key="upload-height-64").value, at.number_input(key="upload-width-64").value) == (8, 8)
     assert "64 features" in at.success[0].value
+
+
+def test_a_file_over_the_upload_cap_is_refused_before_it_is_parsed(app):
+    """The server refuses an upload over ``server.maxUploadSize``; the page refuses one that
+    reaches it all the same, without parsing it (a CSV that would parse)."""
+    import streamlit as st
+
+    limit = st.get_option("server.maxUploadSize")
+    row = b"x,1,2\ny,3,4\n"
+    raw = b"label,a,b\n" + row * (limit * 2**20 // len(row) + 1)
+    at = open_upload(app)
+    at.file_uploader(key="upload").set_value(("big.csv", raw, "text/csv")).run()
+    assert [e.value for e in at.error] == [
+        f"This file cannot be used: it is larger than {limit} MB, the limit for a file here."
+    ]
+    assert "upload-label" not in [s.key for s in at.selectbox]
+    at.file_uploader(key="upload").set_value(("sample-iris.csv", SAMPLE.read_bytes(), "text/csv")).run()
+    assert not at.error and at.selectbox(key="upload-label").value == "species"

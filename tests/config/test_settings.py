@@ -52,6 +52,7 @@ def test_every_allowed_value_parses_back_and_the_estimator_accepts_it(setting):
         ("learning_rate", "abc", "must be a number from 1e-05 to 1000"),
         ("max_iter", "301", "must be a whole number from 1 to 300"),
         ("max_iter", "2.5", "must be a whole number from 1 to 300"),
+        ("random_state", "99999999999", "must be a whole number from 0 to 2147483647"),
         ("optimizer", "newton", "must be one of lbfgs, adam, sgd"),
         ("standardize", "maybe", "must be true or false"),
     ],

@@ -96,6 +96,8 @@ def test_picked_row_reads_a_click_and_a_click_on_nothing():
     assert live_picture.picked_row({"pick": [{"row": 17}]}) == 17
     assert live_picture.picked_row({"pick": []}) is None
     assert live_picture.picked_row({}) is None
+    for crafted in ("x", None, float("nan"), [3]):  # what no chart sends: a click on nothing
+        assert live_picture.picked_row({"pick": [{"row": crafted}]}) is None
 
 
 def test_the_points_a_clicked_point_picks_get_rings_as_heavy_as_their_lines(rng):

@@ -22,6 +22,16 @@ def test_animation_caps_frames_and_fixes_axes(rng):
     assert all(np.array_equal(f.data[0].customdata, fig.data[0].customdata) for f in fig.frames)
 
 
+def test_the_replays_defaults_bound_its_size_whatever_the_run(rng):
+    """The Train page's replay and its HTML download use the defaults: at most 100 frames
+    of at most 3,000 points, however many frames a run kept and points it drew."""
+    y = np.arange(5000) % 3
+    snaps = [snap(e, rng.normal(size=(5000, 2))) for e in range(150)]
+    fig = replay.animation(snaps, y, ["a", "b", "c"])
+    assert len(fig.frames) == 100
+    assert all(sum(len(trace.x) for trace in frame.data) == 3000 for frame in fig.frames)
+
+
 def test_animation_html_is_standalone(run):
     snaps, y = run
     html = replay.animation(snaps, y, ["a", "b", "c"]).to_html(include_plotlyjs=True)

@@ -258,3 +258,26 @@ def test_a_model_cached_in_an_older_format_is_trained_again(datasets, tmp_path, 
     assert not quick_nca(data, 2, True, cache_dir=tmp_path).from_cache
     assert quick_nca(data, 2, True, cache_dir=tmp_path).from_cache
     assert len(list(tmp_path.glob("quick-wine-*.npz"))) == 2
+
+
+def test_visitors_asking_for_the_same_quick_model_at_once_train_it_once(datasets, tmp_path):
+    """A second call made while the first trains waits for it and loads its file: a class
+    opening Compare together trains each model once, not once each."""
+    import threading
+
+    data, results = datasets["wine"], {}
+
+    def second_visitor():
+        results["second"] = quick_nca(data, 2, True, cache_dir=tmp_path, progress=lambda e, n: trained.append(e))
+
+    trained, visitor = [], threading.Thread(target=second_visitor)
+
+    def first_progress(epoch, epochs):
+        if epoch == 0:  # the first call is training: the second asks now
+            visitor.start()
+            visitor.join(2.0)
+
+    first = quick_nca(data, 2, True, cache_dir=tmp_path, progress=first_progress)
+    visitor.join(30)
+    assert not first.from_cache and results["second"].from_cache and trained == []
+    np.testing.assert_array_equal(results["second"].model.components_, first.model.components_)

@@ -93,3 +93,23 @@ def test_two_first_visits_at_once_measure_once(tmp_path):
         visit.join(10)
     assert len(calls) == 1 and sorted(r.from_store for r in results) == [False, True]
     assert results[0].cost == results[1].cost == COST
+
+
+def test_the_store_keeps_the_most_recently_used_costs_up_to_its_limit(tmp_path, monkeypatch):
+    """Every Train page run the kNN page reuses adds costs under its own map: past the
+    limit the least recently used files go, and one just read back stays."""
+    import os
+
+    monkeypatch.setattr(cost_store, "MAX_STORED_COSTS", 3)
+    measure, calls = counting()
+    for i in range(3):
+        cost_store.measured_once({"run": i}, measure, store_dir=tmp_path)
+    for i, path in enumerate(sorted(tmp_path.glob("*.json"), key=lambda p: p.stat().st_mtime)):
+        os.utime(path, (1000 + i, 1000 + i))  # distinct times, whatever the clock's resolution
+    assert cost_store.measured_once({"run": 0}, measure, store_dir=tmp_path).from_store  # used again
+    for i in (3, 4):
+        cost_store.measured_once({"run": i}, measure, store_dir=tmp_path)
+        assert len(list(tmp_path.glob("*.json"))) == 3
+    assert len(calls) == 5
+    assert all(cost_store.measured_once({"run": i}, measure, store_dir=tmp_path).from_store for i in (0, 3, 4))
+    assert not cost_store.measured_once({"run": 1}, measure, store_dir=tmp_path).from_store  # let go

@@ -1,5 +1,7 @@
 """Atomic files: a reader sees the old file or the new one, never half of one."""
 
+from pathlib import Path
+
 import pytest
 
 from nca_core.util.files import atomic_file, write_atomic
@@ -44,3 +46,11 @@ def test_a_check_sees_the_finished_file_and_can_refuse_it(tmp_path):
         out.write(b"altered")
     assert seen == [(True, b"altered")]
     assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_file_locks_are_a_fixed_set_and_the_same_for_the_same_file():
+    from nca_core.util.files import FileLocks
+
+    locks = FileLocks(4)
+    assert locks(Path("costs/a.json")) is locks(Path("costs/a.json"))
+    assert len({id(locks(Path(f"costs/{i}.json"))) for i in range(1000)}) <= 4
