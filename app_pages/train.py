@@ -100,6 +100,12 @@ with about:
             st.info(note, icon=":material/info:")
         if demo is not None and config.init == demo.init:
             st.caption(notices.demo_start(demo, config, data))
+        if len(run.data.y_train) < len(data.y_train):
+            st.caption(
+                f"This run learns from a stratified {len(run.data.y_train):,} of the {len(data.y_train):,} "
+                "training points (**Training points** in the sidebar), so the class sees it learn; "
+                "the test set stays whole."
+            )
 
 pace = controls.pace_controls()
 if requested:

@@ -375,6 +375,17 @@ PARAMS: tuple[Param, ...] = (
         "training before it converged.",
     ),
     Param(
+        "train_size", 1_000_000, (), "int",
+        "Run setting: how many training points the run learns from, a fixed stratified subset "
+        "(all of them where the set has fewer); the test set stays whole.",
+        Control(
+            "Training points",
+            "The run learns from a fixed stratified subset of the training set; the test set stays whole.",
+            "Run", "select_slider", choices=(1000, 3000, 10000, 30000, 1_000_000), url_key="train",
+            bound="n_samples",
+        ),
+    ),
+    Param(
         "display_size", 2000, (), "int",
         "Run setting: how many points, a fixed stratified subset, each frame draws.",
         Control(

@@ -109,7 +109,7 @@ CRAFTED = {
     "d": "100000", "encoder": "transformer", "init": "../../etc/passwd", "hidden": "100000,100000",
     "kernel": "cauchy", "dof": "1e9", "objective": "h", "std": "2", "optimizer": "newton", "lr": "1e300",
     "schedule": "step", "batch": "10000000", "neighbors": "everyone", "shift": "1000", "epochs": "1000000000",
-    "l2": "1e9", "seed": "99999999999", "k": "1001",
+    "l2": "1e9", "seed": "99999999999", "k": "1001", "train": "999999999",
 }  # fmt: skip
 
 

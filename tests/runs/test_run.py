@@ -6,6 +6,7 @@ import pytest
 from nca_core import NCA, datasets, load_model
 from nca_core.config.rules import DataShape
 from nca_core.runs.run import Run, RunConfig, blow_up_note, recommended_config
+from tests.conftest import real_data_dir
 
 
 @pytest.mark.parametrize("name", ["rings", "wine", "digits"])
@@ -292,3 +293,36 @@ def test_standardised_rows_far_from_the_origin_are_rounded_once():
     prepared = run._prepare(X)
     assert prepared.dtype == np.float32
     np.testing.assert_array_equal(prepared, exact.astype(np.float32))
+
+
+def test_a_run_learns_from_its_stated_subset_and_scores_on_the_whole_test_set():
+    digits = datasets.load("digits")
+    config = recommended_config(digits).replace(train_size=300, max_iter=2, device="cpu")
+    run = Run(config, digits)
+    assert len(run.data.y_train) == 300 and len(run.data.y_test) == len(digits.y_test)
+    counts = np.bincount(run.data.y_train, minlength=10) / 300
+    np.testing.assert_allclose(counts, np.bincount(digits.y_train) / len(digits.y_train), atol=0.01)  # stratified
+    snaps = list(run.stream())
+    assert snaps[-1].embedding.shape[0] == min(config.display_size, 300)
+    assert recommended_config(digits).train_size == len(digits.y_train)  # all of them by default
+
+
+@pytest.mark.skipif(real_data_dir() is None, reason="needs the MNIST files (NCA_DATA_DIR or ../shared/data)")
+def test_a_network_on_mnist_shows_ten_clusters_within_a_few_epochs():
+    """The Train page's network on MNIST (``LIVE_NETWORK``): a stratified 10,000 digits, from
+    random weights, past 90% test 5-NN at d = 2 within four epochs."""
+    from nca_core.runs.run import LIVE_NETWORK, recommended_config
+
+    mnist = datasets.load("mnist")
+    config = recommended_config(mnist, encoder="mlp")
+    assert {name: getattr(config, name) for name in LIVE_NETWORK} == LIVE_NETWORK
+    run = Run(config.replace(device="cpu"), mnist)
+    assert run.plan.neighbors == "memory"
+    stream = run.stream()
+    snaps = []
+    for snap in stream:
+        snaps.append(snap)
+        if snap.epoch == 4:
+            break
+    stream.close()
+    assert snaps[0].test_accuracy < 0.5 and snaps[-1].test_accuracy >= 0.9
