@@ -29,8 +29,8 @@ from _server import CHROMIUM_ARGS, served_for_chromium
 CHART = "[data-testid='stVegaLiteChart'], [data-testid='stPlotlyChart']"
 STATUS = re.compile(r"^Epoch [\d.]+ / \d+ · .*")
 MOMENTS = (3, 10, 30)
-_ACCURACY = """() => { for (const m of document.querySelectorAll("[data-testid='stMetric']")) {
-        if (/NN accuracy/.test(m.innerText)) {
+_ACCURACY = r"""() => { for (const m of document.querySelectorAll("[data-testid='stMetric']")) {
+        if (/\d-NN/.test(m.innerText)) {
             const v = m.querySelector("[data-testid='stMetricValue']");
             return v ? v.innerText : null; } } return null; }"""
 

@@ -112,7 +112,7 @@ PARAMS: tuple[Param, ...] = (
         Control(
             "Hidden layers", "The network's hidden ReLU layers (units in each), then a linear output layer.",
             "Map", "select_slider", choices=tuple((w, w) for w in _HIDDEN_WIDTHS), url_key="hidden",
-            applies=lambda v: v.get("encoder") == "mlp", labels={(w, w): f"2 × {w}" for w in _HIDDEN_WIDTHS},
+            reset_on=("encoder",), applies=lambda v: v.get("encoder") == "mlp", labels={(w, w): f"2 × {w}" for w in _HIDDEN_WIDTHS},
             parser=lambda text: parse_layer_sizes(text), text_of=lambda sizes: ",".join(map(str, sizes)),
         ),
     ),
@@ -382,7 +382,7 @@ PARAMS: tuple[Param, ...] = (
             "Training points",
             "The run learns from a fixed stratified subset of the training set; the test set stays whole.",
             "Run", "select_slider", choices=(1000, 3000, 10000, 30000, 1_000_000), url_key="train",
-            bound="n_samples",
+            bound="n_samples", reset_on=("encoder",),
         ),
     ),
     Param(

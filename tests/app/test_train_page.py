@@ -130,7 +130,7 @@ def test_picking_a_network_brings_the_deep_preset_and_picking_a_map_brings_it_ba
     assert kernel_and_objective("mlp") == ("student-t", "g")
     assert app.sidebar.radio(key="rings-schedule-mlp").value == "cosine"
     assert app.sidebar.slider(key="rings-epochs-mlp-2").value == 40  # the network's epochs, not the map's
-    assert app.sidebar.select_slider(key="rings-hidden").value == "500,500"
+    assert app.sidebar.select_slider(key="rings-hidden-mlp").value == "500,500"
     shift = app.sidebar.select_slider(key="rings-shift-mlp")
     assert shift.value == 0 and shift.disabled  # the rings are points, not images
     app.sidebar.selectbox(key="rings-encoder").set_value("linear").run()
@@ -154,7 +154,7 @@ def test_a_networks_objective_and_step_follow_d_as_the_library_chooses_them(app)
 def test_a_deep_student_t_mcml_run_trains_and_explains_its_map(app):
     assert app.sidebar.selectbox(key="rings-init-linear").value == "pca"
     app.sidebar.selectbox(key="rings-encoder").set_value("mlp").run()
-    assert not app.sidebar.select_slider(key="rings-hidden").disabled
+    assert not app.sidebar.select_slider(key="rings-hidden-mlp").disabled
     start = app.sidebar.selectbox(key="rings-init-mlp")
     assert start.disabled and start.value == "random"  # a network has no PCA or LDA start
     app.sidebar.toggle(key="rings-dof-learn").set_value(True).run()
