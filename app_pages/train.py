@@ -172,12 +172,17 @@ if running:
     picture_every, curves_every = views.redraw_seconds(
         len(data.y_train), active.run.config.n_components, first_frame=first_frame_due, resting=resting
     )
+# A fragment draws into a container of its own, so after a run the picture and the curves
+# are drawn into a container too: at the same place in the page, the browser keeps the
+# chart through Stop, the run's end and the next Train, instead of dropping it and building
+# a new one (a moment with no picture, or two pictures and two rows of numbers).
 if presenting:  # the one big chart, full width
     with stage:
         if running:
             st.fragment(status_and_picture, run_every=picture_every)(page, first_frame_due)
         else:
-            status_and_picture(page)
+            with st.container():
+                status_and_picture(page)
 else:
     left, right = stage.columns([3, 2])
     if running:
@@ -186,9 +191,9 @@ else:
         with right:
             st.fragment(curves, run_every=curves_every)()
     else:
-        with left:
+        with left, st.container():
             status_and_picture(page)
-        with right:
+        with right, st.container():
             curves()
         done = state.current()
         if done is not None and done.snapshots:
