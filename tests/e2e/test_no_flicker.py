@@ -49,31 +49,42 @@ def press(page, name: str) -> None:
 
 
 def wait_for_progress(page, pattern: str) -> None:
-    page.get_by_text(re.compile(pattern)).first.wait_for(timeout=60_000)
+    """Wait for a progress line matching ``pattern``; if none comes, fail with the lines the
+    sampler saw, each with the time it first showed."""
+    try:
+        page.get_by_text(re.compile(pattern)).first.wait_for(timeout=120_000)
+    except Exception as exc:  # Playwright's timeout: say what the page showed instead
+        seen = page.evaluate(
+            "window.samples.filter((s, i, all) => i === 0 || s.progress !== all[i - 1].progress)"
+            ".map(s => [s.t, s.progress])"
+        )
+        raise AssertionError(f"no progress line like {pattern!r}; the page showed: {seen[-15:]}") from exc
 
 
 def test_the_picture_stays_on_screen_through_stop_the_runs_end_and_the_next_train(page, app_url):
-    page.goto(f"{app_url}/?dataset=rings&epochs=20")
+    # 40 epochs: several seconds of frames after the first, so that Stop lands mid-run even
+    # on a busy machine, yet a run that ends by itself is soon over
+    page.goto(f"{app_url}/?dataset=rings&epochs=40")
     page.get_by_text("About this dataset").wait_for()
     page.evaluate(SAMPLER)
     press(page, "Train")
-    wait_for_progress(page, r"^Epoch [3-9][\d.]* / 20 · training")
+    wait_for_progress(page, r"^Epoch [1-9][\d.]* / 40 · training")
     press(page, "Stop")  # mid-run
-    wait_for_progress(page, r"^Epoch [\d.]+ / 20 · stopped")
+    wait_for_progress(page, r"^Epoch [\d.]+ / 40 · stopped")
     page.wait_for_timeout(1500)
     press(page, "Train")  # a second run, which ends by itself
-    wait_for_progress(page, r"^Epoch 20 / 20 · finished")
+    wait_for_progress(page, r"^Epoch 40 / 40 · finished")
     page.wait_for_timeout(2000)  # the results below are drawn
     press(page, "Train")  # and another after it
-    wait_for_progress(page, r"^Epoch [1-9][\d.]* / 20 · training")
+    wait_for_progress(page, r"^Epoch [1-9][\d.]* / 40 · training")
     page.wait_for_timeout(1000)
     samples = page.evaluate("clearInterval(window.sampler) || window.samples")
 
     first = next(i for i, s in enumerate(samples) if s["shown"] and s["ink"] > 20)
     watched = samples[first:]
     progress = [s["progress"] or "" for s in watched]
-    assert any("· stopped" in p for p in progress) and any("· finished" in p for p in progress)
-    assert "· training" in progress[-1] and len(watched) > 200, (len(watched), progress[-1])
+    phases = [sum(word in p for p in progress) for word in ("· stopped", "· finished")]
+    assert min(phases) >= 3 and "· training" in progress[-1], (phases, progress[-1])  # sampled throughout
     missing = [
         s for s in watched
         if (s["slots"], s["charts"], s["shown"], s["numbers"]) != (1, 1, 1, 1) or s["ink"] <= 20
