@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app_pages.ui import navigation
+from app_pages.ui import navigation, share
 
 st.set_page_config(
     page_title="NCA Explorer",
@@ -12,4 +12,6 @@ st.set_page_config(
     layout="wide",
     menu_items={"About": "NCA Explorer: Neighbourhood Components Analysis, learnt live in PyTorch."},
 )
-st.navigation(navigation.ALL).run()
+page = st.navigation(navigation.ALL)
+share.arrive(page.url_path)  # Back to a page brings its settings back (share.follow_address)
+page.run()

@@ -5,8 +5,10 @@ from functools import partial
 import streamlit as st
 
 from app_pages.ui import data as app_data
-from app_pages.ui import page_style, share
+from app_pages.ui import navigation, page_style, share
 from nca_core import stratified_subsample
+
+CONTROLS = ("compare-d", "compare-k", "compare-std-", "compare-same-scale")  # the settings' widgets
 
 page_style.compact()
 st.title("NCA against PCA and LDA")
@@ -17,6 +19,8 @@ st.caption(
 
 # The dataset and the two settings share a row, so the first panel starts on the first screen.
 controls = st.container(horizontal=True, vertical_alignment="bottom")
+# Back to an address of this page draws it with that address's settings
+share.follow_address(navigation.COMPARE.url_path, app_data.dataset_names(), CONTROLS)
 with controls, st.container(width=280):
     name = app_data.pick_dataset()
 data = app_data.load_dataset(name)
@@ -55,7 +59,7 @@ same_scale = toggles.toggle(
 share.used("n_components", "k", "standardize", "same_scale")  # drawn with the link's values
 # the link opens this page as it is now
 view = {"dataset": name, "d": d, "k": k, "std": str(standardize).lower(), "scale": str(same_scale).lower()}
-st.query_params.from_dict({key: str(value) for key, value in view.items()})
+share.write_address(navigation.COMPARE.url_path, {key: str(value) for key, value in view.items()})
 compare_panels.brush_summary(name, labels, data.classes, three_d=d == 3)
 
 

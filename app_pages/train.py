@@ -3,11 +3,15 @@
 import streamlit as st
 
 from app_pages.ui import data as app_data
-from app_pages.ui import presentation, share, state
+from app_pages.ui import navigation, presentation, share, state
 from app_pages.ui import run_controls as controls
 
 LOADED = "train-loaded-dataset"  # session key: the dataset the page last loaded
-share.read_once(app_data.dataset_names())  # a link's settings, ?present=1 among them, come first
+# Back to an address of this page draws it with that address's settings (the run settings'
+# widgets are keyed by dataset: controls.run_settings)
+names = app_data.dataset_names()
+share.follow_address(navigation.TRAIN.url_path, names, tuple(f"{dataset}-" for dataset in names))
+share.read_once(names)  # a link's settings, ?present=1 among them, come first
 state.find_again(share.run_token())  # a reloaded page takes up its run (and says so below)
 presenting = presentation.active()  # large type, no sidebar, one big chart
 presentation.style(presenting)
@@ -80,7 +84,8 @@ chosen = run_settings(
 )
 share.used(*share.RUN_FIELDS)  # every control is drawn with the link's values
 # a link opens these settings, and a reload finds the run again
-st.query_params.from_dict({**share.to_params(name, chosen, presenting), **state.run_link()})
+address = {**share.to_params(name, chosen, presenting), **state.run_link()}
+share.write_address(navigation.TRAIN.url_path, address)
 run = Run(chosen, data)  # the settings made possible for the data, resolved once
 config, notes = run.config, run.notes
 with about:
@@ -178,12 +183,17 @@ if running:
     picture_every, curves_every = views.redraw_seconds(
         len(data.y_train), active.run.config.n_components, first_frame=first_frame_due, resting=resting
     )
+# A fragment draws into a container of its own, so after a run the picture and the curves
+# are drawn into a container too: at the same place in the page, the browser keeps the
+# chart through Stop, the run's end and the next Train, instead of dropping it and building
+# a new one (a moment with no picture, or two pictures and two rows of numbers).
 if presenting:  # the one big chart, full width
     with stage:
         if running:
             st.fragment(status_and_picture, run_every=picture_every)(page, first_frame_due)
         else:
-            status_and_picture(page)
+            with st.container():
+                status_and_picture(page)
 else:
     left, right = stage.columns([3, 2])
     if running:
@@ -192,9 +202,9 @@ else:
         with right:
             st.fragment(curves, run_every=curves_every)()
     else:
-        with left:
+        with left, st.container():
             status_and_picture(page)
-        with right:
+        with right, st.container():
             curves()
         done = state.current()
         if done is not None and done.snapshots:

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from nca_core.datasets import Dataset
-from nca_core.plots import axes, figures, live_charts
+from nca_core.plots import axes, edges, figures, live_charts
 from nca_core.runs.comparison import MethodResult, class_mix, subset_rows
 
 from . import thumbnails
@@ -94,10 +94,13 @@ def panel_grid(n: int) -> list:
 
 
 def shared_ranges(results: list[MethodResult]) -> list[list[float]] | None:
-    """One set of axis ranges covering every drawn panel (2-D or 3-D alike)."""
+    """One set of axis ranges covering every drawn panel: in 2-D, the bulk of each panel's
+    points (the few past it are drawn on the edge, ``edges``); in 3-D, all of them."""
     drawn = [r.embedding[:, : min(r.embedding.shape[1], 3)] for r in results if r.embedding.shape[1] >= 2]
     dims = {e.shape[1] for e in drawn}
-    return axes.padded_ranges(drawn) if len(dims) == 1 else None
+    if len(dims) != 1:
+        return None
+    return axes.bulk_ranges(drawn) if dims == {2} else axes.padded_ranges(drawn)
 
 
 # --- linked brushing -------------------------------------------------------------------------
@@ -201,7 +204,9 @@ def _scores(result: MethodResult, k: int) -> None:
         st.warning(result.note, icon=":material/info:")
 
 
-def _picture(label: str, points: np.ndarray, labels, classes, ranges, dataset: str, dims: int, pictures) -> None:
+def _picture(
+    label: str, points: np.ndarray, labels, classes, ranges, dataset: str, dims: int, pictures
+) -> None:
     key = f"compare-{label}"
     if dims == 3:  # Vega-Lite has no 3-D; a 3-D panel takes no selection
         fig = figures.embedding_scatter(points[:, :3], labels, classes, height=PANEL_HEIGHT, ranges=ranges,
@@ -217,11 +222,19 @@ def _brushing_chart(
 ) -> None:
     """A 2-D panel as a Vega-Lite chart (its chunk loads far faster than Plotly's): a box or
     a click in it becomes the brush, whose rows stand out in every panel; ``pictures``
-    (``display_pictures``) show on hover."""
-    ranges = ranges if ranges is not None else axes.padded_ranges([points])
-    spec = live_charts.embedding_spec(classes, ranges, height=PANEL_HEIGHT, brushing=True, thumbnails=pictures)
+    (``display_pictures``) show on hover. Its axes follow the bulk of the points, the few
+    past them drawn on the edge."""
+    ranges = ranges if ranges is not None else axes.bulk_ranges([points])
+    spec = live_charts.embedding_spec(
+        classes, ranges, height=PANEL_HEIGHT, brushing=True, thumbnails=pictures
+    )
+    spec = edges.with_edges(spec, ranges, live_charts.POINT_AREA)
     rows = live_charts.brushing_rows(points, labels, classes, brushed_rows(dataset))
     on_select = partial(_take_selection, key, label, dataset, points)
     st.vega_lite_chart(
-        None, live_charts.embedding_data(spec, rows), key=key, on_select=on_select, selection_mode=SELECTION_PARAMS
+        None,
+        live_charts.embedding_data(spec, rows),
+        key=key,
+        on_select=on_select,
+        selection_mode=SELECTION_PARAMS,
     )

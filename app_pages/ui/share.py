@@ -3,6 +3,11 @@
 Only the keys declared in ``nca_core.config.settings.SETTINGS`` are read, each checked against its
 declared type, choices and range; anything else is ignored and the page says so. Values are
 written back as plain strings (JSON-safe scalars).
+
+A session reads its address on its first run (``read_once``), and a page that writes its
+settings into its address (``write_address``) reads it again whenever the browser brings
+back another one of its addresses (``follow_address``): Back and Forward step through the
+pages and settings the address bar has shown, each page drawn with its settings.
 """
 
 from __future__ import annotations
@@ -18,6 +23,11 @@ RUN_PARAM = "run"  # the address's name for the run the page shows (``state.find
 RUN_TOKEN = "_query_run"  # session key: the run named in the address the session opened with
 NOTICES = "_query_notices"
 VALUES = "_query_values"
+PAGE = "_query_page"  # session key: the page the last run of the app drew
+ENTERED = "_query_entered"  # session key: {page: True} from its arrival until it writes its address
+HELD = "_query_held"  # session key: {page: the address it would have written on arrival}
+WRITTEN = "_query_written"  # session key: {page: the address it last wrote or took}
+DATASET_CONTROL = "dataset"  # the key of every page's dataset selector (``data.pick_dataset``)
 
 # query key -> the setting it carries (type, choices, range: see nca_core.config.settings)
 FIELDS = {s.url_key: s for s in SETTINGS if s.url_key}
@@ -120,3 +130,69 @@ def show_notices() -> None:
         st.info(
             "Some settings in the link were not used: " + "; ".join(notices) + ".", icon=":material/link_off:"
         )
+
+
+# --- the address while a session moves between pages and back --------------------------------
+def arrive(page: str) -> None:
+    """Each run of the app, before its page: note when it draws ``page`` after another page
+    (the session's first run reads its address in ``read_once`` instead)."""
+    previous = st.session_state.get(PAGE)
+    st.session_state[PAGE] = page
+    if previous is not None and previous != page:
+        st.session_state.setdefault(ENTERED, {})[page] = True
+        st.session_state.setdefault(WRITTEN, {}).pop(page, None)
+        st.session_state.setdefault(HELD, {}).pop(page, None)
+
+
+def _address() -> dict[str, str]:
+    """The address's settings; the run it names is no setting (``state.find_again``)."""
+    return {key: value for key, value in st.query_params.to_dict().items() if key != RUN_PARAM}
+
+
+def follow_address(page: str, dataset_names: list[str], controls: tuple[str, ...]) -> None:
+    """At the top of a page that writes its address: when the browser has brought back one
+    of the page's addresses (Back or Forward from another page or from other settings of
+    this one), take its settings as a link's (``read_once``) and drop the page's controls
+    (session keys starting with one of ``controls``, and the dataset's), so that they are
+    drawn anew with them; the widgets would otherwise keep their own values, or the
+    defaults of controls dropped while another page was shown."""
+    address = _address()
+    if not st.session_state.get(APPLIED) or not address:
+        return
+    written = st.session_state.setdefault(WRITTEN, {})
+    if address == written.get(page) and not st.session_state.get(ENTERED, {}).get(page):
+        return
+    if any(address == other for key, other in written.items() if key != page):
+        return  # the page before's address, carried over to this one: none of this page's
+    written[page] = address
+    st.session_state.get(ENTERED, {}).pop(page, None)
+    params = dict(address)
+    present = params.pop(presentation.KEY, None)
+    dataset, values, notices = parse(params, dataset_names)
+    _read_present(present, notices)
+    if dataset is not None:
+        st.session_state["dataset_choice"] = dataset
+    drawn = [key for key in st.session_state if isinstance(key, str) and key.startswith(controls)]
+    for key in [DATASET_CONTROL, *drawn]:
+        st.session_state.pop(key, None)
+    st.session_state[VALUES] = values
+    st.session_state[NOTICES] = notices
+
+
+def write_address(page: str, params: dict[str, str]) -> None:
+    """Put ``params`` (the page's settings, and the run it shows) in the address.
+
+    Not yet on a page just arrived at with a bare address (a click in the sidebar): the
+    browser has made a history entry for it, and a new address now would make a second,
+    which Back would step onto before it left the page. Its settings go into the address
+    once they differ from those it arrived with, or once the address names a run."""
+    settings = {key: value for key, value in params.items() if key != RUN_PARAM}
+    entered = st.session_state.setdefault(ENTERED, {})
+    held = st.session_state.setdefault(HELD, {})
+    if entered.get(page) and not st.query_params:
+        if held.setdefault(page, settings) == settings:
+            return
+    entered.pop(page, None)
+    held.pop(page, None)
+    st.query_params.from_dict(params)
+    st.session_state.setdefault(WRITTEN, {})[page] = settings

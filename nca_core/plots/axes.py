@@ -1,5 +1,11 @@
-"""Axis ranges for pictures of embeddings: padded to the data, widened to a coarse grid, or
-settling while a run trains, and the height that draws them at one scale on both axes."""
+"""Axis ranges for pictures of embeddings: padded to the data or to the bulk of it, widened
+to a coarse grid, or settling while a run trains, and the height that draws them at one
+scale on both axes.
+
+A linear map of MNIST flings a few points far out; axes that covered them left the other
+points a fifth of the plot. ``bulk_ranges`` and ``settled_ranges`` fit the axes to the
+points with the farthest ``1 - BULK_SHARE`` of them left out on each axis; the charts draw
+those few on the plot's edge (``edges``)."""
 
 from __future__ import annotations
 
@@ -8,7 +14,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["padded_ranges", "picture_height", "settled_ranges", "steady_ranges"]
+__all__ = [
+    "BULK_SHARE",
+    "bulk_box",
+    "bulk_ranges",
+    "padded_ranges",
+    "picture_height",
+    "settled_ranges",
+    "steady_ranges",
+]
+
+BULK_SHARE = 0.99  # of the points, per axis, that the axes are fitted to
 
 
 def padded_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[float]]:
@@ -22,9 +38,36 @@ def padded_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[
     return [[float(a - pad * s), float(b + pad * s)] for a, b, s in zip(lo, hi, span)]
 
 
-def _grid_step(span: float) -> float:
-    """The largest 1, 2 or 5 times a power of ten that fits four times into ``span``."""
-    quarter = max(span / 4, 1e-12)
+def bulk_box(points: np.ndarray, share: float = BULK_SHARE) -> tuple[np.ndarray, np.ndarray] | None:
+    """(lowest, highest) coordinate per axis of the finite rows of ``points`` (n, d) once the
+    lowest and highest ``(1 - share) / 2`` of them on that axis are left out, in whole
+    points (of fewer than 200 points none is left out at 0.99); None without a finite row."""
+    points = np.asarray(points, dtype=np.float64)
+    finite = points[np.isfinite(points).all(1)]
+    if len(finite) == 0:
+        return None
+    tail = (1.0 - share) / 2
+    return np.quantile(finite, tail, axis=0, method="lower"), np.quantile(
+        finite, 1 - tail, axis=0, method="higher"
+    )
+
+
+def bulk_ranges(
+    arrays: Sequence[np.ndarray], pad: float = 0.05, share: float = BULK_SHARE
+) -> list[list[float]]:
+    """Axis ranges covering the bulk (``bulk_box``) of each array, padded by ``pad`` of their
+    span on each side: the frames of a replay, or the panels drawn on one scale."""
+    boxes = [box for box in (bulk_box(a, share) for a in arrays) if box is not None]
+    if not boxes:
+        return [[-1.0, 1.0]] * np.asarray(arrays[0]).shape[1]
+    lo, hi = np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)
+    span = np.maximum(hi - lo, 1e-9)
+    return [[float(a - pad * s), float(b + pad * s)] for a, b, s in zip(lo, hi, span)]
+
+
+def _grid_step(span: float, steps: int = 4) -> float:
+    """The largest 1, 2 or 5 times a power of ten that fits ``steps`` times into ``span``."""
+    quarter = max(span / steps, 1e-12)
     power = 10.0 ** math.floor(math.log10(quarter))
     return max(m * power for m in (1, 2, 5) if m * power <= quarter)
 
@@ -35,31 +78,33 @@ def steady_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[
     While a run spreads out, these ranges change only when a point crosses a grid line, so
     a live chart keeps its axes for many frames instead of shifting a little on each one.
     """
-    steady = []
-    for lo, hi in padded_ranges(arrays, pad):
-        step = _grid_step(hi - lo)
-        steady.append([math.floor(lo / step) * step, math.ceil(hi / step) * step])
-    return steady
+    return [_on_grid(lo, hi, steps=4) for lo, hi in padded_ranges(arrays, pad)]
 
 
 def settled_ranges(
-    arrays: Sequence[np.ndarray], headroom: float = 0.25, refit_below: float = 0.4, margin: float = 0.015
+    arrays: Sequence[np.ndarray],
+    headroom: float = 0.25,
+    refit_below: float = 0.4,
+    margin: float = 0.015,
+    share: float = BULK_SHARE,
 ) -> list[list[float]]:
     """Axis ranges for a live picture of a run's frames (``arrays``, in order), that settle.
 
-    The ranges are fitted to a frame with ``headroom`` (a share of its span on each side)
-    and widened to ``steady_ranges``' grid, then kept while later frames stay inside them,
-    at least ``margin`` of their span from each edge (a point on the edge is drawn half cut
-    off), and fill at least ``refit_below`` of them on some axis; a frame that comes nearer
-    the edges, or shrinks well inside them, is fitted afresh. A run that keeps spreading
-    moves its axes a few times, in steps, instead of at every grid line; one that first
-    spreads and then gathers (the rings' noise axis) is not drawn small in the ranges of
-    its widest frame. The same frames give the same ranges, so a picture redrawn from them
-    keeps its axes.
+    The ranges are fitted to a frame's bulk (``bulk_box``: all but its farthest points,
+    which the picture draws on its edge) with ``headroom`` (a share of its span on each side)
+    and widened outward to a grid of about ten steps, then kept while later frames' bulk
+    stays inside them, at least ``margin`` of their span from each edge (a point on the edge
+    is drawn half cut off), and fills at least ``refit_below`` of them on some axis; a frame
+    that comes nearer the edges, or shrinks well inside them, is fitted afresh. A run that
+    keeps spreading moves its axes a few times, in steps, instead of at every grid line; one
+    that first spreads and then gathers (the rings' noise axis) is not drawn small in the
+    ranges of its widest frame. The same frames give the same ranges, so a picture redrawn
+    from them keeps its axes.
     """
     current: list[list[float]] | None = None
     for frame in arrays:
-        lo, hi = np.asarray(padded_ranges([frame], pad=0.0)).T
+        box = bulk_box(frame, share)
+        lo, hi = box if box is not None else (np.full(2, -1.0), np.full(2, 1.0))
         if current is not None:
             low, high = np.asarray(current).T
             edge = margin * (high - low)
@@ -69,8 +114,14 @@ def settled_ranges(
         flat = np.where(hi > lo, 0.0, np.maximum(np.abs(lo), 1.0) / 2)  # one point: a unit or more around it
         lo, hi = lo - flat, hi + flat
         span = hi - lo
-        current = steady_ranges([np.stack([lo - headroom * span, hi + headroom * span])], pad=0.0)
+        current = [_on_grid(a - headroom * s, b + headroom * s, steps=10) for a, b, s in zip(lo, hi, span)]
     return current if current is not None else [[-1.0, 1.0], [-1.0, 1.0]]
+
+
+def _on_grid(low: float, high: float, steps: int) -> list[float]:
+    """[low, high] widened outward to multiples of ``_grid_step(high - low, steps)``."""
+    step = _grid_step(high - low, steps)
+    return [math.floor(low / step) * step, math.ceil(high / step) * step]
 
 
 def picture_height(

@@ -60,11 +60,11 @@ def embedding_spec(
     """A 2-D scatter coloured by class on fixed axes at one scale; drag to pan, ctrl-scroll
     (or cmd-scroll) to zoom: a plain scroll over the chart scrolls the page on past it.
 
-    ``ranges`` should come from ``axes.steady_ranges`` so that the spec, and with it the
-    chart, survives from one frame to the next. Both axes get the same units per pixel
-    (a distance-based picture must not be stretched): the chart is as wide as its container,
-    so the domains are Vega expressions of the ``width`` and ``height`` signals, widened
-    around the ranges' centres until each range fits.
+    ``ranges`` should hold still from frame to frame (``axes.settled_ranges``) so that the
+    spec, and with it the chart, survives from one frame to the next. Both axes get the same
+    units per pixel (a distance-based picture must not be stretched): the chart is as wide
+    as its container, so the domains are Vega expressions of the ``width`` and ``height``
+    signals, widened around the ranges' centres until each range fits.
 
     ``brushing`` makes a drag select instead (see ``_with_brushing``): the rows then need
     "point" and "chosen" columns (``brushing_rows``). ``thumbnails`` (``thumbnail_rows``,

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .colours import OTHER_CLASS_LINE, SAME_CLASS_LINE
+from .edges import beyond_layer
 from .figures import LINK_MIN_PROBABILITY, link_widths
 from .live_charts import (
     _PICTURE_LOOKUP,
@@ -61,7 +62,13 @@ def picture_spec(
     x, y = single["encoding"]["x"], single["encoding"]["y"]
     points = _points_layer(single, zoom, point_area, inputs, thumbnails is not None)
     lines = [_links_layer(x, y), _picked_layer(x, y, point_area)]
-    layers = [_regions_layer(x, y), points, *lines, _ring_layer(x, y, point_area)]
+    layers = [
+        _regions_layer(x, y),
+        points,
+        beyond_layer(points, ranges, point_area),
+        *lines,
+        _ring_layer(x, y, point_area),
+    ]
     layered = {key: value for key, value in single.items() if key not in ("params", "mark", "encoding")}
     if thumbnails is not None:
         layered["datasets"] = {THUMBNAILS: thumbnails}

@@ -17,7 +17,9 @@ except ImportError as exc:  # the library alone is installed without plotly
     raise ImportError("nca_core.plots.replay needs plotly: pip install 'nca-explorer[app]'") from exc
 
 from ..training.loop import Snapshot
-from .axes import padded_ranges
+from .axes import bulk_ranges, padded_ranges
+from .colours import class_colors
+from .edges import edge_points
 from .figures import _class_traces, embedding_scatter
 
 __all__ = ["animation", "epoch_label", "epochs_text", "frames_to_show"]
@@ -95,7 +97,9 @@ def animation(
     """An animated replay of a run: play/pause, speed buttons and an epoch slider.
 
     Points keep their identity between frames (same trace and order per class); axes are
-    fixed to cover every frame, at one scale. Each frame's title (``title`` then its epoch
+    fixed, at one scale: in 2-D they cover the bulk of every frame (``axes.bulk_ranges``) and
+    the few points past them are drawn on the edge (``_edge_trace``), in 3-D every point.
+    Each frame's title (``title`` then its epoch
     and objective) follows the slider. At most ``max_frames`` evenly spaced snapshots and
     ``max_points`` points per frame keep the figure light.
     """
@@ -108,11 +112,20 @@ def animation(
     embeddings = [np.asarray(s.embedding)[points] for s in chosen]
     three_d = embeddings[0].shape[1] >= 3
     dims = 3 if three_d else 2
-    ranges = padded_ranges([e[:, :dims] for e in embeddings])
+    ranges = (padded_ranges if three_d else bulk_ranges)([e[:, :dims] for e in embeddings])
     fig = embedding_scatter(embeddings[-1], y, classes, ranges=ranges, uirevision="replay", height=height)
+    if not three_d:  # the plot shrinks to the ranges' shape rather than widen one of them
+        fig.add_trace(_edge_trace(embeddings[-1], y, classes, ranges))
+        fig.update_xaxes(constrain="domain")
+        fig.update_yaxes(constrain="domain")
+
+    def traces(e: np.ndarray) -> list[dict]:
+        drawn = _class_traces(e, y, classes, three_d, 3 if three_d else 5)  # same order: same identity
+        return drawn if three_d else [*drawn, _edge_trace(e, y, classes, ranges)]
+
     fig.frames = [
         go.Frame(
-            data=_class_traces(e, y, classes, three_d, 3 if three_d else 5),  # same order: same identity
+            data=traces(e),
             name=epoch_label(s),
             layout=dict(title=dict(text=_frame_title(title, s))),
         )
@@ -127,6 +140,19 @@ def animation(
         sliders=[_epoch_slider([epoch_label(s) for s in chosen], _ticks(chosen), first)],
     )
     return fig
+
+
+def _edge_trace(Z: np.ndarray, y: np.ndarray, classes: Sequence[str], ranges: list[list[float]]) -> dict:
+    """The points of ``Z`` past ``ranges``, on the edge as open arrowheads in their class's
+    colour, each pointing the way to its point (``edges.edge_points``), its place on hover."""
+    rows, drawn, headings = edge_points(Z, ranges)
+    colours = np.asarray(class_colors(len(classes)), dtype=object)[y[rows]]
+    return dict(
+        type="scatter", mode="markers", name="past the edge", showlegend=False,
+        x=drawn[:, 0], y=drawn[:, 1], customdata=Z[rows, :2], text=[str(classes[c]) for c in y[rows]],
+        marker=dict(symbol="arrow-open", size=8, color=colours, angle=headings, line=dict(width=1.5)),
+        hovertemplate="<b>%{text}</b><br>past the edge, at (%{customdata[0]:.3g}, %{customdata[1]:.3g})<extra></extra>",
+    )  # fmt: skip
 
 
 def epoch_label(snapshot: Snapshot) -> str:

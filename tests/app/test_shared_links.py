@@ -161,3 +161,49 @@ def test_a_link_asks_for_no_more_than_the_dataset_allows():
     notice = next(i.value for i in at.info if "were not used" in i.value)
     assert "d=64 ignored: this dataset allows 2, 3" in notice
     assert at.sidebar.select_slider(key="rings-d").value == 2 and at.query_params["d"] == "2"
+
+
+class Address(dict):
+    """``st.query_params`` as ``share`` uses it."""
+
+    def to_dict(self) -> dict:
+        return dict(self)
+
+    def from_dict(self, params: dict) -> None:
+        self.clear()
+        self.update(params)
+
+
+def test_back_brings_a_pages_settings_back_and_a_sidebar_visit_leaves_one_history_entry(monkeypatch):
+    """The browser makes a history entry for a page opened from the sidebar, with a bare
+    address; a page that wrote its settings there at once made a second, and Back stopped on
+    the first, still on that page. Back to an address of a page draws it with that address's
+    settings, though its controls kept other values or were dropped with the page."""
+    from app_pages.ui import share
+
+    address = Address()
+    state = {share.APPLIED: True}
+    monkeypatch.setattr(share.st, "session_state", state)
+    monkeypatch.setattr(share.st, "query_params", address)
+    share.arrive("")  # the Train page, first
+    share.write_address("", {"dataset": "wine", "seed": "7"})
+    assert address == {"dataset": "wine", "seed": "7"}
+    share.arrive("compare")  # from the sidebar: a bare address
+    address.clear()
+    share.follow_address("compare", ["wine"], ("compare-",))
+    share.write_address("compare", {"dataset": "wine", "k": "5"})
+    share.write_address("compare", {"dataset": "wine", "k": "5"})  # a rerun, nothing changed
+    assert address == {}
+    state.update({"compare-k": 7, "dataset": "wine"})  # the user moves k
+    share.write_address("compare", {"dataset": "wine", "k": "7"})
+    assert address == {"dataset": "wine", "k": "7"}
+    share.follow_address("compare", ["wine"], ("compare-",))  # the next run: its own address
+    assert "compare-k" in state and share.VALUES not in state
+    address.from_dict({"dataset": "wine", "k": "3"})  # Back to an earlier address of the page
+    share.follow_address("compare", ["wine"], ("compare-",))
+    assert state[share.VALUES] == {"k": 3} and state["dataset_choice"] == "wine"
+    assert "compare-k" not in state and "dataset" not in state  # drawn anew, with k = 3
+    share.arrive("")  # Back to the Train page's address
+    address.from_dict({"dataset": "wine", "seed": "7"})
+    share.follow_address("", ["wine"], ("wine-",))
+    assert state[share.VALUES] == {"random_state": 7}

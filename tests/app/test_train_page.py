@@ -237,7 +237,7 @@ def test_each_figure_says_what_to_notice_in_the_datasets_own_names(app):
     listed = mapped.split("relies most on ")[1].split(".")[0]
     assert sum(name in listed for name in names) == 3
     spec, tables = vega_chart(app, "embedding")
-    (points,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "points"]
+    (points,) = [layer for layer in spec["layer"] if layer["mark"]["type"] == "circle"]
     assert points["encoding"]["color"]["scale"]["domain"] == ["cultivar 1", "cultivar 2", "cultivar 3"]
     inputs = [t["title"] for t in points["encoding"]["tooltip"] if t["field"].startswith("input")]
     assert len(inputs) == 2 and set(inputs) <= set(names)  # the two inputs the map leans on most

@@ -17,7 +17,7 @@ def test_health_endpoint(app_url):
 def test_train_page_renders_without_errors(page, app_url, screenshot):
     page.goto(app_url)
     page.get_by_role("heading", name="Train NCA and watch it learn").wait_for()
-    page.get_by_role("button", name="Train").wait_for()
+    page.get_by_role("button", name="Train", exact=True).wait_for()
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.locator("[data-testid='stAlertContentError']").count() == 0
     assert "NCA Explorer" in page.title()

@@ -6,7 +6,7 @@ import altair as alt
 import numpy as np
 import pytest
 
-from nca_core.plots import live_charts, live_picture
+from nca_core.plots import edges, live_charts, live_picture
 from nca_core.plots.axes import settled_ranges
 from tests.plots.vega_lite import CLASSES
 
@@ -17,6 +17,12 @@ def picture(rng, n=40, **tables):
     spec = live_picture.picture_spec(CLASSES, settled_ranges([Z]), height=400)
     rows = live_picture.picture_rows(Z, y, CLASSES, np.arange(100, 100 + n))
     return Z, y, live_picture.picture_data(spec, rows, **tables)
+
+
+def points_layer(spec: dict) -> dict:
+    """The points' own layer (the edge markers' layer draws from the same table)."""
+    (layer,) = [layer for layer in spec["layer"] if layer["mark"]["type"] == "circle"]
+    return layer
 
 
 def valid_layered(spec: dict) -> None:
@@ -31,7 +37,7 @@ def test_thumbnails_go_in_the_tooltip_through_a_named_table_looked_up_by_point(r
     spec = live_picture.picture_spec(CLASSES, [[-3, 3], [-3, 3]], thumbnails=pictures)
     rows = live_picture.picture_rows(Z, y, CLASSES, points)
     assert rows["point"].tolist() == [11, 5, 7, 30] and rows["row"].tolist() == [0, 1, 2, 3]
-    (layer,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "points"]
+    layer = points_layer(spec)
     assert layer["transform"] == [
         {"lookup": "point", "from": {"data": {"name": "thumbnails"}, "key": "point", "fields": ["image"]}}
     ]
@@ -45,18 +51,25 @@ def test_thumbnails_go_in_the_tooltip_through_a_named_table_looked_up_by_point(r
 
 def test_without_thumbnails_the_points_carry_no_picture(rng):
     spec = live_picture.picture_spec(CLASSES, [[-3, 3], [-3, 3]])
-    (layer,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "points"]
+    layer = points_layer(spec)
     assert "transform" not in layer and "datasets" not in spec
     assert [t["field"] for t in layer["encoding"]["tooltip"]] == ["class", "point"]
 
 
-def test_picture_spec_layers_regions_points_lines_and_rings_on_one_pair_of_axes(rng):
+def test_picture_spec_layers_regions_points_edges_lines_and_rings_on_one_pair_of_axes(rng):
     Z, _, spec = picture(rng)
     valid_layered(spec)
-    assert [layer["data"]["name"] for layer in spec["layer"]] == ["regions", "points", "links", "links", "anchor"]
-    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["image", "circle", "rule", "point", "point"]
-    axes = {json.dumps([layer["encoding"]["x"], layer["encoding"]["y"]]) for layer in spec["layer"]}
-    assert len(axes) == 1  # every layer on the points' axes, at one scale
+    assert [layer["data"]["name"] for layer in spec["layer"]] == [
+        "regions", "points", "points", "links", "links", "anchor"
+    ]  # fmt: skip
+    marks = ["image", "circle", "point", "rule", "point", "point"]
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == marks
+    on_axes = [layer for layer in spec["layer"] if layer["mark"].get("shape") != edges.EDGE_MARKER]
+    axes = {json.dumps([layer["encoding"]["x"], layer["encoding"]["y"]]) for layer in on_axes}
+    assert len(on_axes) == 5 and len(axes) == 1  # every layer on the points' axes, at one scale
+    edge = spec["layer"][2]  # the points past the edge, placed in pixels from those axes' scales
+    assert "scale('x', datum.z1)" in edge["encoding"]["x"]["value"]["expr"]
+    assert "scale('y', datum.z2)" in edge["encoding"]["y"]["value"]["expr"]
     points = spec["layer"][1]
     assert {p["name"] for p in points["params"]} == {"zoom", live_charts.PICK}
     assert spec["datasets"]["points"]["row"].tolist() == list(range(len(Z)))
