@@ -61,11 +61,6 @@ def wait_for_progress(page, pattern: str) -> None:
         raise AssertionError(f"no progress line like {pattern!r}; the page showed: {seen[-15:]}") from exc
 
 
-# Passes about nine runs in ten. Two rare failures are open: a one-sample gap just after the
-# first frame on a freshly started server (the page's rerun once that frame is drawn), and a
-# second run that once took the epochs control's default instead of the link's. Until they
-# are fixed in the app, a failure is reported as XFAIL with its samples, not as a pass.
-@pytest.mark.xfail(strict=False, reason="rare gap after the first frame on a fresh server; see the comment above")
 def test_the_picture_stays_on_screen_through_stop_the_runs_end_and_the_next_train(page, app_url):
     # 40 epochs: several seconds of frames after the first, so that Stop lands mid-run even
     # on a busy machine, yet a run that ends by itself is soon over
