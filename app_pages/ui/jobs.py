@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -40,6 +41,27 @@ def _return_free_heap() -> None:
     """Give freed heap pages back to the OS (glibc only)."""
     if _malloc_trim is not None:
         _malloc_trim(0)
+
+
+# A job's frames live as long as the session that shows them: Streamlit drops a closed tab's
+# session a few minutes later, and its frames are freed then, long after the job ended. So
+# a job's collection asks for a trim too, a moment later (a finalizer runs before the object
+# it watches frees what it holds); one trim serves every job collected meanwhile.
+TRIM_DELAY_SECONDS = 1.0
+_trim_pending = threading.Lock()
+
+
+def _return_free_heap_soon() -> None:
+    if not _trim_pending.acquire(blocking=False):
+        return  # a trim is already on its way
+
+    def trim() -> None:
+        _trim_pending.release()
+        _return_free_heap()
+
+    timer = threading.Timer(TRIM_DELAY_SECONDS, trim)
+    timer.daemon = True
+    timer.start()
 
 
 # The longest a run holds its training slot, pauses included, before it stops by itself and
@@ -125,6 +147,7 @@ class TrainingJob:
         self._slot_since: float | None = None  # when the job took its training slot
         self.frames = FrameBuffer(self.max_snapshots, self.max_frame_bytes)
         self.clock = RunClock()
+        weakref.finalize(self, _return_free_heap_soon)
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
         self._thread.start()
 

@@ -1,5 +1,6 @@
 """The background job runner, without Streamlit."""
 
+import gc
 import threading
 import time
 from types import SimpleNamespace
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from app_pages.ui import jobs
 from app_pages.ui.jobs import TrainingJob
 from app_pages.ui.slots import JobSlots
 from nca_core import NCA, datasets
@@ -452,6 +454,22 @@ def test_the_time_left_is_known_from_the_start_and_slow_motion_included(monkeypa
     taken = time.monotonic() - at
     # 24 frames of 0.1 s (about 2 s, a few gone already) and 34 epochs at 10 a second (3.4 s)
     assert left is not None and abs(left - taken) < 0.2 * taken
+
+
+def test_a_dropped_job_gives_its_frames_memory_back(monkeypatch):
+    # A closed tab's session, and the job's frames with it, go minutes after the job ended:
+    # the heap is trimmed then too, not only at the job's end.
+    trims = []
+    monkeypatch.setattr(jobs, "_malloc_trim", lambda pad: trims.append(pad))
+    job = TrainingJob(rings_stream(max_iter=3), JobSlots(1))
+    job.join(30)
+    assert job.state == "finished" and job.snapshots
+    time.sleep(2 * jobs.TRIM_DELAY_SECONDS)  # any trim the job's end asked for is done
+    trims.clear()
+    del job
+    gc.collect()
+    wait(lambda: trims, timeout=5 * jobs.TRIM_DELAY_SECONDS)
+    assert trims == [0]
 
 
 def test_runs_under_way_at_once_share_the_cores_frame_by_frame():
