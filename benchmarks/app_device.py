@@ -43,13 +43,13 @@ PACES = {"page default": Pace(10.0, True), "full speed": Pace(0.0, False)}
 POLL_SECONDS = 0.005
 
 
-def frame_build_seconds(run: Run, snapshots: list) -> float:
-    """Seconds to build the picture of the latest frame as the page's redraw does (axes
-    over every frame so far, the spec, the point table with its Arrow encoding)."""
+def frame_build_seconds(run: Run, snapshots: list, settling: axes.SettlingRanges) -> float:
+    """Seconds to build the picture of the latest frame as the page's redraw does (the axes
+    carried on from the frames seen before, the spec, the point table with its Arrow encoding)."""
     import pyarrow as pa
 
     start = time.perf_counter()
-    ranges = axes.settled_ranges([s.embedding[:, :2] for s in snapshots])
+    ranges = settling.ranges(snapshots, points=lambda s: s.embedding[:, :2])
     spec = live_picture.picture_spec(run.data.classes, ranges, height=axes.picture_height(ranges))
     rows = live_picture.picture_rows(snapshots[-1].embedding, run.display_labels, run.data.classes, run.display_index)
     live_picture.picture_data(spec, rows)
@@ -68,6 +68,7 @@ def follow(run: Run, pace: Pace, watch: float, redraw: float) -> dict:
     first = time.perf_counter() - started
     job.drawn()  # the page tells the job its start frame is on screen
     seen, drawn, frames, builds = job.latest, job.latest, 0, []
+    settling = axes.SettlingRanges()
     done_at_start = progress(seen) if seen is not None else 0.0
     watch_start = next_redraw = time.perf_counter()
     while job.alive and time.perf_counter() - watch_start < watch:
@@ -78,7 +79,7 @@ def follow(run: Run, pace: Pace, watch: float, redraw: float) -> dict:
             next_redraw += redraw
             if latest is not drawn:
                 drawn = latest
-                builds.append(frame_build_seconds(run, job.snapshots))
+                builds.append(frame_build_seconds(run, job.snapshots, settling))
         time.sleep(POLL_SECONDS)
     watched = time.perf_counter() - watch_start
     epochs = progress(job.latest) - done_at_start if job.latest is not None else 0.0

@@ -84,7 +84,7 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     run, a toggle below it shades the k-NN decision regions.
     """
     run = active.run
-    ranges = axes.settled_ranges([s.embedding[:, :2] for s in active.snapshots])
+    ranges = active.axes.ranges(active.snapshots, points=lambda s: s.embedding[:, :2])
     area = presentation.POINT_AREA if big else live_charts.POINT_AREA
     height = axes.picture_height(ranges)  # presenting, the window's (presentation.big_spec)
     pictures = thumbnails.for_points(

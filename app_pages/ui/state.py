@@ -15,6 +15,7 @@ from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from nca_core.config.rules import LARGE_SET_SAMPLES
+from nca_core.plots.axes import SettlingRanges
 
 from . import share
 from .jobs import TrainingJob
@@ -46,6 +47,8 @@ class ActiveRun:
     run: Run
     job: TrainingJob
     token: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+    # the live picture's axes, carried on from frame to frame (``embedding_view``)
+    axes: SettlingRanges = field(default_factory=SettlingRanges, repr=False, compare=False)
 
     @property
     def snapshots(self) -> list[Snapshot]:

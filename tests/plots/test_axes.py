@@ -53,6 +53,34 @@ def test_settled_ranges_move_in_few_steps_while_a_run_spreads_and_refit_when_it_
     assert axes.settled_ranges(gathered[:2]) != axes.settled_ranges([base])
 
 
+def test_settling_ranges_frame_by_frame_are_the_settled_ranges_of_every_frame_so_far():
+    rng = np.random.default_rng(3)
+    # a run that spreads, gathers and has a far-flung point now and then
+    frames = [rng.normal(size=(300, 2)) * (1 + np.sin(e / 6)) * [3, 1] + [e / 4, 0] for e in range(80)]
+    for e in range(0, 80, 9):
+        frames[e][0] = [1e4, -1e4]
+    settling = axes.SettlingRanges()
+    for e in range(len(frames)):
+        assert settling.ranges(frames[: e + 1]) == axes.settled_ranges(frames[: e + 1]), e
+    thinned = frames[::2]  # a buffer past its cap keeps every other frame: the ranges start over
+    assert settling.ranges(thinned) == axes.settled_ranges(thinned)
+    other = [frame * 10 for frame in frames[:5]]  # fewer frames, and others
+    assert settling.ranges(other) == axes.settled_ranges(other) != axes.settled_ranges(frames)
+    wrapped = [{"points": f} for f in frames[:10]]  # frames that hold their points
+    assert axes.SettlingRanges().ranges(wrapped, points=lambda f: f["points"]) == axes.settled_ranges(frames[:10])
+
+
+def test_settling_ranges_look_at_each_frame_once(monkeypatch):
+    looked = []
+    bulk_box = axes.bulk_box
+    monkeypatch.setattr(axes, "bulk_box", lambda points, share: looked.append(1) or bulk_box(points, share))
+    frames = [np.array([[-1.0, -1.0], [1.0, 1.0]]) * (1 + e) for e in range(50)]
+    settling = axes.SettlingRanges()
+    for e in range(len(frames)):
+        settling.ranges(frames[: e + 1])
+    assert len(looked) == len(frames)
+
+
 def changes_of_steady(frames) -> int:
     return len({repr(axes.steady_ranges(frames[: e + 1])) for e in range(len(frames))})
 
