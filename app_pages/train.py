@@ -180,11 +180,15 @@ first_frame_due = running and not active.snapshots and not active.job.waits_for_
 resting = running and active.job.at_rest  # set by a click (Pause, Step), which reruns the page
 page = {"data": data, "demo": demo, "running": running, "presenting": presenting}
 if running:
-    sizes = len(data.y_train), active.run.config.n_components
-    picture_every, curves_every = views.redraw_seconds(*sizes, first_frame=first_frame_due, resting=resting)
+    # a page's redraws take their share of the server's when many runs are under way
+    n_train, d, under_way = len(data.y_train), active.run.config.n_components, state.job_slots().running
+    picture_every, curves_every = views.redraw_seconds(
+        n_train, d, first_frame=first_frame_due, resting=resting, runs_under_way=under_way
+    )
     # Once the start frame is shown the page reruns, only to poll at the run's own pace: a
-    # small set already polls at that pace, and its picture is not sent twice.
-    first_frame_due = first_frame_due and (picture_every, curves_every) != views.redraw_seconds(*sizes)
+    # small set on a quiet server already polls at that pace, and its picture is not sent twice.
+    steady = views.redraw_seconds(n_train, d, runs_under_way=under_way)
+    first_frame_due = first_frame_due and (picture_every, curves_every) != steady
 # A fragment draws into a container of its own, so after a run the picture and the curves
 # are drawn into a container too: at the same place in the page, the browser keeps the
 # chart through Stop, the run's end and the next Train, instead of dropping it and building

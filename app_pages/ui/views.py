@@ -30,10 +30,16 @@ RESTING_POLL_SECONDS = 0.5
 # with the picture where it is slower (a curve a second behind its metric, 98% beside 50%,
 # read as a contradiction).
 CURVES_SECONDS = 0.5
+# The pictures every live page redraws are built on the server, on the core that serves all
+# pages (``state.turn_capacity``): a 2-D picture of 2,000 points about 7 ms to build
+# (benchmarks/app_device.py, "picture build") and as much again to send. With many runs under
+# way at once (a class) their pages share this many redraws a second, about half that core;
+# each page is redrawn less often rather than training starved.
+SERVER_REDRAWS_PER_SECOND = 40.0
 
 
 def redraw_seconds(
-    n_train: int, n_components: int, first_frame: bool = False, resting: bool = False
+    n_train: int, n_components: int, first_frame: bool = False, resting: bool = False, runs_under_way: int = 1
 ) -> tuple[float, float]:
     """How often a live run polls its worker: (the picture with the metrics, the curves).
 
@@ -44,9 +50,12 @@ def redraw_seconds(
     points, are redrawn every ``CURVES_SECONDS``, or with the picture where it is slower.
     While a run waits for its ``first_frame`` (its start waits to be drawn), the picture is
     polled every ``FIRST_FRAME_POLL_SECONDS`` whatever the size; otherwise, while it is
-    ``resting`` (paused, no step to take), at most every ``RESTING_POLL_SECONDS``.
+    ``resting`` (paused, no step to take), at most every ``RESTING_POLL_SECONDS``. With
+    ``runs_under_way`` (on the whole server), no more than ``SERVER_REDRAWS_PER_SECOND``
+    redraws a second in all.
     """
     picture = 0.1 if n_train <= 2000 else 0.2 if n_train <= LARGE_SET_SAMPLES else 1.0
+    picture = max(picture, runs_under_way / SERVER_REDRAWS_PER_SECOND)
     curves = max(CURVES_SECONDS, picture)
     picture = THREE_D_REDRAW_SECONDS if n_components == 3 else picture
     if first_frame:

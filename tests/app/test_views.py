@@ -4,6 +4,7 @@ from app_pages.ui.views import (
     CURVES_SECONDS,
     FIRST_FRAME_POLL_SECONDS,
     RESTING_POLL_SECONDS,
+    SERVER_REDRAWS_PER_SECOND,
     THREE_D_REDRAW_SECONDS,
     redraw_seconds,
 )
@@ -15,6 +16,16 @@ def test_small_sets_redraw_ten_times_a_second_and_large_ones_once():
     assert redraw_seconds(700, 2) == (0.1, CURVES_SECONDS) and CURVES_SECONDS <= 0.5
     assert redraw_seconds(7291, 2) == (0.2, CURVES_SECONDS)
     assert redraw_seconds(60000, 2) == (1.0, 1.0)
+
+
+def test_a_class_of_runs_under_way_shares_the_servers_redraws():
+    assert redraw_seconds(700, 2, runs_under_way=2) == redraw_seconds(700, 2)  # a quiet server
+    for runs in (8, 16, 30):
+        picture, curves = redraw_seconds(700, 2, runs_under_way=runs)
+        assert runs / picture <= SERVER_REDRAWS_PER_SECOND + 1e-9 and curves >= picture
+    assert redraw_seconds(700, 2, runs_under_way=16)[0] > 2 * redraw_seconds(700, 2)[0]
+    assert redraw_seconds(60000, 2, runs_under_way=16) == redraw_seconds(60000, 2)  # already slower
+    assert redraw_seconds(700, 2, first_frame=True, runs_under_way=16)[0] == FIRST_FRAME_POLL_SECONDS
 
 
 def test_a_live_3d_view_polls_slower_whatever_the_size():
