@@ -6,6 +6,7 @@ import os
 import secrets
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -71,10 +72,15 @@ class RunRegistry:
     run only through the address of the page that started it, and takes it up only once
     that page's tab is gone (a copied address does not take a lecturer's run from an open tab)."""
 
-    def __init__(self, kept: int = KEPT_RUNS):
+    def __init__(self, kept: int = KEPT_RUNS, prune_every: float = KEEP_ENDED / 10):
         self._runs: OrderedDict[str, ActiveRun] = OrderedDict()
         self._lock = threading.Lock()
         self.kept = kept
+        # An idle server after a class lets go of the runs too, not only at the next Train
+        # or reload: their frames are most of what the class left behind.
+        threading.Thread(
+            target=_prune_every, args=(weakref.ref(self), prune_every), name="nca-run-registry", daemon=True
+        ).start()
 
     def add(self, active: ActiveRun) -> None:
         with self._lock:
@@ -88,6 +94,10 @@ class RunRegistry:
             self._prune()
             return self._runs.get(token)
 
+    def prune(self) -> None:
+        with self._lock:
+            self._prune()
+
     def _prune(self) -> None:
         """Let go of the runs that ended more than ``KEEP_ENDED`` seconds ago."""
         now = time.monotonic()
@@ -95,6 +105,17 @@ class RunRegistry:
             ended = active.job.clock.ended
             if ended is not None and now - ended > KEEP_ENDED:
                 del self._runs[token]
+
+
+def _prune_every(registry: weakref.ref[RunRegistry], seconds: float) -> None:
+    """Prune the registry every ``seconds`` for as long as it exists."""
+    while True:
+        time.sleep(seconds)
+        kept = registry()
+        if kept is None:
+            return
+        kept.prune()
+        del kept
 
 
 @st.cache_resource

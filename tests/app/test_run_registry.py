@@ -27,3 +27,24 @@ def test_the_registry_keeps_the_latest_runs_and_lets_go_of_those_ended_long_ago(
     registry.add(recent)
     assert registry.find(old.token) is None and registry.find(recent.token) is recent
     assert registry.find("a-token-nobody-was-given") is None
+
+
+def test_an_idle_registry_lets_go_of_runs_ended_long_ago_by_itself():
+    registry = state.RunRegistry(prune_every=0.05)
+    old, recent = _active(ended_ago=state.KEEP_ENDED + 1), _active(ended_ago=1.0)
+    registry._runs.update({old.token: old, recent.token: recent})  # as add() leaves them
+    deadline = time.monotonic() + 5
+    while old.token in registry._runs and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert list(registry._runs) == [recent.token]  # no add() or find() since
+
+
+def test_a_registry_nobody_holds_is_collected_with_its_pruning_thread_left_to_end():
+    import gc
+    import weakref
+
+    registry = state.RunRegistry(prune_every=0.05)
+    gone = weakref.ref(registry)
+    del registry
+    gc.collect()
+    assert gone() is None
