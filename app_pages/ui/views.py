@@ -31,10 +31,10 @@ RESTING_POLL_SECONDS = 0.5
 # read as a contradiction).
 CURVES_SECONDS = 0.5
 # The pictures every live page redraws are built on the server, on the core that serves all
-# pages (``state.turn_capacity``): a 2-D picture of 2,000 points about 7 ms to build
-# (benchmarks/app_device.py, "picture build") and as much again to send. With many runs under
-# way at once (a class) their pages share this many redraws a second, about half that core;
-# each page is redrawn less often rather than training starved.
+# pages (``state.turn_capacity``): 20 to 30 ms for MNIST's displayed points, less for smaller
+# sets (benchmarks/app_device.py, "picture build"). With many runs under way at once (a
+# class) their pages share this many redraws a second, at most about that core; each page is
+# redrawn less often rather than training starved.
 SERVER_REDRAWS_PER_SECOND = 40.0
 
 
