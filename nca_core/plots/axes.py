@@ -82,13 +82,7 @@ def steady_ranges(arrays: Sequence[np.ndarray], pad: float = 0.05) -> list[list[
     return [_on_grid(lo, hi, steps=4) for lo, hi in padded_ranges(arrays, pad)]
 
 
-def settled_ranges(
-    arrays: Sequence[np.ndarray],
-    headroom: float = 0.25,
-    refit_below: float = 0.4,
-    margin: float = 0.015,
-    share: float = BULK_SHARE,
-) -> list[list[float]]:
+def settled_ranges(arrays: Sequence[np.ndarray], **options) -> list[list[float]]:
     """Axis ranges for a live picture of a run's frames (``arrays``, in order), that settle.
 
     The ranges are fitted to a frame's bulk (``bulk_box``: all but its farthest points,
@@ -100,12 +94,10 @@ def settled_ranges(
     keeps spreading moves its axes a few times, in steps, instead of at every grid line; one
     that first spreads and then gathers (the rings' noise axis) is not drawn small in the
     ranges of its widest frame. The same frames give the same ranges, so a picture redrawn
-    from them keeps its axes. ``SettlingRanges`` gives the same ranges frame by frame.
+    from them keeps its axes. ``options``: ``headroom``, ``refit_below``, ``margin`` and
+    ``share``, as ``SettlingRanges`` takes them, which gives the same ranges frame by frame.
     """
-    current: list[list[float]] | None = None
-    for frame in arrays:
-        current = _settle(current, frame, headroom, refit_below, margin, share)
-    return current if current is not None else [[-1.0, 1.0], [-1.0, 1.0]]
+    return SettlingRanges(**options).ranges(list(arrays))
 
 
 def _settle(current, frame, headroom: float, refit_below: float, margin: float, share: float):
@@ -133,8 +125,10 @@ class SettlingRanges:
     they begin ``frames`` (the same objects, in order), and starts over when they do not
     (a buffer that thinned its frames)."""
 
-    def __init__(self, **options):
-        self._options = {"headroom": 0.25, "refit_below": 0.4, "margin": 0.015, "share": BULK_SHARE, **options}
+    def __init__(
+        self, headroom: float = 0.25, refit_below: float = 0.4, margin: float = 0.015, share: float = BULK_SHARE
+    ):
+        self._options = {"headroom": headroom, "refit_below": refit_below, "margin": margin, "share": share}
         self._seen: list = []
         self._current: list[list[float]] | None = None
 
