@@ -358,7 +358,7 @@ class TrainingJob:
     def _follow(self, stream: Iterator[Snapshot]) -> None:
         """Keep and pace the stream's frames until it ends or the job is told to stop (a
         frame the pace would leave out is kept when it is the last)."""
-        last = time.monotonic()
+        last = released = time.monotonic()  # a frame's computing starts; the latest wait ended
         computing = 0.0  # waiting for a turn included: the time left is then the truth on a busy server
         frames = iter(stream)
         while (snap := self._next_frame(frames)) is not None:
@@ -372,10 +372,12 @@ class TrainingJob:
             self._keep(snap)
             if self._should_stop():
                 return
-            self._wait_between_frames(snap, last, wait)
+            # frames left out since the latest wait count in the pace: a capped set shows
+            # whole epochs at the cap, not the cap plus the computing of the frames between
+            self._wait_between_frames(snap, released, wait)
             if self._should_stop():
                 return
-            last = time.monotonic()
+            last = released = time.monotonic()
 
     @property
     def elapsed(self) -> float:
