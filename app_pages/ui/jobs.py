@@ -13,6 +13,8 @@ a job away when too many wait; and it holds its slot ``max_seconds`` at most.
 from __future__ import annotations
 
 import ctypes
+import gc
+import sys
 import threading
 import time
 import weakref
@@ -29,6 +31,16 @@ if TYPE_CHECKING:
     from nca_core import Snapshot
 
 __all__ = ["JobState", "TrainingJob"]
+
+
+# Training runs in threads beside the threads that build the pages, and a frame of a small
+# set makes hundreds of short torch calls, each giving up the interpreter lock and taking it
+# back. Beside a thread busy in Python (a page building its picture), each taking-back waited
+# for the busy thread's turn to end, 5 ms by default: digits trained 30 ms epochs in seconds.
+# A shorter turn lets the training thread back in sooner; Python code runs a little slower
+# for the extra switching.
+SWITCH_INTERVAL_SECONDS = 0.0005
+sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
 
 
 # glibc keeps what a thread freed in that thread's heap arena, so without a trim a server's

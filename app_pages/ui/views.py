@@ -30,12 +30,13 @@ RESTING_POLL_SECONDS = 0.5
 # with the picture where it is slower (a curve a second behind its metric, 98% beside 50%,
 # read as a contradiction).
 CURVES_SECONDS = 0.5
-# The pictures every live page redraws are built on the server, on the core that serves all
-# pages (``state.turn_capacity``): 20 to 30 ms for MNIST's displayed points, less for smaller
-# sets (benchmarks/app_device.py, "picture build"). With many runs under way at once (a
-# class) their pages share this many redraws a second, at most about that core; each page is
-# redrawn less often rather than training starved.
-SERVER_REDRAWS_PER_SECOND = 40.0
+# The pictures every live page redraws are built on the server, in Python, under the one
+# interpreter lock the training threads need too: 20 to 30 ms for MNIST's displayed points,
+# less for smaller sets (benchmarks/app_device.py, "picture build"). With many runs under way
+# at once (a class) their pages share this many redraws a second, about half that lock at
+# most, so that each page is redrawn less often rather than training starved (at 40 a
+# second a class of twelve trained a few epochs in ten minutes; benchmarks/load_test.py).
+SERVER_REDRAWS_PER_SECOND = 20.0
 
 
 def redraw_seconds(
