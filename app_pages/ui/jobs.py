@@ -76,6 +76,52 @@ def _return_free_heap_soon() -> None:
     timer.start()
 
 
+# Every job still in memory. A closed tab's session, and its job with it, can be freed only
+# by the cycle collector, which an idle server seldom runs: after a class of thirty, about
+# 35 MB stayed on the heap until a collection (benchmarks/load_test.py). While no job trains
+# (a collection stops every thread a moment) and ended ones remain, the server collects,
+# less and less often while that frees none (a tab left open on its finished run).
+_jobs: weakref.WeakValueDictionary[int, TrainingJob] = weakref.WeakValueDictionary()  # by ticket
+COLLECT_SECONDS = 30.0
+COLLECT_MAX_SECONDS = 3600.0
+
+
+class _Collector:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.every = COLLECT_SECONDS
+        self.next = 0.0
+
+    def job_created(self) -> None:
+        with self.lock:
+            self.every, self.next = COLLECT_SECONDS, 0.0
+
+    def collect(self) -> bool:
+        """Collect and give the heap back when it is due; whether it did."""
+        with self.lock:
+            jobs = list(_jobs.values())
+            now = time.monotonic()
+            if not jobs or now < self.next or any(job.alive for job in jobs):
+                return False
+            kept = len(jobs)
+            del jobs
+            gc.collect()
+            _return_free_heap()
+            freed = kept > len(_jobs)
+            self.every = COLLECT_SECONDS if freed else min(2 * self.every, COLLECT_MAX_SECONDS)
+            self.next = now + self.every
+            return True
+
+
+_collector = _Collector()
+
+
+def collect_ended() -> bool:
+    """Free the ended jobs nothing refers to any more, when due (see ``_jobs``); whether it
+    collected. Called now and then (``state.RunRegistry``)."""
+    return _collector.collect()
+
+
 # The longest a run holds its training slot, pauses included, before it stops by itself and
 # keeps what it learnt: four times MNIST's 50 epochs in the app (15 minutes on 2 cores,
 # benchmarks/RESULTS.md, app_speed.py), where the sidebar allows runs of hours (a network
@@ -160,6 +206,8 @@ class TrainingJob:
         self.frames = FrameBuffer(self.max_snapshots, self.max_frame_bytes)
         self.clock = RunClock()
         weakref.finalize(self, _return_free_heap_soon)
+        _jobs[self.ticket] = self
+        _collector.job_created()
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
         self._thread.start()
 

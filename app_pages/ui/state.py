@@ -19,7 +19,7 @@ from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.plots.axes import SettlingRanges
 
 from . import share
-from .jobs import TrainingJob
+from .jobs import TrainingJob, collect_ended
 from .pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
 from .slots import JobSlots
 
@@ -108,7 +108,8 @@ class RunRegistry:
 
 
 def _prune_every(registry: weakref.ref[RunRegistry], seconds: float) -> None:
-    """Prune the registry every ``seconds`` for as long as it exists."""
+    """Prune the registry every ``seconds`` for as long as it exists, and free what the
+    ended jobs of closed tabs held (``jobs.collect_ended``)."""
     while True:
         time.sleep(seconds)
         kept = registry()
@@ -116,6 +117,7 @@ def _prune_every(registry: weakref.ref[RunRegistry], seconds: float) -> None:
             return
         kept.prune()
         del kept
+        collect_ended()
 
 
 @st.cache_resource
