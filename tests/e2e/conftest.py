@@ -17,6 +17,9 @@ from tests.conftest import real_data_dir
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
+# The server's output goes to a file, read back when a test fails: a pipe nobody reads fills
+# after 64 kB, and the server then stops at its next log line.
+SERVER_LOG: Path | None = None
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -49,11 +52,15 @@ def app_url(tmp_path_factory):
     }  # fmt: skip
     if real_data_dir() is not None:
         env["NCA_DATA_DIR"] = str(real_data_dir())
+    global SERVER_LOG
+    SERVER_LOG = tmp_path_factory.mktemp("app-log") / "streamlit.log"
+    log = SERVER_LOG.open("w")
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
+    log.close()  # the server has its own copy
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -65,7 +72,7 @@ def app_url(tmp_path_factory):
             time.sleep(0.3)
     else:
         server.kill()
-        pytest.fail(f"streamlit did not become healthy: {server.stdout.read()}")
+        pytest.fail(f"streamlit did not become healthy: {SERVER_LOG.read_text()}")
     yield url
     server.terminate()
     try:
@@ -106,3 +113,36 @@ def screenshot():
         return path
 
     return save
+
+
+# What a failed browser test leaves to read: a test that fails one run in ten must show why
+# from its one report. Every open page's screenshot (under test-artifacts/), the text of its
+# main block and the tail of the server's log are added to the failure's report.
+EVIDENCE_CHARS = 3000
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call" and report.failed and "browser" in item.fixturenames:
+        for title, text in _evidence(item):
+            report.sections.append((title, text))
+    return report
+
+
+def _evidence(item) -> list[tuple[str, str]]:
+    browser = item.funcargs.get("browser")  # the page fixture's too
+    found = []
+    pages = [page for context in (browser.contexts if browser else []) for page in context.pages]
+    for n, page in enumerate(pages):
+        try:
+            ARTIFACTS.mkdir(exist_ok=True)
+            shot = ARTIFACTS / f"failed-{item.name}-{n}.png"
+            page.screenshot(path=str(shot), full_page=True)
+            text = page.get_by_test_id("stMainBlockContainer").inner_text(timeout=5_000)
+            found.append((f"page {n} ({page.url}, {shot.name})", text[:EVIDENCE_CHARS]))
+        except Exception as exc:  # a closed or hung page: say so, and go on
+            found.append((f"page {n} ({page.url})", f"could not be read: {exc}"))
+    if SERVER_LOG is not None and SERVER_LOG.exists():
+        found.append(("server log, last lines", SERVER_LOG.read_text()[-EVIDENCE_CHARS:]))
+    return found
