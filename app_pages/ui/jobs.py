@@ -30,6 +30,8 @@ from .slots import JobSlots, LineFull
 if TYPE_CHECKING:
     from nca_core import Snapshot
 
+    from .sharing import SharedRun
+
 __all__ = ["JobState", "TrainingJob"]
 
 
@@ -150,7 +152,10 @@ class JobState(str, Enum):
 @dataclass
 class TrainingJob:
     """One training run. ``make_stream(should_stop)`` is called in the worker thread; the
-    stream it returns asks ``should_stop()`` between minibatches (``NCA.fit_iter``).
+    stream it returns asks ``should_stop()`` between minibatches (``NCA.fit_iter``). With
+    ``shared`` instead, the job reads a run other pages may read too (``sharing``): it
+    takes one training slot with them, none for a run already computed to its end, and its
+    Pause, Step and Stop act on its own reading.
 
     Attributes read by the page: ``snapshots`` (at most ``max_snapshots`` in at most
     ``max_frame_bytes``, a ``FrameBuffer``),
@@ -171,7 +176,7 @@ class TrainingJob:
     counts in neither time nor speed.
     """
 
-    make_stream: Callable[[Callable[[], bool]], Iterator[Snapshot]]
+    make_stream: Callable[[Callable[[], bool]], Iterator[Snapshot]] | None
     slots: JobSlots
     max_epochs_per_second: float = 0.0
     pace: Callable[[Snapshot], float | None] | None = None
@@ -185,6 +190,7 @@ class TrainingJob:
     max_frame_bytes: int = MAX_FRAME_BYTES
     threads: int | None = None
     turns: JobSlots | None = None
+    shared: SharedRun | None = None
     state: JobState = JobState.QUEUED
     error: str | None = None
     stop_reason: str | None = None
@@ -359,7 +365,10 @@ class TrainingJob:
             if self.threads:
                 torch.set_num_threads(self.threads)
             self.state = JobState.RUNNING
-            stream = self.make_stream(self._stop.is_set)
+            if self.shared is not None:
+                stream = self.shared.reader(lambda: not self._stop.is_set())
+            else:
+                stream = self.make_stream(self._stop.is_set)
             self._follow(stream)
             self.state = JobState.STOPPED if self._stop.is_set() or self.stop_reason else JobState.FINISHED
         except TrainingDiverged as exc:
@@ -391,8 +400,8 @@ class TrainingJob:
     def _next_frame(self, frames: Iterator[Snapshot]) -> Snapshot | None:
         """The stream's next frame, computed in a turn of the cores when turns are shared;
         None when the stream has ended or the job was stopped while waiting for its turn."""
-        if self.turns is None:
-            return next(frames, None)
+        if self.turns is None or getattr(frames, "ready", lambda: False)():
+            return next(frames, None)  # a shared run's frame another page computed: no turn
         if not self.turns.acquire(self.ticket, self._should_stop):
             return None
         try:
@@ -403,8 +412,11 @@ class TrainingJob:
     def _take_slot(self) -> bool:
         """Wait in line for a training slot; False, the job over, when it was stopped while
         waiting or turned away by a full line (``error`` says so)."""
+        if self.shared is not None and self.shared.ended:  # its every frame is there to read
+            self._slot_since = time.monotonic()
+            return True
         try:
-            taken = self.slots.acquire(self.ticket, self._should_stop, self._estimate())
+            taken = self.slots.acquire(self.ticket, self._should_stop, self._estimate(), share=self.shared)
         except LineFull as exc:
             self.error = f"The server is busy: {exc}. Press Train again in a few minutes."
             taken = False

@@ -18,7 +18,8 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.plots.axes import SettlingRanges
 
-from . import share
+from . import share, sharing
+from .data import UPLOAD_NAME
 from .jobs import TrainingJob, collect_ended
 from .pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
 from .slots import JobSlots
@@ -42,14 +43,30 @@ CONTROL_LOCK = threading.Lock()
 @dataclass
 class ActiveRun:
     """A run and the job training it; ``dataset`` is the name it was started on, ``token``
-    what the page's address calls it by (``share.RUN_PARAM``), so that a reload finds it again."""
+    what the page's address calls it by (``share.RUN_PARAM``), so that a reload finds it again.
+    ``trained`` is the run training computes, which other pages may read too (``sharing``);
+    ``run`` the run as this page shows it."""
 
     dataset: str
-    run: Run
+    trained: Run
     job: TrainingJob
     token: str = field(default_factory=lambda: secrets.token_urlsafe(12))
     # the live picture's axes, carried on from frame to frame (``embedding_view``)
     axes: SettlingRanges = field(default_factory=SettlingRanges, repr=False, compare=False)
+    _at: Run | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def run(self) -> Run:
+        """The run as this page shows it: where training went on past the page's latest
+        frame (a run other pages read on), the run as it stood at that frame (``Run.at``),
+        so its results and files are of the frame on screen."""
+        trained, latest = self.trained, self.job.latest
+        if self.job.shared is None or latest is None or latest is trained.latest:
+            return trained
+        at = self._at
+        if at is None or at.latest is not latest:
+            at = self._at = trained.at(latest)
+        return at
 
     @property
     def snapshots(self) -> list[Snapshot]:
@@ -259,15 +276,29 @@ def pending_pause() -> bool:
 
 
 def new_job(
-    run: Run, pace: Pace, slots: JobSlots, connected: Callable[[], bool] | None = None, turns: JobSlots | None = None
+    run: Run,
+    pace: Pace,
+    slots: JobSlots,
+    connected: Callable[[], bool] | None = None,
+    turns: JobSlots | None = None,
+    share: str | None = None,
 ) -> TrainingJob:
     """The Train page's job for ``run`` at the sidebar's ``pace``, started (benchmarks
     build the same one without a page: benchmarks/app_device.py). ``turns``, if given,
-    shares the cores with the other runs under way, frame by frame."""
+    shares the cores with the other runs under way, frame by frame. ``share``, if given
+    (the dataset's name, for a registered one), has the job read the run an identical
+    request started, where one may still be joined (``sharing``): the job's ``shared``
+    run's ``run`` is then the one it shows."""
     n_train = len(run.data.y_train)
     frames = frames_per_epoch(n_train, run.config.batch_size, pace.slow_start)
+
+    def make_stream(should_stop):
+        return run.stream(frames_per_epoch=frames, should_stop=should_stop)
+
+    key = None if share is None else sharing.share_key(share, run, frames)
+    shared = None if key is None else sharing.join(key, run, make_stream)
     return TrainingJob(
-        lambda should_stop: run.stream(frames_per_epoch=frames, should_stop=should_stop),
+        None if shared is not None else make_stream,
         slots,
         pace=Pace(
             pace.max_frames_per_second,
@@ -281,6 +312,7 @@ def new_job(
         reload_grace=RELOAD_GRACE,
         threads=threads_for(run, turns or slots),
         turns=turns,
+        shared=shared,
     )
 
 
@@ -289,8 +321,10 @@ def _started(dataset: str, run: Run, pace: Pace) -> ActiveRun:
     if previous is not None:
         previous.job.stop()
         st.session_state[RUN_KEY + "_previous"] = previous
-    job = new_job(run, pace, job_slots(), connected=_session_connected(), turns=job_turns())
-    active = ActiveRun(dataset, run, job)
+    # a user's upload is never shared with another session (``data.shared_unless_upload``)
+    share = None if dataset == UPLOAD_NAME else dataset
+    job = new_job(run, pace, job_slots(), connected=_session_connected(), turns=job_turns(), share=share)
+    active = ActiveRun(dataset, job.shared.run if job.shared is not None else run, job)
     st.session_state[RUN_KEY] = active
     run_registry().add(active)
     st.query_params[share.RUN_PARAM] = active.token  # now: a reload before the next page run finds it

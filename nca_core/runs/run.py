@@ -240,6 +240,23 @@ class Run:
             self.latest = snap
             yield snap
 
+    def at(self, snapshot: Snapshot) -> Run:
+        """This run as it stood at ``snapshot``, one of its stream's frames: the same data,
+        settings and drawn points, with a model that holds that frame's map, so that its
+        results and files speak of that frame where training went on past it (a run that
+        several pages watch, each at its own frame). Linear maps only: a frame keeps no
+        network weights."""
+        if snapshot.components is None:
+            raise ValueError("a frame of a network's run keeps no weights: only a linear map's run can be taken back")
+        view = copy.copy(self)  # shares the data, the plan and the fitted standardisation
+        model = view.model = copy.copy(self.model)
+        epoch = snapshot.epoch if snapshot.fraction >= 1.0 else snapshot.epoch - 1
+        model.components_ = snapshot.components.copy()
+        model.dof_, model.n_iter_ = snapshot.dof, epoch
+        model.objective_curve_ = list(self.model.objective_curve_[: epoch + 1])
+        view.latest = snapshot
+        return view
+
     @property
     def fit_seconds(self) -> float:
         """Training time so far (evaluation excluded)."""

@@ -55,6 +55,41 @@ def test_a_stop_request_ends_a_run_part_way_through_an_epoch_keeping_its_map():
     np.testing.assert_array_equal(run.model.components_, seen[-1].components)
 
 
+def test_a_run_taken_back_to_a_frame_is_the_run_that_stopped_there():
+    """``Run.at``: a run trained on past a frame gives, at that frame, the model, the file
+    and the embedding a run of the same settings stopped there gives."""
+    data = datasets.load("wine")
+    config = recommended_config(data).replace(max_iter=8, device="cpu")
+    stopped = Run(config, data)
+    kept = []
+    for snap in stopped.stream(frames_per_epoch=3, should_stop=lambda: len(kept) >= 9):
+        kept.append(snap)
+    frame = kept[-1]
+    assert (frame.epoch, frame.fraction) == (5, 0.5)  # part-way into epoch 5: four whole ones
+    trained_on = Run(config, data)
+    frames = list(trained_on.stream(frames_per_epoch=3))
+    assert frames[-1].epoch == 8 and frames[len(kept) - 1].epoch == frame.epoch
+    back = trained_on.at(frames[len(kept) - 1])
+    assert back.model.n_iter_ == stopped.model.n_iter_ == 4
+    assert back.model.objective_curve_ == stopped.model.objective_curve_
+    np.testing.assert_array_equal(back.model.components_, stopped.model.components_)
+    X = data.X_test.astype(np.float32)
+    np.testing.assert_array_equal(back.transform(X), stopped.transform(X))
+    assert back.model_file() == stopped.model_file()
+    assert back.latest is frames[len(kept) - 1] and back.fit_seconds == back.latest.elapsed
+    # the run itself is untouched: it still stands at its end
+    assert trained_on.model.n_iter_ == 8 and trained_on.latest is frames[-1]
+    np.testing.assert_array_equal(trained_on.model.components_, frames[-1].components)
+
+
+def test_only_a_linear_maps_run_is_taken_back_to_a_frame():
+    data = datasets.load("wine")
+    run = Run(recommended_config(data, encoder="mlp").replace(max_iter=1, device="cpu"), data)
+    first = next(iter(run.stream()))
+    with pytest.raises(ValueError, match="network"):
+        run.at(first)
+
+
 def test_neighbours_are_nearest_first():
     data = datasets.load("rings")
     run = Run(RunConfig(max_iter=1, device="cpu"), data)

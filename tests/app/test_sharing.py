@@ -1,0 +1,160 @@
+"""Identical requests read one run: computed once, each page at its own pace, each page's
+Pause and Stop its own, and the results of the frame each page shows."""
+
+import threading
+
+import numpy as np
+import pytest
+from test_jobs import wait
+
+from app_pages.ui import sharing
+from app_pages.ui.frames import frame_bytes
+from app_pages.ui.pacing import Pace
+from app_pages.ui.slots import JobSlots
+from app_pages.ui.state import ActiveRun, new_job
+from nca_core import datasets
+from nca_core.runs.run import Run, recommended_config
+
+FULL_SPEED = Pace(0.0, False)
+CAPPED = Pace(20.0, False)  # 20 epochs a second: a 40-epoch run lasts two seconds
+
+
+def rings_run(epochs: int = 40, **changes) -> Run:
+    data = datasets.load("rings")
+    return Run(recommended_config(data).replace(max_iter=epochs, device="cpu", **changes), data)
+
+
+@pytest.fixture
+def streams(monkeypatch):
+    """How many times a run's stream was started (each start computes the run anew)."""
+    started = []
+    stream = Run.stream
+
+    def counted(self, *args, **kwargs):
+        started.append(self)
+        return stream(self, *args, **kwargs)
+
+    monkeypatch.setattr(Run, "stream", counted)
+    return started
+
+
+@pytest.mark.wall_clock
+def test_pages_asking_for_the_same_run_read_it_computed_once(streams):
+    slots, turns = JobSlots(1), JobSlots(1)
+    first = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")
+    wait(lambda: len(first.snapshots) >= 5)
+    second = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")  # one slot: no line for it
+    wait(lambda: second.state == "running", timeout=5)
+    first.join(30)
+    second.join(30)
+    assert first.state == second.state == "finished" and first.shared is second.shared
+    assert len(streams) == 1
+    assert [id(s) for s in second.snapshots] == [id(s) for s in first.snapshots]  # the same frames
+    assert second.snapshots[0].epoch == 0 and second.latest.epoch == 40  # seen from its start
+    # the same frames a run of its own computes ("same seed, same run")
+    own = new_job(rings_run(), FULL_SPEED, JobSlots(1))
+    own.join(30)
+    assert own.shared is None and len(streams) == 2
+    for mine, theirs in zip(own.snapshots, first.snapshots, strict=True):
+        np.testing.assert_array_equal(mine.embedding, theirs.embedding)
+
+
+@pytest.mark.wall_clock
+def test_a_page_that_stops_or_pauses_leaves_the_others_training():
+    slots, turns = JobSlots(1), JobSlots(1)
+    stopping = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")
+    pausing = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")
+    watching = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")
+    wait(lambda: len(stopping.snapshots) >= 6 and len(pausing.snapshots) >= 6)
+    stopping.stop()
+    pausing.pause()
+    watching.join(30)
+    assert watching.state == "finished" and watching.latest.epoch == 40
+    assert stopping.state == "stopped" and stopping.latest.epoch < 40
+    assert pausing.state == "paused" and pausing.latest.epoch < 40
+    # each page's results are of its own last frame, not of where the run went on to
+    trained = watching.shared.run
+    stopped = ActiveRun("rings", trained, stopping)
+    assert stopped.run.model.n_iter_ == stopping.latest.epoch and trained.model.n_iter_ == 40
+    np.testing.assert_array_equal(stopped.run.model.components_, stopping.latest.components)
+    assert ActiveRun("rings", trained, watching).run is trained
+    pausing.resume()
+    pausing.join(30)
+    assert pausing.state == "finished" and pausing.latest is watching.latest
+
+
+@pytest.mark.wall_clock
+def test_a_finished_run_is_replayed_to_a_later_page_without_a_slot(streams):
+    slots = JobSlots(1)
+    first = new_job(rings_run(), FULL_SPEED, slots, share="rings")
+    first.join(30)
+    assert first.state == "finished"
+    busy = new_job(rings_run(epochs=100_000), Pace(20.0, False), slots)  # holds the only slot
+    wait(lambda: busy.state == "running")
+    later = new_job(rings_run(), FULL_SPEED, slots, share="rings")
+    later.join(10)
+    busy.stop()
+    assert later.state == "finished" and later.shared is first.shared and len(streams) == 2
+    assert [id(s) for s in later.snapshots] == [id(s) for s in first.snapshots]
+
+
+@pytest.mark.wall_clock
+def test_a_run_every_page_stopped_is_not_joined_and_other_settings_are_not_shared():
+    slots = JobSlots(2)
+    alone = new_job(rings_run(), CAPPED, slots, share="rings")
+    wait(lambda: len(alone.snapshots) >= 3)
+    alone.stop()
+    alone.join(5)
+    after = new_job(rings_run(), FULL_SPEED, slots, share="rings")
+    other = new_job(rings_run(learning_rate=0.05), FULL_SPEED, slots, share="rings")
+    unnamed = new_job(rings_run(), FULL_SPEED, slots)  # an upload's run: shared with no one
+    for job in (after, other, unnamed):
+        job.join(30)
+    assert after.shared is not alone.shared and after.state == "finished"
+    assert other.shared is not after.shared and unnamed.shared is None
+    network = rings_run(encoder="mlp")
+    assert sharing.share_key("rings", network, 1) is None
+
+
+def test_pages_of_one_run_hold_one_slot_and_one_place_in_line():
+    slots = JobSlots(1)
+    never = threading.Event().is_set
+    assert slots.acquire(1, never, share="a")
+    assert slots.acquire(2, never, share="a")  # at once: its run holds the slot
+    assert slots.running == 1
+    waiting = []
+    for ticket in (3, 4):  # two pages of another run, in line behind it as one
+        threading.Thread(target=lambda t=ticket: waiting.append(slots.acquire(t, never, share="b"))).start()
+    wait(lambda: slots.position(3) == slots.position(4) == 1)
+    slots.release(1)
+    assert slots.running == 1 and slots.position(3) == 1  # the run's other page holds it still
+    slots.release(2)
+    wait(lambda: waiting == [True, True])
+    assert slots.running == 1 and slots.position(3) == slots.position(4) == 0
+
+
+def test_a_shared_run_holds_its_frames_budget_and_takes_no_one_new_past_it():
+    run = rings_run(epochs=12)
+    size = frame_bytes(next(iter(rings_run(epochs=1).stream())))
+    shared = sharing.SharedRun(run, lambda stop: run.stream(should_stop=stop), max_bytes=4 * size)
+    first, second = shared.reader(lambda: True), shared.reader(lambda: True)
+    assert [s.epoch for s in (next(first) for _ in range(4))] == [0, 1, 2, 3]
+    assert shared.joinable  # every frame so far kept, for a page that joins now
+    assert [s.epoch for s in (next(second) for _ in range(2))] == [0, 1]
+    assert next(first).epoch == 4 and not shared.joinable  # past the budget: frames 0 and 1 go
+    assert [s.epoch for s in second] == list(range(2, 13))  # the reader behind read every frame
+    # meanwhile the run went on, holding four frames: the reader left behind skips to them
+    assert [s.epoch for s in first] == [9, 10, 11, 12]
+
+
+def test_a_failure_reaches_every_page_reading_the_run():
+    def failing(stop):
+        yield from rings_run(epochs=3).stream(should_stop=stop)
+        raise RuntimeError("the device went away")
+
+    shared = sharing.SharedRun(rings_run(epochs=3), failing)
+    readers = [shared.reader(lambda: True) for _ in range(2)]
+    for reader in readers:
+        with pytest.raises(RuntimeError, match="went away"):
+            list(reader)
+    assert shared.joinable is False
