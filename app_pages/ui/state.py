@@ -322,8 +322,8 @@ def _started(dataset: str, run: Run, pace: Pace) -> ActiveRun:
         previous.job.stop()
         st.session_state[RUN_KEY + "_previous"] = previous
     # a user's upload is never shared with another session (``data.shared_unless_upload``)
-    share = None if dataset == UPLOAD_NAME else dataset
-    job = new_job(run, pace, job_slots(), connected=_session_connected(), turns=job_turns(), share=share)
+    shared_as = None if dataset == UPLOAD_NAME else dataset
+    job = new_job(run, pace, job_slots(), connected=_session_connected(), turns=job_turns(), share=shared_as)
     active = ActiveRun(dataset, job.shared.run if job.shared is not None else run, job)
     st.session_state[RUN_KEY] = active
     run_registry().add(active)

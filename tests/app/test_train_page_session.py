@@ -2,7 +2,8 @@
 it no longer uses, and no clicked point it cannot draw."""
 
 import numpy as np
-from apptest_helpers import button, click_vega, wait_for
+from apptest_helpers import APP, button, click_vega, wait_for
+from streamlit.testing.v1 import AppTest
 from test_train_page import active_run, finished_run
 
 
@@ -50,6 +51,7 @@ def test_a_new_upload_resets_the_run_of_the_previous_one(app):
     wait_for(app, lambda at: not active_run(at).job.alive)
     app.run()
     assert active_run(app).run.data.n_features == 6 and not app.exception
+    assert active_run(app).job.shared is None  # a user's file is shared with no other session
     upload(3)
     app.run()
     assert not app.exception, app.exception
@@ -68,3 +70,19 @@ def test_a_crafted_click_on_a_point_that_is_not_drawn_is_a_click_on_nothing(app)
         assert any("Click a point in the embedding above" in i.value for i in app.info)
     click_vega(app, "embedding", {"pick": [{"row": 17}]})  # a real click still inspects
     assert any(f"Training point **#{run.run.display_index[17]}**" in m.value for m in app.markdown)
+
+
+def test_two_sessions_asking_for_the_same_run_watch_one(app):
+    """A second session's Train with the same settings reads the run the first started, and
+    stopping it leaves the first session's run training."""
+    other = AppTest.from_file(APP, default_timeout=180).run()
+    for at in (app, other):
+        at.sidebar.slider(key="rings-epochs-linear-2").set_value(300)
+        button(at, "Train").click().run()
+    first, second = active_run(app), active_run(other)
+    assert second.job.shared is first.job.shared is not None and second.trained is first.trained
+    wait_for(other, lambda at: len(active_run(at).snapshots) >= 3)
+    button(other, "Stop").click().run()
+    assert not second.job.alive and first.job.alive
+    button(app, "Stop").click().run()
+    assert not other.exception and not app.exception
