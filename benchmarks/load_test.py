@@ -2,7 +2,9 @@
 
 Starts `streamlit run app.py` on a free 127.0.0.1 port, opens N headless Chromium pages
 (rings, wine and digits in turn, each with the app's own settings unless --epochs is
-given), presses Train in each, and polls the status line of every page until all runs
+given; a class asking for the same three runs, which the server computes once each and
+every page reads at its own pace, or with --own-seeds each page a run of its own), presses
+Train in each, and polls the status line of every page until all runs
 finish or the time limit passes. Reports completed runs, pages showing an error, how many
 pages waited in line and whether each said its place and an estimate of the wait, the
 p50/p95 seconds from Train to the first moving picture (the first epoch drawn), p50/p95
@@ -16,6 +18,7 @@ one-time cost of the first runs.
 Bounded: N pages per wave, one run each, a hard time limit; traffic only to 127.0.0.1.
 
     python benchmarks/load_test.py --sessions 30 --waves 2
+    python benchmarks/load_test.py --sessions 30 --waves 1 --own-seeds   # thirty different runs
     python benchmarks/load_test.py --quick     # 2 sessions, one wave of 5 epochs; kept nowhere
 
 The table is kept in results/load_test.json (``_results``).
@@ -52,11 +55,15 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def run_wave(browser, url: str, sessions: int, epochs: int, time_limit: float, server_pid: int) -> dict:
-    """Open ``sessions`` pages, press Train in all of them, follow them to the end, close them."""
+def run_wave(
+    browser, url: str, sessions: int, epochs: int, time_limit: float, server_pid: int, own_seeds: bool = False
+) -> dict:
+    """Open ``sessions`` pages, press Train in all of them, follow them to the end, close them.
+    With ``own_seeds`` each page asks for a run of its own (seed 1, 2, ...: none shared)."""
     pages = []
     for i in range(sessions):
         query = f"dataset={DATASETS[i % len(DATASETS)]}" + (f"&epochs={epochs}" if epochs else "")
+        query += f"&seed={i + 1}" if own_seeds else ""
         page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
         page.goto(f"{url}/?{query}")
         pages.append(page)
@@ -163,6 +170,9 @@ def main() -> None:
         "--settle", type=float, default=150.0,
         help="seconds to wait after closing the pages: Streamlit keeps a closed tab's session for reconnects (about 2 min)",
     )  # fmt: skip
+    parser.add_argument(
+        "--own-seeds", action="store_true", help="each page a run of its own (its own seed), none shared"
+    )
     parser.add_argument("--quick", action="store_true", help="2 sessions, one wave of 5 epochs; kept nowhere")
     args = parser.parse_args()
     if args.quick:
@@ -189,7 +199,7 @@ def main() -> None:
             time.sleep(2)
             memory_warm = rss_mb(server.pid)
             for _ in range(args.waves):
-                wave = run_wave(browser, url, args.sessions, args.epochs, args.time_limit, server.pid)
+                wave = run_wave(browser, url, args.sessions, args.epochs, args.time_limit, server.pid, args.own_seeds)
                 time.sleep(10)
                 wave["after"] = rss_mb(server.pid)
                 time.sleep(max(0.0, args.settle - 10))
@@ -202,7 +212,8 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    table = Table("load_test", key("waves", None if args.sessions == 30 else f"{args.sessions}-sessions"),
+    sessions = None if args.sessions == 30 else f"{args.sessions}-sessions"
+    table = Table("load_test", key("waves", sessions, "own-seeds" if args.own_seeds else None),
                   ["measure", *(f"wave {i + 1}" for i in range(len(waves)))], keep=not args.quick)  # fmt: skip
     rows = {
         "sessions (rings, wine, digits in turn)": lambda w: args.sessions,

@@ -30,7 +30,7 @@ from .slots import JobSlots, LineFull
 if TYPE_CHECKING:
     from nca_core import Snapshot
 
-    from .sharing import SharedRun
+    from .sharing import Frames
 
 __all__ = ["JobState", "TrainingJob"]
 
@@ -84,6 +84,7 @@ def _return_free_heap_soon() -> None:
 # (a collection stops every thread a moment) and ended ones remain, the server collects,
 # less and less often while that frees none (a tab left open on its finished run).
 _jobs: weakref.WeakValueDictionary[int, TrainingJob] = weakref.WeakValueDictionary()  # by ticket
+_jobs_lock = threading.Lock()  # a job added while another thread reads the jobs
 COLLECT_SECONDS = 30.0
 COLLECT_MAX_SECONDS = 3600.0
 
@@ -101,7 +102,7 @@ class _Collector:
     def collect(self) -> bool:
         """Collect and give the heap back when it is due; whether it did."""
         with self.lock:
-            jobs = list(_jobs.values())
+            jobs = _every_job()
             now = time.monotonic()
             if not jobs or now < self.next or any(job.alive for job in jobs):
                 return False
@@ -116,6 +117,11 @@ class _Collector:
 
 
 _collector = _Collector()
+
+
+def _every_job() -> list[TrainingJob]:
+    with _jobs_lock:
+        return list(_jobs.values())
 
 
 def collect_ended() -> bool:
@@ -153,9 +159,9 @@ class JobState(str, Enum):
 class TrainingJob:
     """One training run. ``make_stream(should_stop)`` is called in the worker thread; the
     stream it returns asks ``should_stop()`` between minibatches (``NCA.fit_iter``). With
-    ``shared`` instead, the job reads a run other pages may read too (``sharing``): it
-    takes one training slot with them, none for a run already computed to its end, and its
-    Pause, Step and Stop act on its own reading.
+    ``shared`` instead (a reader from ``sharing.join``), the job reads a run other pages may
+    read too: it takes one training slot with them, none for a run already computed to its
+    end, its Pause, Step and Stop act on its own reading, and it closes the reader when done.
 
     Attributes read by the page: ``snapshots`` (at most ``max_snapshots`` in at most
     ``max_frame_bytes``, a ``FrameBuffer``),
@@ -190,7 +196,7 @@ class TrainingJob:
     max_frame_bytes: int = MAX_FRAME_BYTES
     threads: int | None = None
     turns: JobSlots | None = None
-    shared: SharedRun | None = None
+    shared: Frames | None = None
     state: JobState = JobState.QUEUED
     error: str | None = None
     stop_reason: str | None = None
@@ -211,8 +217,11 @@ class TrainingJob:
         self._slot_since: float | None = None  # when the job took its training slot
         self.frames = FrameBuffer(self.max_snapshots, self.max_frame_bytes)
         self.clock = RunClock()
+        if self.shared is not None:
+            self.shared.wanted = lambda: not self._stop.is_set()
         weakref.finalize(self, _return_free_heap_soon)
-        _jobs[self.ticket] = self
+        with _jobs_lock:
+            _jobs[self.ticket] = self
         _collector.job_created()
         self._thread = threading.Thread(target=self._run, name=f"nca-job-{self.ticket}", daemon=True)
         self._thread.start()
@@ -358,16 +367,16 @@ class TrainingJob:
 
         from nca_core.training.loop import TrainingDiverged
 
+        stream = self.shared
         if not self._take_slot():
+            if stream is not None:
+                stream.close()
             return
-        stream = None
         try:
             if self.threads:
                 torch.set_num_threads(self.threads)
             self.state = JobState.RUNNING
-            if self.shared is not None:
-                stream = self.shared.reader(lambda: not self._stop.is_set())
-            else:
+            if stream is None:
                 stream = self.make_stream(self._stop.is_set)
             self._follow(stream)
             self.state = JobState.STOPPED if self._stop.is_set() or self.stop_reason else JobState.FINISHED
@@ -412,11 +421,12 @@ class TrainingJob:
     def _take_slot(self) -> bool:
         """Wait in line for a training slot; False, the job over, when it was stopped while
         waiting or turned away by a full line (``error`` says so)."""
-        if self.shared is not None and self.shared.ended:  # its every frame is there to read
+        if self.shared is not None and self.shared.source.ended:  # its every frame is there to read
             self._slot_since = time.monotonic()
             return True
+        share = None if self.shared is None else self.shared.source
         try:
-            taken = self.slots.acquire(self.ticket, self._should_stop, self._estimate(), share=self.shared)
+            taken = self.slots.acquire(self.ticket, self._should_stop, self._estimate(), share=share)
         except LineFull as exc:
             self.error = f"The server is busy: {exc}. Press Train again in a few minutes."
             taken = False

@@ -68,13 +68,16 @@ class SharedRun:
         self.ended = False
         self.joinable = True
 
-    def reader(self, wanted: Callable[[], bool]) -> Frames:
-        """A reader from the run's first frame; ``wanted()`` turns false once its page wants
-        no more frames (the run stops when no open reader wants any)."""
-        frames = Frames(self, wanted)
+    def reader(self, wanted: Callable[[], bool] = lambda: True) -> Frames | None:
+        """A reader from the run's first frame, or None where the run takes no one new;
+        ``wanted()`` turns false once its page wants no more frames (the run stops when no
+        open reader wants any). Close it when done."""
         with self._cond:
+            if not self.joinable:
+                return None
+            frames = Frames(self, wanted)
             self._readers[id(frames)] = frames
-        return frames
+            return frames
 
     @property
     def computed(self) -> int:
@@ -127,7 +130,7 @@ class SharedRun:
             return snap
 
     def _end(self) -> None:
-        """The stream ended: joinable only where it trained to its last epoch."""
+        """The stream ended, or was closed: joinable only where it trained to its last epoch."""
         self.ended = True
         last = self._frames[-1] if self._frames else None
         finished = last is not None and last.fraction >= 1.0 and last.epoch >= self.run.config.max_iter
@@ -162,17 +165,25 @@ class SharedRun:
         with self._cond:
             self._readers.pop(id(reader), None)
             self._cond.notify_all()
-            if not self._readers and not self.ended and not self._computing and self._stream is not None:
-                # nobody reads on: the run ends here, stopped (a later page starts its own)
-                self.joinable = False
+            if self._readers or self.ended or self._computing or self._stream is None:
+                return
+            # nobody reads on: the run ends here, stopped (a later page starts its own), and
+            # what its training held goes now
+            self._end()
 
 
 class Frames:
     """One page's reading of a ``SharedRun``: an iterator of its frames from the start.
-    ``ready()`` says whether the next one is there without computing."""
+    ``ready()`` says whether the next one is there without computing; ``wanted`` may be
+    set by the page's job once it exists."""
 
     def __init__(self, source: SharedRun, wanted: Callable[[], bool]):
         self.source, self.wanted, self.index = source, wanted, 0
+
+    @property
+    def run(self) -> Run:
+        """The run the frames are of."""
+        return self.source.run
 
     def __iter__(self) -> Frames:
         return self
@@ -196,11 +207,15 @@ _runs: weakref.WeakValueDictionary[Hashable, SharedRun] = weakref.WeakValueDicti
 _lock = threading.Lock()
 
 
-def join(key: Hashable, run: Run, make_stream: Callable[[Callable[[], bool]], Iterator[Snapshot]]) -> SharedRun:
-    """The run under way (or finished) for ``key`` that a page may still join, else a new
-    one of ``run``, computed by ``make_stream(should_stop)`` when first read."""
+def join(key: Hashable, run: Run, make_stream: Callable[[Callable[[], bool]], Iterator[Snapshot]]) -> Frames:
+    """A reader of the run under way (or finished) for ``key`` that a page may still join,
+    else of a new one of ``run``, computed by ``make_stream(should_stop)`` when first read.
+    The reader counts from now (the run goes on for it, however long its page waits to
+    read): close it when done."""
     with _lock:
         shared = _runs.get(key)
-        if shared is None or not shared.joinable:
+        frames = shared.reader() if shared is not None else None
+        if frames is None:
             shared = _runs[key] = SharedRun(run, make_stream)
-        return shared
+            frames = shared.reader()
+        return frames

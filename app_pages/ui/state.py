@@ -287,8 +287,8 @@ def new_job(
     build the same one without a page: benchmarks/app_device.py). ``turns``, if given,
     shares the cores with the other runs under way, frame by frame. ``share``, if given
     (the dataset's name, for a registered one), has the job read the run an identical
-    request started, where one may still be joined (``sharing``): the job's ``shared``
-    run's ``run`` is then the one it shows."""
+    request started, where one may still be joined (``sharing``): ``job.shared.run`` is
+    then the one it shows."""
     n_train = len(run.data.y_train)
     frames = frames_per_epoch(n_train, run.config.batch_size, pace.slow_start)
 

@@ -10,6 +10,16 @@ from streamlit.testing.v1 import AppTest
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
+@pytest.fixture(autouse=True)
+def runs_of_other_tests_are_not_joined():
+    """Each test's runs are its own: a finished run of an earlier test in the process would
+    otherwise be replayed to a later test asking for the same settings (``sharing``)."""
+    from app_pages.ui import sharing
+
+    with sharing._lock:
+        sharing._runs.clear()
+
+
 @pytest.fixture
 def app():
     """The app, run once. No page run of a test may end in a traceback: every run is checked

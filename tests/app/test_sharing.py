@@ -47,7 +47,7 @@ def test_pages_asking_for_the_same_run_read_it_computed_once(streams):
     wait(lambda: second.state == "running", timeout=5)
     first.join(30)
     second.join(30)
-    assert first.state == second.state == "finished" and first.shared is second.shared
+    assert first.state == second.state == "finished" and first.shared.source is second.shared.source
     assert len(streams) == 1
     assert [id(s) for s in second.snapshots] == [id(s) for s in first.snapshots]  # the same frames
     assert second.snapshots[0].epoch == 0 and second.latest.epoch == 40  # seen from its start
@@ -66,6 +66,7 @@ def test_a_page_that_stops_or_pauses_leaves_the_others_training():
     pausing = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")
     watching = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")
     wait(lambda: len(stopping.snapshots) >= 6 and len(pausing.snapshots) >= 6)
+    assert slots.running == 1  # three pages, one run under way
     stopping.stop()
     pausing.pause()
     watching.join(30)
@@ -94,7 +95,7 @@ def test_a_finished_run_is_replayed_to_a_later_page_without_a_slot(streams):
     later = new_job(rings_run(), FULL_SPEED, slots, share="rings")
     later.join(10)
     busy.stop()
-    assert later.state == "finished" and later.shared is first.shared and len(streams) == 2
+    assert later.state == "finished" and later.shared.source is first.shared.source and len(streams) == 2
     assert [id(s) for s in later.snapshots] == [id(s) for s in first.snapshots]
 
 
@@ -110,8 +111,8 @@ def test_a_run_every_page_stopped_is_not_joined_and_other_settings_are_not_share
     unnamed = new_job(rings_run(), FULL_SPEED, slots)  # an upload's run: shared with no one
     for job in (after, other, unnamed):
         job.join(30)
-    assert after.shared is not alone.shared and after.state == "finished"
-    assert other.shared is not after.shared and unnamed.shared is None
+    assert after.shared.source is not alone.shared.source and after.state == "finished"
+    assert other.shared.source is not after.shared.source and unnamed.shared is None
     network = rings_run(encoder="mlp")
     assert sharing.share_key("rings", network, 1) is None
 
@@ -131,6 +132,26 @@ def test_pages_of_one_run_hold_one_slot_and_one_place_in_line():
     slots.release(2)
     wait(lambda: waiting == [True, True])
     assert slots.running == 1 and slots.position(3) == slots.position(4) == 0
+
+
+def test_a_page_that_joined_keeps_the_run_going_when_the_first_one_leaves_before_it_reads():
+    """A page may wait before it reads (its job waits for a slot or a turn): the run it
+    joined goes on for it all the same, and ends for a page that joins after every reader left."""
+    run = rings_run(epochs=6)
+    key = ("rings", "left before the joiner read")
+    first = sharing.join(key, run, lambda stop: run.stream(should_stop=stop))
+    assert [s.epoch for s in (next(first) for _ in range(3))] == [0, 1, 2]
+    second = sharing.join(key, rings_run(epochs=6), None)
+    assert second.source is first.source
+    first.close()
+    assert [s.epoch for s in second] == list(range(7))
+    assert sharing.join(key, run, None).source is first.source  # finished: replayed to whoever asks
+    other = rings_run(epochs=6)
+    third = sharing.join(("rings", "left part-way"), other, lambda stop: other.stream(should_stop=stop))
+    next(third)
+    next(third)
+    third.close()  # nobody reads on: the run ends where it was
+    assert third.source.ended and sharing.join(("rings", "left part-way"), other, None).source is not third.source
 
 
 def test_a_shared_run_holds_its_frames_budget_and_takes_no_one_new_past_it():
