@@ -136,6 +136,10 @@ def _follow(pages, pressed, time_limit: float, server_pid: int) -> dict:
                     finished.add(i)
         peak = max(peak, rss_mb(server_pid))
         time.sleep(0.1)
+    for i, page in enumerate(pages):  # what a page that did not finish shows, to find why
+        if i not in finished:
+            main = page.get_by_test_id("stMainBlockContainer").inner_text(timeout=30_000)
+            print(f"page {i + 1} ({page.url}) did not finish; it reads:\n{main[:1500]}\n")
     gaps = []
     for times in seen:
         ordered = [times[e] for e in sorted(times)]
