@@ -60,11 +60,12 @@ def run_wave(
 ) -> dict:
     """Open ``sessions`` pages, press Train in all of them, follow them to the end, close them.
     With ``own_seeds`` each page asks for a run of its own (seed 1, 2, ...: none shared)."""
-    pages = []
+    pages, crashed = [], set()
     for i in range(sessions):
         query = f"dataset={DATASETS[i % len(DATASETS)]}" + (f"&epochs={epochs}" if epochs else "")
         query += f"&seed={i + 1}" if own_seeds else ""
         page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        page.on("crash", lambda _page, i=i: crashed.add(i))  # the browser's renderer, not the app
         page.goto(f"{url}/?{query}")
         pages.append(page)
     for page in pages:
@@ -74,6 +75,7 @@ def run_wave(
         _train_button(page).click()
         pressed.append(time.monotonic())
     follow = _follow(pages, pressed, time_limit, server_pid)
+    follow["crashed"] = len(crashed)
     for page in pages:
         page.context.close()
     return follow
@@ -138,8 +140,11 @@ def _follow(pages, pressed, time_limit: float, server_pid: int) -> dict:
         time.sleep(0.1)
     for i, page in enumerate(pages):  # what a page that did not finish shows, to find why
         if i not in finished:
-            main = page.get_by_test_id("stMainBlockContainer").inner_text(timeout=30_000)
-            print(f"page {i + 1} ({page.url}) did not finish; it reads:\n{main[:1500]}\n")
+            try:
+                shows = page.evaluate("() => document.body ? document.body.innerText : '(no body)'")[:1500]
+            except Exception as exc:  # a crashed or hung tab
+                shows = f"(could not be read: {str(exc).splitlines()[0]})"
+            print(f"page {i + 1} ({page.url}) did not finish; it reads:\n{shows}\n")
     gaps = []
     for times in seen:
         ordered = [times[e] for e in sorted(times)]
@@ -224,6 +229,7 @@ def main() -> None:
         "epochs per run": lambda w: args.epochs or "the app's",
         "runs completed": lambda w: f"{w['completed']} / {args.sessions}",
         "pages showing an error": lambda w: w["errors"],
+        "pages whose browser tab crashed (the load test's browser)": lambda w: w["crashed"],
         "pages that waited in line": lambda w: w["waited"],
         "of those, saying their place and the wait": lambda w: w["told"],
         "Train to the first moving picture, p50 (s)": lambda w: _percentile(w["first moving"], 50),
