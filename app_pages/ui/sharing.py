@@ -79,12 +79,6 @@ class SharedRun:
             self._readers[id(frames)] = frames
             return frames
 
-    @property
-    def computed(self) -> int:
-        """Frames computed so far."""
-        with self._cond:
-            return self._first + len(self._frames)
-
     def _ready(self, index: int) -> bool:
         with self._cond:
             return index < self._first + len(self._frames) or self.ended
