@@ -73,8 +73,8 @@ def test_a_crafted_click_on_a_point_that_is_not_drawn_is_a_click_on_nothing(app)
 
 
 def test_two_sessions_asking_for_the_same_run_watch_one(app):
-    """A second session's Train with the same settings reads the run the first started, and
-    stopping it leaves the first session's run training."""
+    """A second page's Train with the same settings reads the run the first page started,
+    and stopping it leaves the first page's run training."""
     other = AppTest.from_file(APP, default_timeout=180).run()
     for at in (app, other):
         at.sidebar.slider(key="rings-epochs-linear-2").set_value(300)
