@@ -54,9 +54,9 @@ def redraw_seconds(
     ``resting`` (paused, no step to take), at most every ``RESTING_POLL_SECONDS``. With
     ``runs_under_way`` (on the whole server), each run's pages share
     ``SERVER_REDRAWS_PER_SECOND`` redraws a second with the others'. A run that several
-    pages read (``sharing``) counts once: it computes once, and its pages' redraws, each
-    page at the run's own rate, cost less than counting each page would cost the viewers
-    (thirty pages of three runs: benchmarks/load_test.py).
+    pages read (``sharing``) counts once: counting each of its pages made every picture
+    move in steps of seconds and started none sooner (thirty pages of three runs,
+    benchmarks/load_test.py).
     """
     picture = 0.1 if n_train <= 2000 else 0.2 if n_train <= LARGE_SET_SAMPLES else 1.0
     picture = max(picture, runs_under_way / SERVER_REDRAWS_PER_SECOND)
