@@ -29,15 +29,18 @@ if data is None:
 from app_pages.ui import compare, compare_panels  # noqa: E402  (loads torch and scikit-learn: after the page's top)
 
 from_link = share.take("n_components", "k", "standardize", "same_scale")
+# each drawn with the default it was first drawn with (share.first_default says why)
 d = controls.radio(
-    "Dimensions", [2, 3], index=int(from_link.get("n_components") == 3), horizontal=True, key="compare-d",
-    help="2-D or 3-D pictures.", width="content",
+    "Dimensions", [2, 3], index=share.first_default("compare-d", int(from_link.get("n_components") == 3)),
+    horizontal=True, key="compare-d", help="2-D or 3-D pictures.", width="content",
 )  # fmt: skip
-k = controls.select_slider("k for kNN", [1, 3, 5, 7, 9], value=from_link.get("k", 5), key="compare-k")
+k = controls.select_slider(
+    "k for kNN", [1, 3, 5, 7, 9], value=share.first_default("compare-k", from_link.get("k", 5)), key="compare-k"
+)
 toggles = st.container(horizontal=True)
 standardize = toggles.toggle(
-    "Standardise inputs", value=from_link.get("standardize", compare.recommended_standardize(data)),
-    key=f"compare-std-{name}",
+    "Standardise inputs", key=f"compare-std-{name}",
+    value=share.first_default(f"compare-std-{name}", from_link.get("standardize", compare.recommended_standardize(data))),
     help="Zero mean, unit variance per feature before every method.",
 )  # fmt: skip
 deep = toggles.toggle(
@@ -51,7 +54,8 @@ display_index = stratified_subsample(scored.y_train, min(2000, len(scored.y_trai
 labels = scored.y_train[display_index]
 pictures = compare_panels.display_pictures(name, data, display_index)  # hover pictures of image data
 same_scale = toggles.toggle(
-    "One scale for every panel", value=from_link.get("same_scale", False), key="compare-same-scale",
+    "One scale for every panel", value=share.first_default("compare-same-scale", from_link.get("same_scale", False)),
+    key="compare-same-scale",
     help="Each panel always draws a unit across as long as a unit up. The methods' scales differ "
     "(PCA keeps the inputs' units, LDA whitens the spread within classes, NCA learns its scale, "
     "which sets how many neighbours count): on one scale, compare sizes too.",

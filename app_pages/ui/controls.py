@@ -98,12 +98,13 @@ def _default(setting: Setting, data: Dataset, values: Mapping, overrides: Mappin
 def _control(setting: Setting, data: Dataset, key: str, values: Mapping, overrides: Mapping):
     """Draw one setting's widget and return its value."""
     locked = locked_values(values.get("encoder", "linear")).get(setting.name)
-    value = locked if locked is not None else _default(setting, data, values, overrides)
+    widget_key = "-".join([key, setting.url_key or setting.name, *(str(values[n]) for n in setting.reset_on)])
+    value = share.first_default(widget_key, locked if locked is not None else _default(setting, data, values, overrides))
     options = options_for(setting, data)
     common = {
         "label": setting.label,
         "help": setting.help,
-        "key": "-".join([key, setting.url_key or setting.name, *(str(values[n]) for n in setting.reset_on)]),
+        "key": widget_key,
         "disabled": (
             locked is not None
             or (setting.applies is not None and not setting.applies(values))

@@ -27,6 +27,7 @@ PAGE = "_query_page"  # session key: the page the last run of the app drew
 ENTERED = "_query_entered"  # session key: {page: True} from its arrival until it writes its address
 HELD = "_query_held"  # session key: {page: the address it would have written on arrival}
 WRITTEN = "_query_written"  # session key: {page: the address it last wrote or took}
+DEFAULTS = "_query_defaults"  # session key: {control's key: the default it was first drawn with}
 DATASET_CONTROL = "dataset"  # the key of every page's dataset selector (``data.pick_dataset``)
 
 # query key -> the setting it carries (type, choices, range: see nca_core.config.settings)
@@ -124,6 +125,25 @@ def used(*fields: str) -> None:
         pending.pop(name, None)
 
 
+def first_default(key: str, value):
+    """The default the control keyed ``key`` was first drawn with on this page (``value``,
+    the first time), to draw it with again.
+
+    A control's default must not change while the page shows it. The browser shows a
+    control it meets for the first time at the default the page sends with it. A click
+    sent before the link's first drawing of the page had reached the browser carries no
+    value for the control, the server keeps the link's value, and the next drawing would
+    send the page's own default: the browser would show that, and send it back with the
+    next click (a link's 300 epochs trained as 60)."""
+    return st.session_state.setdefault(DEFAULTS, {}).setdefault(key, value)
+
+
+def _forget_defaults(prefixes: tuple[str, ...]) -> None:
+    defaults = st.session_state.get(DEFAULTS, {})
+    for key in [key for key in defaults if key.startswith(prefixes)]:
+        del defaults[key]
+
+
 def show_notices() -> None:
     notices = st.session_state.pop(NOTICES, [])
     if notices:
@@ -139,6 +159,7 @@ def arrive(page: str) -> None:
     previous = st.session_state.get(PAGE)
     st.session_state[PAGE] = page
     if previous is not None and previous != page:
+        st.session_state.pop(DEFAULTS, None)  # the last page's controls are gone
         st.session_state.setdefault(ENTERED, {})[page] = True
         st.session_state.setdefault(WRITTEN, {}).pop(page, None)
         st.session_state.setdefault(HELD, {}).pop(page, None)
@@ -175,6 +196,7 @@ def follow_address(page: str, dataset_names: list[str], controls: tuple[str, ...
     drawn = [key for key in st.session_state if isinstance(key, str) and key.startswith(controls)]
     for key in [DATASET_CONTROL, *drawn]:
         st.session_state.pop(key, None)
+    _forget_defaults((DATASET_CONTROL, *controls))
     st.session_state[VALUES] = values
     st.session_state[NOTICES] = notices
 

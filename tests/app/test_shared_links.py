@@ -103,6 +103,31 @@ def test_a_links_settings_stay_until_the_page_has_drawn_them(monkeypatch):
     assert share.take("max_iter", "k") == {"k": 7}
 
 
+def test_a_control_keeps_the_links_value_as_its_default_while_the_page_shows_it():
+    """The browser shows a control it meets for the first time at the default the page sends.
+    A click sent before the link's first drawing reached it carries no value for the control,
+    and the next drawing's default then becomes the value: the page sent 60, the page's own
+    default, on every run after the first, and a link's 300 epochs trained as 60."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(dataset="rings", epochs="300")
+    at.run()
+    at.run()  # a click elsewhere: the page draws again
+    epochs = at.sidebar.slider(key="rings-epochs-linear-2")
+    assert (epochs.value, list(epochs.proto.default)) == (300, [300])
+    at.sidebar.slider(key="rings-epochs-linear-2").set_value(40).run()  # the user's own value
+    assert at.sidebar.slider(key="rings-epochs-linear-2").value == 40
+
+
+def test_a_compare_control_keeps_the_links_value_as_its_default():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(dataset="wine", d="3", k="7")
+    at.switch_page("app_pages/compare.py").run()
+    at.run()
+    k, d = at.select_slider(key="compare-k"), at.radio(key="compare-d")
+    assert (k.value, d.value) == (7, 3)
+    assert (k.proto.options[int(k.proto.default[0])], d.proto.default) == ("7", 1)  # defaults: indices
+
+
 # For every key a link may carry, a value past what its control offers: the most work a
 # crafted link could ask of the server (a network of 100,000-unit layers, a billion epochs).
 CRAFTED = {
