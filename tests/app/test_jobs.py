@@ -450,7 +450,11 @@ def test_a_pause_stops_the_clock_and_leaves_the_speed_alone():
 def test_a_capped_set_shows_whole_epochs_at_the_cap_however_long_the_frames_between_take():
     """A small set past its slow start shows one frame an epoch and leaves the others out.
     The pace counted from the last frame left out, so each epoch took the cap plus the
-    computing of three frames: 7.7 epochs a second where the page asked for 10."""
+    computing of three frames: 3.4 epochs a second here where the page asked for 5.
+
+    An epoch's computing takes 0.08 s of the cap's 0.2 s, so the pace holds at 5 epochs a
+    second even when a loaded machine makes it twice as slow (at a 0.1 s cap with 0.05 s of
+    computing, the test suite's own load once brought it to 9.2 of 10)."""
     from app_pages.ui.pacing import Pace
 
     data = datasets.load("rings")
@@ -458,16 +462,16 @@ def test_a_capped_set_shows_whole_epochs_at_the_cap_however_long_the_frames_betw
 
     def slow_frames(should_stop):
         for snap in nca.fit_iter(data.X_train, data.y_train, frames_per_epoch=4, should_stop=should_stop):
-            time.sleep(0.01)  # each frame's computing, a quarter epoch of a 0.04 s epoch
+            time.sleep(0.02)  # each frame's computing, a quarter epoch of a 0.08 s epoch
             yield snap
 
-    job = TrainingJob(slow_frames, JobSlots(1), pace=Pace(10, False, frames_per_epoch=4))
-    wait(lambda: len(job.snapshots) >= 25)
+    job = TrainingJob(slow_frames, JobSlots(1), pace=Pace(5, False, frames_per_epoch=4))
+    wait(lambda: len(job.snapshots) >= 20)
     speed = job.epochs_per_second
     job.stop()
     job.join(30)
     assert all(s.fraction >= 1.0 for s in list(job.snapshots)[1:-1])  # whole epochs only
-    assert 9.3 < speed <= 10.5
+    assert 4.6 < speed <= 5.25
 
 
 def test_the_time_left_is_known_from_the_start_and_slow_motion_included(monkeypatch):
