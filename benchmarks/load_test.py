@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -49,6 +50,26 @@ _NOTE_FIRST_MOVING = """setInterval(() => {
         if (match && parseFloat(match[1]) >= 1) { window.__firstMoving = Date.now(); return; }
     }
 }, 100);"""
+# Each page logs its connections to the server (opened, closed with which code), so that a
+# page that stops updating says whether the server or its connection went quiet.
+_NOTE_CONNECTION = """(() => {
+    const Socket = window.WebSocket, log = window.__connections = [];
+    const at = () => Math.round(performance.now() / 100) / 10;
+    const Logged = function (...args) {
+        const socket = new Socket(...args);
+        log.push(["new", at()]);
+        socket.addEventListener("open", () => log.push(["open", at()]));
+        socket.addEventListener("close", (event) => log.push(["close", at(), event.code]));
+        return socket;
+    };
+    Logged.prototype = Socket.prototype;
+    Object.assign(Logged, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+    window.WebSocket = Logged;
+})();"""
+_MAIN_TEXT = """() => {
+    const main = document.querySelector("[data-testid='stMainBlockContainer']");
+    return main ? main.innerText : "(no main block) " + (document.body ? document.body.innerText : "(no body)");
+}"""
 _READ = """() => {
     const errors = document.querySelectorAll("[data-testid='stException'], [data-testid='stAlertContentError']").length;
     for (const node of document.querySelectorAll("[data-testid='stProgress'], p")) {
@@ -70,13 +91,15 @@ def run_wave(
 ) -> dict:
     """Open ``sessions`` pages, press Train in all of them, follow them to the end, close them.
     With ``own_seeds`` each page asks for a run of its own (seed 1, 2, ...: none shared)."""
-    pages, crashed = [], set()
+    pages, crashed, errors_logged = [], set(), [[] for _ in range(sessions)]
     for i in range(sessions):
         query = f"dataset={DATASETS[i % len(DATASETS)]}" + (f"&epochs={epochs}" if epochs else "")
         query += f"&seed={i + 1}" if own_seeds else ""
         page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
         page.on("crash", lambda _page, i=i: crashed.add(i))  # the browser's renderer, not the app
         page.add_init_script(_NOTE_FIRST_MOVING)
+        page.add_init_script(_NOTE_CONNECTION)
+        page.on("console", lambda message, i=i: message.type == "error" and errors_logged[i].append(message.text[:200]))
         page.goto(f"{url}/?{query}")
         pages.append(page)
     for page in pages:
@@ -86,7 +109,7 @@ def run_wave(
         _train_button(page).click()
         pressed.append(time.monotonic())
         pressed_at.append(time.time())
-    follow = _follow(pages, pressed, time_limit, server_pid)
+    follow = _follow(pages, pressed, time_limit, server_pid, errors_logged)
     noted = [page.evaluate("() => window.__firstMoving || null") for page in pages]
     follow["first moving"] = [shown / 1000 - at for shown, at in zip(noted, pressed_at) if shown is not None]
     follow["crashed"] = len(crashed)
@@ -125,7 +148,7 @@ def _train_button(page):
     return page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train")
 
 
-def _follow(pages, pressed, time_limit: float, server_pid: int) -> dict:
+def _follow(pages, pressed, time_limit: float, server_pid: int, errors_logged: list[list[str]]) -> dict:
     """Poll every page's status line until all runs end or ``time_limit`` passes."""
     n = len(pages)
     seen = [dict() for _ in pages]  # epoch -> seconds after Train when first shown
@@ -154,11 +177,8 @@ def _follow(pages, pressed, time_limit: float, server_pid: int) -> dict:
         time.sleep(0.1)
     for i, page in enumerate(pages):  # what a page that did not finish shows, to find why
         if i not in finished:
-            try:
-                shows = page.evaluate("() => document.body ? document.body.innerText : '(no body)'")[:1500]
-            except Exception as exc:  # a crashed or hung tab
-                shows = f"(could not be read: {str(exc).splitlines()[0]})"
-            print(f"page {i + 1} ({page.url}) did not finish; it reads:\n{shows}\n")
+            print(f"page {i + 1} ({page.url}) did not finish; {_what_it_shows(page, i + 1)}")
+            print(f"its connection: {_connection(page)}; its console's last errors: {errors_logged[i][-3:]}\n")
     gaps = []
     for times in seen:
         ordered = [times[e] for e in sorted(times)]
@@ -173,6 +193,27 @@ def _follow(pages, pressed, time_limit: float, server_pid: int) -> dict:
         "gaps": gaps,
         "peak": peak,
     }
+
+
+def _what_it_shows(page, number: int) -> str:
+    """The text of a page's main block (the sidebar's settings left out), and where a
+    screenshot of it went."""
+    shot = Path(tempfile.gettempdir()) / f"load-test-page-{number}.png"
+    try:
+        text = page.evaluate(_MAIN_TEXT)[:3000]
+        page.screenshot(path=shot, full_page=True)
+    except Exception as exc:  # a crashed or hung tab
+        return f"it could not be read: {str(exc).splitlines()[0]}"
+    return f"a screenshot is in {shot}; its main block reads:\n{text}"
+
+
+def _connection(page) -> str:
+    """The page's own log of its connections to the server: each opened and closed, with
+    the close code (seconds after the page loaded)."""
+    try:
+        return page.evaluate("() => JSON.stringify(window.__connections || [])")
+    except Exception as exc:  # a crashed or hung tab
+        return f"could not be read: {str(exc).splitlines()[0]}"
 
 
 def _percentile(values, q: float) -> str:
