@@ -74,17 +74,28 @@ class Setting:
     def check(self, value) -> None:
         """ValueError unless ``value`` is one this setting allows."""
         if self.choices:
-            if value not in self.choices:
+            if value not in self.choices and not self._a_smaller_sets_size(value):
                 raise ValueError(f"must be {self.describe()}")
         elif self.parser is not None:
             self.parser(self.text_of(value))  # a value the text form accepts (raises ValueError)
         elif self.low is not None and not (math.isfinite(value) and self.low <= value <= self.high):
             raise ValueError(f"must be {self.describe()}")
 
+    def _a_smaller_sets_size(self, value) -> bool:
+        """Whether ``value`` is a size the app offers a set too small for the choices: a
+        count of points bounded by the data (``bound="n_samples"``) offers the set's own size
+        in place of the choices above it (700 training points of rings for 1000), and
+        writes it into the page's address; which set takes it is checked against that set."""
+        return (
+            self.bound == "n_samples" and isinstance(value, int) and not isinstance(value, bool)
+            and 2 <= value < max(self.choices)
+        )  # fmt: skip
+
     def describe(self) -> str:
         if self.choices:
             separator = "; " if self.kind is tuple else ", "  # "32,32; 64,64", not "32,32, 64,64"
-            return "one of " + separator.join(self.text_of(c) for c in self.choices)
+            listed = "one of " + separator.join(self.text_of(c) for c in self.choices)
+            return listed + (", or a smaller set's size" if self.bound == "n_samples" else "")
         if self.parser is not None:
             return self.values_text
         if self.kind is bool:
