@@ -3,8 +3,11 @@
 import streamlit as st
 
 from app_pages.ui import data as app_data
-from app_pages.ui import page_style, speed_table
+from app_pages.ui import navigation, page_style, share, speed_table
+from nca_core.config.settings import BY_NAME
 from nca_core.search.costs import INDEX_LABELS
+
+CONTROLS = ("speed-d-",)  # the page's settings' widgets, one per dataset
 
 page_style.compact()
 st.title("What the projection saves in kNN")
@@ -14,6 +17,8 @@ st.caption(
     "flat), and through an HNSW graph (approximate) in the table; test points are the queries, "
     "timed on this machine."
 )
+# Back to an address of this page draws it with that address's settings
+share.follow_address(navigation.KNN_SPEED.url_path, app_data.dataset_names(), CONTROLS)
 name = app_data.pick_dataset(default=app_data.best_high_dimensional())
 data = app_data.load_dataset(name)
 if data is None:
@@ -28,14 +33,24 @@ if data.n_features < 20:
 if len(data.y_test) == 0:
     st.warning("This dataset has no test rows, so there is nothing to search.")
     st.stop()
-choices = [d for d in (2, 4, 8, 16, 32, 64) if d <= data.n_features]
+# the run's d, as the Train page offers it and every page's address writes it, below the
+# inputs' own dimension, as mapping to all of it saves nothing (rings' 3 features: 2 alone)
+choices = [d for d in BY_NAME["n_components"].choices if d < data.n_features] or [2]
+linked = share.take("n_components").get("n_components")
+if linked is not None and linked not in choices:
+    share.notice(f"d={linked} ignored: this dataset allows {', '.join(map(str, choices))}")
+    linked = None
+share.used("n_components")
 if len(choices) == 1:  # a slider of one stop is a lone dot
     d = choices[0]
     st.caption(f"NCA dimension d = {d}: the one choice for {data.n_features} input features.")
 else:
     d = st.select_slider(  # one per dataset: rings' only choice, 2, must not carry over to MNIST
-        "NCA dimension d", choices, value=32 if 32 in choices else choices[-1], key=f"speed-d-{name}"
-    )
+        "NCA dimension d", choices, key=f"speed-d-{name}",
+        value=share.first_default(f"speed-d-{name}", linked or (32 if 32 in choices else choices[-1])),
+    )  # fmt: skip
+share.show_notices()
+share.write_address(navigation.KNN_SPEED.url_path, {"dataset": name, "d": str(d)})
 st.caption(
     f"{speed_table.queries_in_words(data)} against {len(data.y_train):,} references, float32; graphs are built "
     "on all cores; ratios are against raw exact search."

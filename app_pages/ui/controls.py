@@ -76,9 +76,7 @@ def _usable(overrides: dict, data: Dataset) -> dict:
         options = options_for(setting, data)
         if setting.bound and setting.name in overrides and overrides[setting.name] not in options:
             value = overrides.pop(setting.name)
-            st.session_state.setdefault(share.NOTICES, []).append(
-                f"{setting.url_key}={value} ignored: this dataset allows {', '.join(map(str, options))}"
-            )
+            share.notice(f"{setting.url_key}={value} ignored: this dataset allows {', '.join(map(str, options))}")
     return overrides
 
 

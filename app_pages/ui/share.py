@@ -33,9 +33,33 @@ DATASET_CONTROL = "dataset"  # the key of every page's dataset selector (``data.
 # query key -> the setting it carries (type, choices, range: see nca_core.config.settings)
 FIELDS = {s.url_key: s for s in SETTINGS if s.url_key}
 RUN_FIELDS = tuple(s.name for s in FIELDS.values())
-# query key -> a page's view setting it carries (a toggle: 1/true/yes or 0/false/no), taken
-# by that page under this name: not a run's setting, but what a link of the page shows
-VIEW_FIELDS = {"scale": "same_scale"}
+
+
+def _toy_scale(text: str) -> float:
+    """How NCA works' scale of A: a number from 0.1 to 5 in steps of 0.1, as its slider."""
+    try:
+        value = round(float(text), 1)
+    except ValueError:
+        value = float("nan")
+    if not 0.1 <= value <= 5.0:  # NaN and infinities fail too
+        raise ValueError("must be a number from 0.1 to 5")
+    return value
+
+
+def _point(text: str) -> int:
+    """A point's number: a whole number from 0 (the page checks it against its data)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        raise ValueError("must be a whole number from 0")
+    return int(text)
+
+
+# query key -> (the name a page takes it under, its parser): a page's view settings, not a
+# run's, but what a link of the page shows (Compare's one scale, How NCA works' toy)
+VIEW_FIELDS = {
+    "scale": ("same_scale", parse_boolean),
+    "a_scale": ("toy_scale", _toy_scale),
+    "point": ("toy_point", _point),
+}
 # A link's notices listed at most: an address of thousands of unknown keys gets a line that
 # counts the rest, not one notice each.
 NOTICES_LISTED = 10
@@ -56,8 +80,9 @@ def parse(params: dict[str, str], dataset_names: list[str]) -> tuple[str | None,
             except ValueError as exc:
                 notices.append(f"{key}={text[:40]!r} ignored: {exc}")
         elif key in VIEW_FIELDS:
+            name, parser = VIEW_FIELDS[key]
             try:
-                values[VIEW_FIELDS[key]] = parse_boolean(text)
+                values[name] = parser(text)
             except ValueError as exc:
                 notices.append(f"{key}={text[:40]!r} ignored: {exc}")
         else:
@@ -142,6 +167,11 @@ def _forget_defaults(prefixes: tuple[str, ...]) -> None:
     defaults = st.session_state.get(DEFAULTS, {})
     for key in [key for key in defaults if key.startswith(prefixes)]:
         del defaults[key]
+
+
+def notice(text: str) -> None:
+    """Say, with the link's other notices, that a setting of the link was not used."""
+    st.session_state.setdefault(NOTICES, []).append(text)
 
 
 def show_notices() -> None:

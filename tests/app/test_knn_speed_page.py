@@ -178,13 +178,13 @@ def test_figures_are_measured_once_per_machine_and_kept_until_measured_again(app
 
 def test_small_index_sizes_are_shown_in_kilobytes(app):
     at = open_speed(app)
-    at.select_slider(key="speed-d-digits").set_value(4).run()
+    at.select_slider(key="speed-d-digits").set_value(5).run()
     assert not at.exception, at.exception
     styler = at.dataframe[0].proto.arrow_data.styler
     assert styler.display_values, "the table carries no display format"
     shown = pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
-    nca_exact = shown[(shown["space"] == "NCA 4-D") & (shown["index"] == "exact")]
-    assert nca_exact["index size"].item() == "20.1 kB"  # 1,258 rows x 4 float32 values
+    nca_exact = shown[(shown["space"] == "NCA 5-D") & (shown["index"] == "exact")]
+    assert nca_exact["index size"].item() == "25.2 kB"  # 1,258 rows x 5 float32 values
     assert shown["index size"][0] == "322 kB"
 
 
@@ -324,6 +324,6 @@ def test_the_table_of_sizes_and_the_headlines_place_come_before_the_page_loads_t
     found = json.loads(run.stdout.strip().splitlines()[-1])
     assert any("torch is blocked by this test" in e for e in found["errors"]), found
     wine = load("wine")
-    n_train, d = len(wine.y_train), 8  # the page's d for wine: its largest choice within 13 features
+    n_train, d = len(wine.y_train), 10  # the page's d for wine: its largest choice within 13 features
     assert found["sizes"] == [n_train * wine.n_features * 4, None, n_train * d * 4, None]
     assert found["headline"] == [[label, "…"] for label in HEADLINES]
