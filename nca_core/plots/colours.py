@@ -8,10 +8,13 @@ from __future__ import annotations
 
 __all__ = ["PALETTE", "class_colors"]
 
-# Colour-blind-safe qualitative palette (Okabe-Ito, then Tableau-like extras).
+# Colour-blind-safe qualitative palette (Okabe-Ito, then Tableau-like extras). No class is
+# black or grey, the colours of the lines from a clicked point: Okabe-Ito's black and
+# Tableau's grey gave way to Paul Tol's indigo and wine, which stay apart from every other
+# entry under simulated deuteranopia and protanopia.
 PALETTE = (
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
-    "#56B4E9", "#F0E442", "#000000", "#8C564B", "#7F7F7F",
+    "#56B4E9", "#F0E442", "#332288", "#8C564B", "#882255",
     "#17BECF", "#BCBD22", "#9467BD", "#FF9896", "#98DF8A",
 )  # fmt: skip
 
@@ -23,8 +26,8 @@ DIVERGING_WORDS = {"positive": "blue", "negative": "red"}
 # Points outside Compare's brush (``live_charts``): faint grey, so the chosen ones stand out.
 DIMMED_MARKER = {"color": "#B4B4B4", "opacity": 0.15}
 
-# Lines from a chosen point in ``figures.neighbour_links``, and the words captions use for them:
-# black and grey, solid and dashed, so no line can be read as a class colour.
+# Lines from a chosen point (``figures.neighbour_links``, ``live_picture``), and the words
+# captions use for them: black and grey, solid and dashed, colours no class has.
 SAME_CLASS_LINE = ("#1A1A1A", "solid black")
 OTHER_CLASS_LINE = ("#8C8C8C", "dashed grey")
 
