@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import threading
@@ -51,6 +52,7 @@ class ActiveRun:
     trained: Run
     job: TrainingJob
     token: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+    browser: str | None = field(default_factory=lambda: browser_id(), repr=False, compare=False)
     # the live picture's axes, carried on from frame to frame (``embedding_view``)
     axes: SettlingRanges = field(default_factory=SettlingRanges, repr=False, compare=False)
     _at: Run | None = field(default=None, repr=False, compare=False)
@@ -147,24 +149,57 @@ FOUND = "train-found-again"  # session key: what the page says about the run its
 
 
 def find_again(token: str | None) -> None:
-    """Take up the run a reloaded page's address names, where its tab is gone, and keep
-    in ``FOUND`` what to tell the user about it (nothing when the address names no run)."""
+    """Show the run the page's address names, and keep in ``FOUND`` what to tell the user
+    about it (nothing when the address names no run, or when it simply shows it)."""
     if token is not None:
         st.session_state[FOUND] = _taken_up(token)
 
 
-def _taken_up(token: str) -> str:
+def _taken_up(token: str) -> str | None:
+    """The browser that started a run takes it up again once its tab is gone (a reload);
+    any other session that opens its address sees it once it has ended, and never takes
+    over a run that trains: that stays with the page that started it, to pause or stop.
+    A run of an upload is shown to the uploader's browser alone: the file is theirs."""
     active = run_registry().find(token)
     if active is None:
         return "The run this page was showing is no longer on the server (it is kept only for a while); press Train for a new one."
     job = active.job
-    if job.connected is not None and job.connected():
-        return "The run in this address is still shown in another tab; press Train here for a run of your own."
+    own = active.browser is not None and active.browser == browser_id()
+    if active.dataset == UPLOAD_NAME and not own:
+        return None  # the link's word on uploads says why (``share.show_notices``)
+    if job.alive and not (own and not (job.connected is not None and job.connected())):
+        return (
+            "The run in this address is training on another page, which alone can pause or stop it. "
+            "Press **Train** for a run of your own with the same settings."
+        )
+    st.session_state["dataset_choice"] = active.dataset
+    if not own:  # a finished run, shown as it is: the same run, looked at from here
+        st.session_state[RUN_KEY] = ActiveRun(active.dataset, active.trained, job, active.token, active.browser)
+        return None
     job.adopt(_session_connected())
     st.session_state[RUN_KEY] = active
-    st.session_state["dataset_choice"] = active.dataset
     where = f"epoch {job.latest.epoch}" if job.latest is not None else "its start"
     return f"Found the run this page was showing again: it {'trains on' if job.alive else 'ended'} ({where})."
+
+
+XSRF_COOKIE = "_streamlit_xsrf"  # the cookie Streamlit gives each browser (server.enableXsrfProtection)
+
+
+def browser_id() -> str | None:
+    """A name for the browser this session runs in, the same across its tabs and reloads:
+    a digest of the token in Streamlit's XSRF cookie (never the token itself); None where
+    there is no cookie (AppTest, or a server without XSRF protection), which owns no run."""
+    parts = (st.context.cookies.get(XSRF_COOKIE) or "").strip("\"'").split("|")
+    if len(parts) != 4 or parts[0] != "2":
+        return None
+    try:
+        mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+    except ValueError:
+        return None
+    if not mask:
+        return None
+    token = bytes(byte ^ mask[i % len(mask)] for i, byte in enumerate(masked))  # the mask repeats
+    return hashlib.sha256(b"nca-explorer-browser|" + token).hexdigest()[:32]
 
 
 def run_link() -> dict[str, str]:
