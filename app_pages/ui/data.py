@@ -15,7 +15,7 @@ from . import share
 T = TypeVar("T")
 
 UPLOAD_KEY = "uploaded_dataset"
-UPLOAD_NAME = "uploaded"
+UPLOAD_NAME = share.UPLOAD_NAME
 # Session key: (the upload, {key: result}) for the results of the session's current upload
 # (``session_cached``); a new upload replaces them all.
 UPLOAD_RESULTS = "upload-results"

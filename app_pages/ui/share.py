@@ -29,6 +29,9 @@ HELD = "_query_held"  # session key: {page: the address it would have written on
 WRITTEN = "_query_written"  # session key: {page: the address it last wrote or took}
 DEFAULTS = "_query_defaults"  # session key: {control's key: the default it was first drawn with}
 DATASET_CONTROL = "dataset"  # the key of every page's dataset selector (``data.pick_dataset``)
+UPLOAD_NAME = "uploaded"  # an uploaded set's name, in the selector and in links (``data``)
+UPLOAD_LINK = "_query_upload_link"  # session key: an upload's link's settings, for this session's upload
+UPLOAD_LINK_SAID = "_query_upload_link_said"  # session key: whether a page has said why they wait
 
 # query key -> the setting it carries (type, choices, range: see nca_core.config.settings)
 FIELDS = {s.url_key: s for s in SETTINGS if s.url_key}
@@ -109,14 +112,40 @@ def read_once(dataset_names: list[str]) -> None:
         return
     st.session_state[APPLIED] = True
     params = st.query_params.to_dict()
-    present = params.pop(presentation.KEY, None)
     st.session_state[RUN_TOKEN] = params.pop(RUN_PARAM, None)
+    _take_link(params, dataset_names)
+
+
+def _take_link(params: dict[str, str], dataset_names: list[str]) -> None:
+    """Keep a link's settings for the page's controls (``take``), its dataset as the
+    session's choice, and what it asked that cannot be used (``show_notices``).
+
+    A link made on an upload names a file that stays in its uploader's session: its
+    settings wait for this session's own upload (``upload_link``) rather than fall on
+    another dataset."""
+    params = dict(params)
+    present = params.pop(presentation.KEY, None)
+    for_an_upload = params.get("dataset") == UPLOAD_NAME and UPLOAD_NAME not in dataset_names
+    if for_an_upload:
+        del params["dataset"]
     dataset, values, notices = parse(params, dataset_names)
     _read_present(present, notices)
+    if for_an_upload:
+        st.session_state[UPLOAD_LINK] = values
+        st.session_state[UPLOAD_LINK_SAID] = False
+        values = {}
     if dataset is not None:
         st.session_state["dataset_choice"] = dataset
     st.session_state[VALUES] = values
     st.session_state[NOTICES] = notices
+
+
+def upload_link() -> None:
+    """Once this session's own upload is in use, the settings of an upload's link it was
+    opened with apply to it."""
+    values = st.session_state.pop(UPLOAD_LINK, None)
+    if values:
+        st.session_state[VALUES] = {**st.session_state.get(VALUES, {}), **values}
 
 
 def _read_present(text: str | None, notices: list[str]) -> None:
@@ -175,11 +204,23 @@ def notice(text: str) -> None:
 
 
 def show_notices() -> None:
+    """What the link asked that this page cannot show, once."""
     notices = st.session_state.pop(NOTICES, [])
     if notices:
         st.info(
             "Some settings in the link were not used: " + "; ".join(notices) + ".", icon=":material/link_off:"
         )
+    if UPLOAD_LINK in st.session_state and not st.session_state.get(UPLOAD_LINK_SAID):
+        st.session_state[UPLOAD_LINK_SAID] = True
+        st.warning(
+            "This link was made with a CSV file uploaded in another session. An upload stays with "
+            "whoever uploaded it, so the data is not here, and nothing of the link was applied to "
+            "another dataset. Upload the same file and the link's settings apply to it.",
+            icon=":material/upload_file:",
+        )
+        from . import navigation  # its pages are made in the app's run: not when a test imports this
+
+        st.page_link(navigation.YOUR_DATA, label="Upload the file on Your data", icon=":material/upload_file:")
 
 
 # --- the address while a session moves between pages and back --------------------------------
@@ -217,18 +258,11 @@ def follow_address(page: str, dataset_names: list[str], controls: tuple[str, ...
         return  # the page before's address, carried over to this one: none of this page's
     written[page] = address
     st.session_state.get(ENTERED, {}).pop(page, None)
-    params = dict(address)
-    present = params.pop(presentation.KEY, None)
-    dataset, values, notices = parse(params, dataset_names)
-    _read_present(present, notices)
-    if dataset is not None:
-        st.session_state["dataset_choice"] = dataset
     drawn = [key for key in st.session_state if isinstance(key, str) and key.startswith(controls)]
     for key in [DATASET_CONTROL, *drawn]:
         st.session_state.pop(key, None)
     _forget_defaults((DATASET_CONTROL, *controls))
-    st.session_state[VALUES] = values
-    st.session_state[NOTICES] = notices
+    _take_link(address, dataset_names)
 
 
 def write_address(page: str, params: dict[str, str]) -> None:

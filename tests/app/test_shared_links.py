@@ -232,3 +232,37 @@ def test_back_brings_a_pages_settings_back_and_a_sidebar_visit_leaves_one_histor
     address.from_dict({"dataset": "wine", "seed": "7"})
     share.follow_address("", ["wine"], ("wine-",))
     assert state[share.VALUES] == {"random_state": 7}
+
+
+def test_an_uploads_link_says_where_its_data_is_and_waits_for_the_upload():
+    """A classmate opening an upload's link gets a word on where the data lives and a way to
+    upload it; nothing of the link falls on rings, and once the same file is used its
+    settings apply to it."""
+    sample = Path(APP).parent / "assets" / "sample-iris.csv"
+    owner = AppTest.from_file(APP, default_timeout=60)
+    owner.switch_page("app_pages/your_data.py").run()
+    owner.file_uploader(key="upload").set_value(("iris.csv", sample.read_bytes(), "text/csv")).run()
+    next(b for b in owner.button if b.label == "Use this dataset on every page").click().run()
+    owner.sidebar.slider(key="uploaded-epochs-linear-2").set_value(12).run()
+    address = {key: str(value) for key, value in owner.query_params.items()}
+    assert address["dataset"] == "uploaded" and address["epochs"] == "12"
+
+    classmate = AppTest.from_file(APP, default_timeout=60)
+    classmate.query_params.update(address)
+    classmate.run()
+    assert not classmate.exception, classmate.exception
+    assert not [i.value for i in classmate.info if "were not used" in i.value]
+    (warning,) = [w.value for w in classmate.warning]
+    assert "uploaded in another session" in warning and "nothing of the link was applied" in warning
+    assert [link.label for link in classmate.get("page_link")] == ["Upload the file on Your data"]
+    assert classmate.selectbox(key="dataset").value == "rings"
+    assert classmate.sidebar.slider(key="rings-epochs-linear-2").value == 60  # rings' own, not 12
+    classmate.run()
+    assert not classmate.warning  # said once
+
+    classmate.switch_page("app_pages/your_data.py").run()
+    classmate.file_uploader(key="upload").set_value(("iris.csv", sample.read_bytes(), "text/csv")).run()
+    next(b for b in classmate.button if b.label == "Use this dataset on every page").click().run()
+    assert not classmate.exception, classmate.exception
+    assert classmate.selectbox(key="dataset").value == "uploaded"
+    assert classmate.sidebar.slider(key="uploaded-epochs-linear-2").value == 12
