@@ -1,7 +1,9 @@
 """Datasets: the one place that knows where data comes from.
 
 ``load(name)`` returns a :class:`Dataset` for a registered name; ``available()`` says which
-are ready without a download; ``from_csv`` turns a user's CSV file into a Dataset. Files
+are ready without a download; ``from_csv`` turns a user's CSV file into a Dataset, after
+``read_csv_table``, ``guess_label_column`` and ``columns_to_leave_out`` have offered a form
+its choices. Files
 live in the data directory: the ``data_dir`` argument, else ``$NCA_DATA_DIR``, else a
 per-user cache folder. Every file is checked against a pinned SHA-256 of its content, and
 every decoded array against a pinned SHA-256 of its bytes, when decoded and when read back
@@ -11,11 +13,11 @@ from the cache of decoded arrays.
 from __future__ import annotations
 
 import bz2
+import dataclasses
 import gzip
 import hashlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,7 +25,9 @@ import numpy as np
 
 from ..util.sampling import stratified_subsample
 from ._cache import cached_arrays
-from ._csv import from_csv, guess_label_column, image_shape_for
+from ._csv import from_csv, image_shape_for
+from ._csv_columns import LabelGuess, columns_to_leave_out, guess_label_column
+from ._csv_read import read_csv_table
 from ._deformed import VERSION as DEFORMED_VERSION
 from ._deformed import copied_images, deformed_copies
 from ._download import ProgressCallback, download
@@ -39,20 +43,23 @@ __all__ = [
     "Availability",
     "Dataset",
     "DatasetError",
+    "LabelGuess",
     "available",
+    "columns_to_leave_out",
     "data_directory",
     "from_csv",
     "guess_label_column",
     "image_shape_for",
     "load",
     "make_stretched_blobs",
+    "read_csv_table",
     "stratified_subsample",
 ]
 
 _CACHE_VERSION = 1
 
 
-@dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Dataset:
     """A labelled dataset with a fixed train/test split.
 
@@ -69,6 +76,13 @@ class Dataset:
     citation : str
     notes : tuple of str, things the user should know (e.g. dropped columns)
     feature_names : tuple of str or None, one name per column of X (None: unnamed)
+    rows_train : ndarray of shape (n_train,), int64, or None
+        For a set read from a file (``from_csv``): the file's data row each training row
+        came from (0-based, the header excluded: row r is on line r + 2), increasing. Rows
+        left out for a missing cell leave gaps. None where the split itself is the only
+        order there is (registered sets): a row's place is its position in its split.
+    rows_test : ndarray of shape (n_test,), int64, or None
+        As ``rows_train``, for the test rows.
     """
 
     name: str
@@ -82,6 +96,8 @@ class Dataset:
     citation: str = ""
     notes: tuple[str, ...] = ()
     feature_names: tuple[str, ...] | None = None
+    rows_train: np.ndarray | None = None
+    rows_test: np.ndarray | None = None
 
     @property
     def n_features(self) -> int:
@@ -101,6 +117,14 @@ class Dataset:
     @property
     def n_classes(self) -> int:
         return len(self.classes)
+
+    def subset_train(self, index: np.ndarray) -> Dataset:
+        """This dataset with only the training rows at ``index`` (their places in the file
+        with them); the test set stays whole."""
+        rows = None if self.rows_train is None else self.rows_train[index]
+        return dataclasses.replace(
+            self, X_train=self.X_train[index], y_train=self.y_train[index], rows_train=rows
+        )
 
 
 class Availability(NamedTuple):

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nca_core.datasets import DatasetError, from_csv, guess_label_column
+from nca_core.datasets import DatasetError, from_csv, guess_label_column, read_csv_table
 
 GOOD = "a,b,label\n" + "".join(f"{i},{(i * 7) % 5},{'xy'[i % 2]}\n" for i in range(20))
 
@@ -68,18 +68,31 @@ CASES = [
         "the file has one feature column that is not constant besides the labels; NCA needs at least two",
     ),
     (b"a,label\n1,x\nfoo,x\n3,y\n4,y\n", {}, "column 'a' holds 'foo', which is not a number on line 3"),
-    (b"a,label\n1,x\n,x\n3,y\n4,y\n", {}, "column 'a' is empty on line 3"),
+    (
+        b"a,label\n1,x\n,x\n3,y\n4,y\n",
+        {},
+        "after dropping 1 row with missing values, class 'x' has only 1 sample; every class needs at least 2",
+    ),
     (
         b"a,label\n1,x\nnan,x\n3,y\n4,y\n",
         {},
-        "column 'a' holds 'nan' on line 3; values must be finite numbers",
+        "after dropping 1 row with missing values, class 'x' has only 1 sample; every class needs at least 2",
     ),
     (
         b"a,label\n1,x\n2,x\ninf,y\n4,y\n",
         {},
         "column 'a' holds 'inf' on line 4; values must be finite numbers",
     ),
-    (b"a,label\n1,x\n2,\n3,y\n", {}, "label column 'label' is empty on line 3"),
+    (
+        b"a,label\n1,x\n2,\n3,y\n4,x\n",
+        {},
+        "after dropping 1 row with missing values, class 'y' has only 1 sample; every class needs at least 2",
+    ),
+    (
+        b"a,b,label\n1,,x\n2,3,?\n",
+        {},
+        "every row has a missing value (empty, NA, N/A, NaN, null, None or ?); missing cells: 1 in 'b', 1 in 'label'",
+    ),
     (b"a,label\n1,x\n2,x\n3,x\n", {}, "label column 'label' has only one class ('x'); NCA needs at least 2"),
     (b"a,label\n1,x\n2,x\n3,y\n", {}, "class 'y' has only 1 sample; every class needs at least 2"),
     (
@@ -109,23 +122,29 @@ def test_each_problem_has_its_exact_message(payload, options, message):
 
 
 @pytest.mark.parametrize(
-    ("header", "columns", "guess"),
+    ("header", "columns", "labels"),
     [
-        (b"a,b,label", ["a", "b", "label"], 2),
-        (b"Species,x1,x2", ["Species", "x1", "x2"], 0),  # a label-like name wins, any case
-        (b'f1, f2 ,"target",f4', ["f1", "f2", "target", "f4"], 2),
-        (b"f1,f2,f3", ["f1", "f2", "f3"], 2),  # no label-like name: the last column
-        (b"\xef\xbb\xbfclass,x\r", ["class", "x"], 0),  # byte-order mark and Windows line end
+        (b"a,b,label", ["a", "b", "label"], "label"),
+        (b"Species,x1,x2", ["Species", "x1", "x2"], "Species"),  # a label-like name, any case
+        (b'f1, f2 ,"target",f4', ["f1", "f2", "target", "f4"], "target"),  # wherever it stands
+        (b"\xef\xbb\xbfclass,x,z\r", ["class", "x", "z"], "class"),  # byte-order mark and Windows line end
     ],
 )
-def test_label_column_guess_reads_the_header(header, columns, guess):
-    assert guess_label_column(header + b"\n1,2,3\n") == (columns, guess)
+def test_label_column_guess_reads_the_header(header, columns, labels):
+    """Features of a different number on every row; the labels, three whole numbers."""
+    cells = [
+        [str(i % 3) if c == labels else f"{i + j / 10 + 0.01:.2f}" for j, c in enumerate(columns)]
+        for i in range(20)
+    ]
+    table = read_csv_table(header + b"\n" + "".join(",".join(r) + "\n" for r in cells).encode())
+    assert list(table.columns) == columns
+    assert guess_label_column(table).column == labels
 
 
 def test_the_guess_names_a_column_that_from_csv_accepts():
     raw = b"\xef\xbb\xbflabel,a,b\nx,1,0\nx,2,1\ny,3,0\ny,4,1\n"  # as a spreadsheet exports it
-    columns, guess = guess_label_column(raw)
-    assert from_csv(raw, columns[guess]).classes == ("x", "y")
+    table = read_csv_table(raw)
+    assert from_csv(table, guess_label_column(table).column).classes == ("x", "y")
 
 
 @pytest.mark.parametrize(
@@ -136,9 +155,9 @@ def test_the_guess_names_a_column_that_from_csv_accepts():
         (b",,\n1,2,3\n", "the first line names no columns; it must be a header row such as label,x1,x2"),
     ],
 )
-def test_no_header_means_no_guess(raw, message):
+def test_no_header_means_no_table(raw, message):
     with pytest.raises(DatasetError) as info:
-        guess_label_column(raw)
+        read_csv_table(raw)
     assert str(info.value) == message
 
 
@@ -155,7 +174,7 @@ ICON = (Path(__file__).resolve().parents[2] / "assets" / "icon.png").read_bytes(
     ids=["png", "pdf", "binary"],
 )
 @pytest.mark.parametrize(
-    "reader", [guess_label_column, lambda raw: from_csv(raw, "label")], ids=["guess", "read"]
+    "reader", [read_csv_table, lambda raw: from_csv(raw, "label")], ids=["table", "read"]
 )
 def test_binary_content_is_refused_in_words(reader, content, message):
     with pytest.raises(DatasetError) as info:
@@ -165,7 +184,7 @@ def test_binary_content_is_refused_in_words(reader, content, message):
 
 def test_text_that_is_not_utf8_is_refused_with_how_to_fix_it():
     latin = "label,x,y\ncafé,1,2\n".encode("latin-1") * 3
-    for reader in (guess_label_column, lambda raw: from_csv(raw, "label")):
+    for reader in (read_csv_table, lambda raw: from_csv(raw, "label")):
         with pytest.raises(
             DatasetError, match=r"not UTF-8 text \(byte 14 cannot be read\); save it as CSV UTF-8"
         ):
@@ -187,13 +206,18 @@ def test_a_file_separated_by_semicolons_tabs_or_bars_reads_as_its_comma_twin(sep
     np.testing.assert_array_equal(other.X_train, comma.X_train)
     np.testing.assert_array_equal(other.y_test, comma.y_test)
     assert other.feature_names == ("a", "b")
-    assert guess_label_column(f"a{separator}b{separator}label\n1{separator}2{separator}x\n".encode()) == (
-        ["a", "b", "label"],
-        2,
-    )
+    assert list(
+        read_csv_table(f"a{separator}b{separator}label\n1{separator}2{separator}x\n".encode()).columns
+    ) == [
+        "a",
+        "b",
+        "label",
+    ]
 
 
-@pytest.mark.parametrize("pixels, shape", [(784, (28, 28)), (256, (16, 16)), (64, (8, 8)), (60, (6, 10)), (7, (1, 7))])
+@pytest.mark.parametrize(
+    "pixels, shape", [(784, (28, 28)), (256, (16, 16)), (64, (8, 8)), (60, (6, 10)), (7, (1, 7))]
+)
 def test_an_image_shape_is_guessed_from_the_pixel_count(pixels, shape):
     from nca_core.datasets import image_shape_for
 
@@ -202,19 +226,19 @@ def test_an_image_shape_is_guessed_from_the_pixel_count(pixels, shape):
 
 def test_a_header_wider_than_the_limit_is_refused_before_any_column_list_is_built():
     """The form's label choice lists the header's columns: a header line of 5,001 feature
-    names is refused by the guess itself, as by the parse."""
-    from nca_core.datasets._csv import MAX_COLUMNS
+    names is refused before the parse, which would build every column."""
+    from nca_core.datasets._csv_read import MAX_COLUMNS
 
     names = ",".join(f"f{i}" for i in range(MAX_COLUMNS + 1))
     raw = f"{names},label\n".encode() + b"1," * (MAX_COLUMNS + 1) + b"x\n"
     message = f"the file has {MAX_COLUMNS + 1:,} feature columns; the limit is {MAX_COLUMNS:,}"
-    for reader in (guess_label_column, lambda raw: from_csv(raw, "label")):
+    for reader in (read_csv_table, lambda raw: from_csv(raw, "label")):
         with pytest.raises(DatasetError) as info:
             reader(raw)
         assert str(info.value) == message
     quoted = b'"a,b",c,label\n1,2,x\n'  # a separator inside quotes names no column
-    assert guess_label_column(quoted) == (["a,b", "c", "label"], 2)
-    assert len(guess_label_column(f"{names}\n".encode())[0]) == MAX_COLUMNS + 1  # the label among them
+    assert list(read_csv_table(quoted).columns) == ["a,b", "c", "label"]
+    assert read_csv_table(f"{names}\n1\n".encode()).shape[1] == MAX_COLUMNS + 1  # the label among them
 
 
 def test_rows_past_the_limit_are_not_parsed():
@@ -227,7 +251,7 @@ def test_rows_past_the_limit_are_not_parsed():
 
 
 def test_the_default_class_limit_refuses_one_class_per_two_rows():
-    from nca_core.datasets._csv import MAX_CLASSES
+    from nca_core.datasets._csv_read import MAX_CLASSES
 
     n = MAX_CLASSES + 1
     raw = b"a,b,label\n" + b"".join(b"%d,%d,c%d\n" % (i, i % 7, i // 2) for i in range(2 * n))
@@ -244,21 +268,21 @@ def test_the_parse_holds_the_numbers_once_as_float32():
     took 12."""
     import tracemalloc
 
-    from nca_core.datasets._csv import _numeric_features, _read_table
+    from nca_core.datasets._csv import _numeric_features
 
     rows, columns = 2000, 300
     values = np.random.default_rng(0).integers(10, 100, size=(rows, columns))
     text = "label," + ",".join(f"f{j}" for j in range(columns)) + "\n"
     text += "".join(f"{i % 3}," + ",".join(map(str, r)) + "\n" for i, r in enumerate(values))
-    frame = _read_table(text.encode(), "label", rows, columns).drop(columns="label")
+    frame = read_csv_table(text.encode(), max_rows=rows, max_columns=columns).drop(columns="label")
     texts = dict(frame.items())
     del frame
     tracemalloc.start()
     try:
-        X = _numeric_features(texts)
+        X, missing, _ = _numeric_features(texts)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     np.testing.assert_array_equal(X, values.astype(np.float32))
-    assert X.dtype == np.float32 and not texts
+    assert X.dtype == np.float32 and not texts and not missing.any()
     assert peak < 6 * rows * columns, peak / (rows * columns)
