@@ -10,6 +10,7 @@ saved under the cache directory (the kNN page shares those files).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ import streamlit as st
 
 from nca_core.datasets import Dataset
 from nca_core.runs.comparison import (
+    QUICK_TRAIN_POINTS,
     MethodResult,
     evaluate,
     fit_baseline,
@@ -27,6 +29,7 @@ from nca_core.runs.comparison import (
     training_subset,
 )
 from nca_core.runs.run import recommended_config
+from nca_core.util.formatting import duration
 from nca_core.util.threads import one_blas_thread
 
 from . import state
@@ -167,13 +170,27 @@ def train_page_note(name: str, d: int, standardize: bool, deep: bool = False) ->
     )
 
 
+def fit_progress(label: str, epoch: int, epochs: int, elapsed: float) -> str:
+    """The progress bar's words once ``epoch`` of ``epochs`` took ``elapsed`` seconds: the
+    time left at the pace so far (a fit's epochs cost alike), which matches the wait on a
+    large upload as on rings."""
+    if epoch == 0:  # the start, measured before the first epoch: no pace yet
+        return f"Training {label}: epoch 0 / {epochs}, estimating the time left"
+    left = elapsed / epoch * (epochs - epoch)
+    return f"Training {label}: epoch {epoch} / {epochs}, about {duration(left)} left"
+
+
 def _quick_fit(name: str, data: Dataset, d: int, standardize: bool, deep: bool):
     """``quick_nca`` with a progress bar; saved under the cache directory unless uploaded."""
     label = "deep NCA" if deep else "NCA"
-    bar = st.progress(0.0, text=f"Training {label} with the recommended settings…")
+    n = min(len(data.y_train), QUICK_TRAIN_POINTS)
+    bar = st.progress(
+        0.0, text=f"Training {label} with the recommended settings on {n:,} points of {data.n_features} features…"
+    )
+    started = time.monotonic()
 
     def progress(epoch: int, epochs: int) -> None:
-        bar.progress(epoch / epochs, text=f"Training {label}: epoch {epoch} / {epochs}")
+        bar.progress(epoch / epochs, text=fit_progress(label, epoch, epochs, time.monotonic() - started))
 
     cache = None if name == UPLOAD_NAME else model_cache_dir()  # an upload never goes to disk
     encoder = "mlp" if deep else "linear"

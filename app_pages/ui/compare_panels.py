@@ -76,8 +76,8 @@ def subset_note(data: Dataset, scored: Dataset) -> str | None:
         return None
     return (
         f"{n:,} training points: PCA, LDA and a fresh NCA are fitted, and every method scored, on a "
-        f"stratified subset of {m:,} (and all {len(data.y_test):,} test points), so the page is ready "
-        "in seconds. The kNN speed page searches them all."
+        f"stratified subset of {m:,} (and all {len(data.y_test):,} test points), which bounds the work "
+        "whatever the set's size. The kNN speed page searches them all."
     )
 
 

@@ -10,7 +10,7 @@ from nca_core.config.settings import BY_NAME
 from nca_core.plots import live_curves, replay
 from nca_core.runs.demo import SEPARATED, DemoStart
 from nca_core.runs.run import EVAL_POINTS, blow_up_note
-from nca_core.util.formatting import percent
+from nca_core.util.formatting import duration, percent
 
 from .frames import progress as progress_of
 from .jobs import JobState
@@ -79,16 +79,11 @@ STATE_TEXT = {
 }
 
 
-def _fmt_seconds(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
-
-
 def _fmt_speed(epochs_per_second: float) -> str:
     """A slow run's speed as time per epoch: "40.0 s per epoch" rather than "0.0 epochs/s"."""
     if epochs_per_second >= 0.95:
         return f"{epochs_per_second:.1f} epochs/s"
-    return f"{_fmt_seconds(1 / epochs_per_second)} per epoch"
+    return f"{duration(1 / epochs_per_second)} per epoch"
 
 
 def accuracy_metric(active: ActiveRun) -> None:
@@ -112,7 +107,7 @@ def status_text(active: ActiveRun) -> str:
     status = STATE_TEXT.get(job.state, job.state)
     if job.state == JobState.QUEUED:
         wait = job.queue_wait
-        estimate = f", about {_fmt_seconds(wait)}" if wait is not None else ", estimating the wait"
+        estimate = f", about {duration(wait)}" if wait is not None else ", estimating the wait"
         status += f" (place {job.queue_position} in line{estimate})"
     elif job.alive and job.stop_requested:
         status = "stopping at the next frame"
@@ -123,11 +118,11 @@ def status_text(active: ActiveRun) -> str:
         )
     latest = job.latest
     if latest is None:  # no frame yet: say so rather than show "Epoch 0"
-        return f"Preparing the run · {status} · {_fmt_seconds(job.elapsed)} elapsed"
-    text = f"Epoch {replay.epoch_label(latest)} / {config.max_iter} · {status} · {_fmt_seconds(job.elapsed)} elapsed"
+        return f"Preparing the run · {status} · {duration(job.elapsed)} elapsed"
+    text = f"Epoch {replay.epoch_label(latest)} / {config.max_iter} · {status} · {duration(job.elapsed)} elapsed"
     if job.state == JobState.RUNNING:
         left = job.seconds_left
-        text += " · estimating the time left" if left is None else f" · about {_fmt_seconds(left)} left"
+        text += " · estimating the time left" if left is None else f" · about {duration(left)} left"
     if _in_slow_start(job, latest):
         text += " · slow-motion start"  # its pace is the page's, not the training's
     elif job.epochs_per_second:

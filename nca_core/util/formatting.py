@@ -5,7 +5,7 @@ Plain Python, no plotting library: the command line and ``runs`` use it too.
 
 from __future__ import annotations
 
-__all__ = ["byte_size", "percent"]
+__all__ = ["byte_size", "duration", "percent"]
 
 
 def percent(fraction: float, decimals: int = 0) -> str:
@@ -27,3 +27,9 @@ def byte_size(n_bytes: float) -> str:
         if float(f"{n_bytes / scale:.3g}") >= 1:  # as it reads once rounded: 999,999 is 1 MB
             return f"{float(f'{n_bytes / scale:.3g}'):g} {unit}"
     return f"{n_bytes:.0f} bytes"
+
+
+def duration(seconds: float) -> str:
+    """A wait or a run's length: "8.4 s" below a minute, "2 min 05 s" from one."""
+    seconds = max(0.0, seconds)
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
