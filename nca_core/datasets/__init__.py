@@ -27,7 +27,7 @@ from ..util.sampling import stratified_subsample
 from ._cache import cached_arrays
 from ._csv import from_csv, image_shape_for
 from ._csv_columns import LabelGuess, columns_to_leave_out, guess_label_column
-from ._csv_read import read_csv_table
+from ._csv_read import MISSING_IN_WORDS, read_csv_table
 from ._deformed import VERSION as DEFORMED_VERSION
 from ._deformed import copied_images, deformed_copies
 from ._download import ProgressCallback, download
@@ -39,6 +39,7 @@ from ._synthetic import make_rings, make_stretched_blobs
 
 __all__ = [
     "DEFORMED",
+    "MISSING_IN_WORDS",
     "REGISTRY",
     "Availability",
     "Dataset",

@@ -86,7 +86,10 @@ def test_pixels_start_from_the_image_shape_the_columns_hold(app):
     at.file_uploader(key="upload").set_value(("digits.csv", "\n".join(rows).encode(), "text/csv")).run()
     at.toggle(key="upload-image").set_value(True).run()
     assert not at.error and not at.exception
-    assert (at.number_input(key="upload-height-64").value, at.number_input(key="upload-width-64").value) == (8, 8)
+    assert (at.number_input(key="upload-height-64").value, at.number_input(key="upload-width-64").value) == (
+        8,
+        8,
+    )
     assert "64 features" in at.success[0].value
 
 
@@ -106,3 +109,94 @@ def test_a_file_over_the_upload_cap_is_refused_before_it_is_parsed(app):
     assert "upload-label" not in [s.key for s in at.selectbox]
     at.file_uploader(key="upload").set_value(("sample-iris.csv", SAMPLE.read_bytes(), "text/csv")).run()
     assert not at.error and at.selectbox(key="upload-label").value == "species"
+
+
+def _wine_csv(blanks: dict[int, tuple[str, str]] | None = None) -> bytes:
+    """Wine as its UCI file has it, sorted by class, numbered by a sample_id column; ``blanks``
+    empties cells (data row -> (column, what the cell reads))."""
+    import numpy as np
+    from sklearn import datasets as sk
+
+    data = sk.load_wine(as_frame=True).frame.rename(columns={"target": "class"})
+    data.insert(0, "sample_id", np.arange(1, len(data) + 1))
+    table = data.astype(str)
+    for row, (column, marker) in (blanks or {}).items():
+        table.loc[row, column] = marker
+    return table.to_csv(index=False).encode()
+
+
+def _digits_csv(label: str) -> bytes:
+    """scikit-learn's digits with the label first, as Kaggle's digit files have it."""
+    from sklearn import datasets as sk
+
+    X, y = sk.load_digits(return_X_y=True)
+    lines = [f"{label}," + ",".join(f"px{j}" for j in range(64))]
+    lines += [f"{c}," + ",".join(str(int(v)) for v in row) for c, row in zip(y, X)]
+    return "\n".join(lines).encode()
+
+
+def test_a_wine_file_with_an_identifier_and_a_gap_trains_on_its_measurements(app):
+    """The number follows the classes in a file sorted by class: it is left out by default,
+    saying why, and the row with an empty cell is left out, saying which."""
+    at = open_upload(app)
+    at.file_uploader(key="upload").set_value(("wine.csv", _wine_csv({15: ("alcohol", "")}), "text/csv")).run()
+    assert not at.error
+    preview = at.dataframe[0].value
+    assert preview.shape == (5, 15) and list(preview.columns[:2]) == ["sample_id", "alcohol"]
+    assert at.selectbox(key="upload-label").value == "class"
+    assert (
+        "Guessed **class**: its name is a usual name for class labels, and it holds 3 distinct values."
+        in [c.value for c in at.caption]
+    )
+    assert at.multiselect(key="upload-leave-out").value == ["sample_id"]
+    assert at.info[0].value.startswith("Left out by default (**sample_id**: named like an identifier).")
+    assert "124 training and 53 test rows, 13 features, 3 classes" in at.success[0].value
+    assert [i.value for i in at.info[1:]] == [
+        "Dropped 1 row with missing values (line 17); missing cells: 1 in 'alcohol'"
+    ]
+    next(b for b in at.button if b.label == "Use this dataset on every page").click().run()
+    data = at.session_state["uploaded_dataset"]
+    assert "sample_id" not in data.feature_names and data.n_features == 13
+    assert 15 not in set(data.rows_train) | set(data.rows_test) and len(data.rows_train) == 124
+
+
+def test_a_column_kept_or_left_out_by_hand_is_what_trains(app):
+    at = open_upload(app)
+    at.file_uploader(key="upload").set_value(("wine.csv", _wine_csv(), "text/csv")).run()
+    at.multiselect(key="upload-leave-out").set_value([]).run()
+    assert "125 training and 53 test rows, 14 features" in at.success[0].value
+    at.multiselect(key="upload-leave-out").set_value(["sample_id", "proline", "hue"]).run()
+    assert "11 features" in at.success[0].value
+    at.multiselect(key="upload-leave-out").set_value(
+        [c for c in at.multiselect(key="upload-leave-out").options]
+    ).run()
+    assert [e.value for e in at.error] == [
+        "This file cannot be used: every feature column is left out; NCA needs at least two to map to a picture."
+    ]
+
+
+def test_a_digits_file_with_its_label_first_offers_that_label(app):
+    at = open_upload(app)
+    at.file_uploader(key="upload").set_value(("digits.csv", _digits_csv("digit"), "text/csv")).run()
+    assert at.selectbox(key="upload-label").value == "digit"
+    assert "1,258 training and 539 test rows, 61 features, 10 classes" in at.success[0].value
+    at.file_uploader(key="upload").set_value(("digits.csv", _digits_csv("d"), "text/csv")).run()
+    assert at.selectbox(key="upload-label").value == "d"
+    assert (
+        "Guessed **d**: it is the first column and holds few distinct whole numbers (10 in 1,797 rows; the last "
+        "column holds 17), as class labels do." in [c.value for c in at.caption]
+    )
+
+
+def test_a_new_file_or_label_starts_from_its_own_guesses(app):
+    """A label or columns chosen for one file are not carried to the next, nor the columns
+    left out for one label column to another."""
+    at = open_upload(app)
+    at.file_uploader(key="upload").set_value(("wine.csv", _wine_csv(), "text/csv")).run()
+    at.multiselect(key="upload-leave-out").set_value(["sample_id", "hue"]).run()
+    at.selectbox(key="upload-label").set_value("magnesium").run()
+    assert at.multiselect(key="upload-leave-out").value == ["sample_id"]  # the guesses for this label
+    at.file_uploader(key="upload").set_value(("wine-2.csv", _wine_csv({3: ("ash", "?")}), "text/csv")).run()
+    assert at.selectbox(key="upload-label").value == "class"
+    assert at.multiselect(key="upload-leave-out").value == ["sample_id"]
+    assert not at.error
