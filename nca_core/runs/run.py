@@ -29,6 +29,7 @@ from ..estimator.nca import NCA
 from ..training.loop import Snapshot
 from ..util.formatting import percent
 from ..util.sampling import stratified_subsample
+from ._embedding_csv import embedding_csv
 
 __all__ = [
     "EVAL_POINTS",
@@ -113,8 +114,7 @@ def training_subset(data: Dataset, size: int) -> Dataset:
     them: ``data`` itself); the test set stays whole."""
     if size >= len(data.y_train):
         return data
-    rows = stratified_subsample(data.y_train, size, seed=0)
-    return dataclasses.replace(data, X_train=data.X_train[rows], y_train=data.y_train[rows])
+    return data.subset_train(stratified_subsample(data.y_train, size, seed=0))
 
 
 _PREPARE_ROWS = 65536  # rows standardised at a time: a float64 copy of a chunk, never of X
@@ -171,11 +171,14 @@ class Run:
     ----------
     config : RunConfig, the settings the run trains with
     notes : list of str, what was changed or qualified in the request, in words
+    source : Dataset, the data the run was made with, every row (``embedding_csv`` writes them all)
+    data : Dataset, ``source`` with the training rows the run trains on (``train_size``)
     model : NCA, fitted progressively while ``stream()`` is consumed
     display_index : ndarray, indices into the training set of the points drawn
     """
 
     def __init__(self, config: RunConfig, data: Dataset):
+        self.source = data
         data = self.data = training_subset(data, config.train_size)
         # tol 0: a run trains the epochs it was asked for (the picture keeps moving)
         asked = NCA(**estimator_params(config, data.image_shape), tol=0.0)
@@ -330,15 +333,32 @@ class Run:
         return buffer.getvalue()
 
     def embedding_csv(self, snapshot: Snapshot) -> bytes:
-        """The display subset's embedding at ``snapshot`` with labels, as CSV text."""
-        Z = snapshot.embedding
-        header = ",".join(["index", "label", *[f"z{i + 1}" for i in range(Z.shape[1])]])
-        labels = [self.data.classes[c] for c in self.display_labels]
-        lines = [header]
-        for row, (i, label) in enumerate(zip(self.display_index, labels)):
-            values = ",".join(f"{v:.6g}" for v in Z[row])
-            lines.append(f"{i},{_csv_text(label)},{values}")
-        return ("\n".join(lines) + "\n").encode()
+        """Every row of the data, training and test, mapped as at ``snapshot``, as CSV text
+        with a header: row, split, label, z1, ..., zd.
+
+        ``row`` is the row's place in the file it was read from (the 0-based data row, the
+        header excluded: ``Dataset.rows_train``), the rows in the file's order; for a
+        registered set, its position within its split, the training rows first. ``split``
+        is train or test. The coordinates are those the run's map at ``snapshot`` gives
+        the row, the standardisation and centre included, as the model file saved then
+        does (``model_file``): its ``transform`` of the row gives them back to float32
+        precision. Each is the shortest decimal that reads back as the same float32.
+
+        Raises ValueError for a frame of a network's run other than its latest: a frame
+        keeps no network weights (``at``).
+        """
+        data, run = self.source, self._holding(snapshot)
+        return embedding_csv(data, np.concatenate([run.transform(data.X_train), run.transform(data.X_test)]))
+
+    def _holding(self, snapshot: Snapshot) -> Run:
+        """This run where its model holds ``snapshot``'s map (its latest frame), else the run
+        as it stood at that frame (``at``)."""
+        latest = self.latest
+        if latest is not None and (
+            snapshot is latest or (snapshot.epoch, snapshot.fraction) == (latest.epoch, latest.fraction)
+        ):
+            return self
+        return self.at(snapshot)
 
     def neighbours(self, snapshot: Snapshot, row: int, k: int = 8) -> np.ndarray:
         """Rows of the display subset nearest to ``row`` in the snapshot's embedding."""
@@ -375,7 +395,3 @@ def blow_up_note(snapshots: Sequence[Snapshot], growth: float = 1000.0) -> str |
         f"This run looks like it is diverging: {what}. Steps this large overshoot; "
         "lower the learning rate (or standardise the inputs)."
     )
-
-
-def _csv_text(value: str) -> str:
-    return '"' + value.replace('"', '""') + '"' if any(c in value for c in ',"\n') else value

@@ -139,13 +139,13 @@ def test_a_run_on_a_linear_map_draws_a_centred_picture():
 
 
 def test_the_downloaded_csv_and_model_agree_on_wine_with_its_defaults():
-    """The two downloads of a run: the model maps the CSV's rows (by their index into the
-    training set) to the CSV's coordinates, to the CSV's six significant digits."""
+    """The two downloads of a run: the model maps the CSV's training rows (by their position
+    in the training set) to the CSV's coordinates, each written as the float32 it is."""
     data = datasets.load("wine")
     run = Run(recommended_config(data).replace(max_iter=3, device="cpu"), data)
     assert run.config.standardize
     last = list(run.stream(eval_every=None))[-1]
-    table = np.genfromtxt(io.BytesIO(run.embedding_csv(last)), delimiter=",", skip_header=1, usecols=(0, 2, 3))
-    rows, csv = table[:, 0].astype(np.int64), table[:, 1:]
+    table = np.genfromtxt(io.BytesIO(run.embedding_csv(last)), delimiter=",", skip_header=1, usecols=(0, 3, 4))
+    rows, csv = table[: len(data.y_train), 0].astype(np.int64), table[: len(data.y_train), 1:]
     Z = load_model(io.BytesIO(run.model_file())).transform(data.X_train[rows])
     np.testing.assert_allclose(Z, csv, rtol=2e-6, atol=1e-6 * np.abs(csv).max())

@@ -33,7 +33,7 @@ def test_exports(tmp_path):
     run = Run(recommended_config(data).replace(max_iter=3, device="cpu"), data)
     snaps = list(run.stream())
     text = run.embedding_csv(snaps[-1]).decode().splitlines()
-    assert text[0] == "index,label,z1,z2" and len(text) == len(run.display_index) + 1
+    assert text[0] == "row,split,label,z1,z2" and len(text) == len(data.y_train) + len(data.y_test) + 1
     model = load_model(io.BytesIO(run.model_file()))
     # the scaler is folded in: raw inputs through the saved map give the trained distances
     Z_saved = model.transform(data.X_train.astype(np.float64))
