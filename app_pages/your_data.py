@@ -66,8 +66,10 @@ except DatasetError as exc:
     refuse(exc)  # before the selectbox: built with no options, it would keep None as the label
 forget_choices("upload-for-file", upload.file_id, "upload-label", "upload-leave-out")
 
-st.markdown(f"**{upload.name}**: {len(table):,} rows, {table.shape[1]:,} columns. The first {PREVIEW_ROWS}:")
-st.dataframe(table.head(PREVIEW_ROWS), hide_index=True)
+st.markdown(
+    f"**{upload.name}**: {len(table):,} rows, {table.shape[1]:,} columns. Its first {PREVIEW_ROWS} rows:"
+)
+preview = st.empty()  # drawn once the label and the columns left out are chosen, marking them
 columns = list(table.columns)
 guess = guess_label_column(table)
 label = st.selectbox("Label column", columns, index=columns.index(guess.column), key="upload-label")
@@ -79,16 +81,20 @@ left_out = st.multiselect(
     [c for c in columns if c != label],
     default=list(suggested),
     key="upload-leave-out",
+    placeholder="None: every column but the label is a feature",
     help="These columns are no features: NCA never sees them.",
 )
 if suggested:
     reasons = "; ".join(f"**{name}**: {why}" for name, why in suggested.items())
     st.info(
-        f"Left out by default ({reasons}). A row's number or name says nothing about its class, yet "
-        "in a file sorted by class it follows the classes, and NCA would learn the number instead of "
-        "the measurements. Remove a column from the list above to keep it as a feature.",
+        f"Left out by default ({reasons}). Identifiers and text are no measurements: in a file sorted "
+        "by class, a row number follows the classes, and NCA would separate them by the number alone. "
+        "Remove a column from the list above to keep it as a feature.",
         icon=":material/visibility_off:",
     )
+marks = {c: st.column_config.Column(f"{c} (left out)") for c in left_out}
+marks[label] = st.column_config.Column(f"{label} (label)", pinned=True)
+preview.dataframe(table.head(PREVIEW_ROWS), hide_index=True, column_config=marks)
 is_image = st.toggle("The features are the pixels of an image", key="upload-image")
 shape = None
 if is_image:  # starts from the most nearly square shape of the feature columns; keyed by their count

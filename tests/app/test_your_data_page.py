@@ -1,5 +1,6 @@
 """AppTests of the Your data page: validation messages and using an upload everywhere."""
 
+import json
 from pathlib import Path
 
 SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "sample-iris.csv"
@@ -143,6 +144,9 @@ def test_a_wine_file_with_an_identifier_and_a_gap_trains_on_its_measurements(app
     assert not at.error
     preview = at.dataframe[0].value
     assert preview.shape == (5, 15) and list(preview.columns[:2]) == ["sample_id", "alcohol"]
+    marks = json.loads(at.dataframe[0].proto.columns)  # the label pinned first, the id marked
+    assert marks["class"] == {"label": "class (label)", "pinned": True}
+    assert marks["sample_id"] == {"label": "sample_id (left out)"}
     assert at.selectbox(key="upload-label").value == "class"
     assert (
         "Guessed **class**: its name is a usual name for class labels, and it holds 3 distinct values."
