@@ -243,6 +243,7 @@ def test_an_uploads_link_says_where_its_data_is_and_waits_for_the_upload():
     owner.switch_page("app_pages/your_data.py").run()
     owner.file_uploader(key="upload").set_value(("iris.csv", sample.read_bytes(), "text/csv")).run()
     next(b for b in owner.button if b.label == "Use this dataset on every page").click().run()
+    owner.switch_page("app_pages/train.py")  # where the click went: AppTest's later runs stay there
     owner.sidebar.slider(key="uploaded-epochs-linear-2").set_value(12).run()
     address = {key: str(value) for key, value in owner.query_params.items()}
     assert address["dataset"] == "uploaded" and address["epochs"] == "12"
@@ -263,6 +264,7 @@ def test_an_uploads_link_says_where_its_data_is_and_waits_for_the_upload():
     classmate.switch_page("app_pages/your_data.py").run()
     classmate.file_uploader(key="upload").set_value(("iris.csv", sample.read_bytes(), "text/csv")).run()
     next(b for b in classmate.button if b.label == "Use this dataset on every page").click().run()
+    classmate.switch_page("app_pages/train.py")
     assert not classmate.exception, classmate.exception
     assert classmate.selectbox(key="dataset").value == "uploaded"
     assert classmate.sidebar.slider(key="uploaded-epochs-linear-2").value == 12
