@@ -89,8 +89,7 @@ def from_csv(
 
     table = _table_of(file_or_table, max_rows, max_columns, max_bytes)
     features = _feature_columns(table, label_column, drop_columns)
-    texts = {column: table[column] for column in features}
-    labels = table[label_column]
+    texts, labels = {column: table[column] for column in features}, table[label_column]
     del table  # a table read here: each column's text is let go as it is converted
     X, labels, rows, notes, context = _complete_rows(texts, labels, label_column)
     classes, y = _encode_classes(labels, label_column, max_classes, context)
