@@ -3,8 +3,8 @@ kernels (``fused_kernels``) that never write the (anchors x points) matrix.
 
 ``FusedSchedule`` satisfies ``engine.Schedule``; ``engine.schedule_for`` takes it for
 float32 embeddings on a CUDA device of at most ``MAX_DIMENSIONS`` columns when triton (the
-optional extra ``gpu``) imports. Its sums are those of ``GaussianSchedule``, found another
-way:
+optional extra ``gpu``) imports and ``FUSED_ON_CUDA`` says so (``fused_available``). Its
+sums are those of ``GaussianSchedule``, found another way:
 
 1. ``anchor_pass``: per anchor, online log-sum-exps over all points and over its class
    mates (each with its own running maximum, so p_i keeps its digits in float32 at any
@@ -27,7 +27,8 @@ errors of about 1e-3.
 
 On CPU tensors the kernels run through Triton's interpreter, in a process that set
 TRITON_INTERPRET=1 before it imported triton (triton reads it then, and decorates its own
-library functions accordingly): the tests do so in a process of their own.
+library functions accordingly): the tests do so in a process of their own. There the engine
+takes them for CPU embeddings too, so that training through them is checked without a GPU.
 """
 
 from __future__ import annotations
@@ -75,27 +76,34 @@ TILES = {
 
 
 # Whether the engine picks the fused kernels on CUDA by itself. Off until a GPU run shows them
-# correct when compiled and faster than GaussianSchedule (benchmarks/fused_epoch.py, and
-# tests/objective/test_fused.py on the device); NCA_FUSED=1 in the environment turns them on
-# for such a run. Their interpreted tests run wherever triton installs.
+# correct when compiled and faster than GaussianSchedule (benchmarks/gpu_training.sh);
+# NCA_FUSED=1 in the environment turns them on for such a run, and in a process where triton
+# interprets them, for training's tests on the CPU.
 FUSED_ON_CUDA = os.environ.get("NCA_FUSED", "0") == "1"
 
 
 def fused_available(Z: torch.Tensor) -> bool:
-    """Whether the engine takes the fused kernels for this embedding: float32 on a CUDA
-    device, at most ``MAX_DIMENSIONS`` columns, triton importable and ``FUSED_ON_CUDA``."""
+    """Whether the engine takes the fused kernels for this embedding: float32 of at most
+    ``MAX_DIMENSIONS`` columns, ``FUSED_ON_CUDA``, triton importable, and Z on a CUDA device
+    (or on the CPU in a process where triton interprets its kernels)."""
     return (
         FUSED_ON_CUDA
-        and Z.is_cuda
         and Z.dtype == torch.float32
         and 0 < Z.shape[1] <= MAX_DIMENSIONS
         and _triton_imports()
+        and (Z.is_cuda or (Z.device.type == "cpu" and _interpreted()))
     )
 
 
 @functools.cache
 def _triton_imports() -> bool:
     return _kernels().AVAILABLE
+
+
+def _interpreted() -> bool:
+    """Whether triton runs the kernels through its interpreter (TRITON_INTERPRET=1 when it
+    was imported), where they take CPU tensors."""
+    return type(_kernels().anchor_pass).__name__ == "InterpretedFunction"
 
 
 def _kernels():
@@ -106,7 +114,7 @@ def _kernels():
 
 def _check_device(Z: torch.Tensor) -> None:
     """CUDA tensors, or CPU tensors where triton interprets its kernels."""
-    if not Z.is_cuda and type(_kernels().anchor_pass).__name__ != "InterpretedFunction":
+    if not Z.is_cuda and not _interpreted():
         raise ValueError(
             "the fused kernels need CUDA tensors (or TRITON_INTERPRET=1 set before triton is imported)"
         )

@@ -14,13 +14,18 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 
 
-def interpreter_pool() -> ProcessPoolExecutor:
-    """One spawned worker that interprets Triton kernels (shut it down when done)."""
-    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_interpret)
+def interpreter_pool(engine_takes_fused: bool = False) -> ProcessPoolExecutor:
+    """One spawned worker that interprets Triton kernels (shut it down when done); with
+    ``engine_takes_fused``, its exact engine takes them wherever they apply (NCA_FUSED=1,
+    read when ``objective.fused`` is imported), CPU embeddings included."""
+    return ProcessPoolExecutor(
+        1, mp_context=multiprocessing.get_context("spawn"), initializer=_interpret, initargs=(engine_takes_fused,)
+    )
 
 
-def _interpret() -> None:
+def _interpret(engine_takes_fused: bool) -> None:
     os.environ["TRITON_INTERPRET"] = "1"
+    os.environ["NCA_FUSED"] = "1" if engine_takes_fused else "0"
     import torch
 
     torch.set_num_threads(1)
