@@ -1,14 +1,19 @@
 """The exact engine: the objective of an embedding and its gradient, every anchor against
 all points, walked by a ``Schedule`` so that at most one (block, n) matrix is ever alive.
 
-``loss_gradient`` gives d(loss)/dZ for loss = -objective (the mean over anchors for f and
-g, -KL for MCML: ``weights.terms_in_value``); ``objective_value`` the objective alone.
-``schedule_for`` picks how the pairs are walked: the Gaussian kernel with f or g takes
+``anchor_sums`` gives the sums of the anchors' terms and their gradient, as a training
+step takes them; ``loss_gradient`` d(loss)/dZ for loss = -objective (the mean over anchors
+for f and g, -KL for MCML: ``weights.terms_in_value``); ``objective_value`` the objective
+alone.
+``schedule_for`` picks how the pairs are walked, from the embedding itself (its device,
+dtype and width) and the kernel and objective: the Gaussian kernel with f or g takes
 ``GaussianSchedule`` (the fused ``gaussian.GaussianBlocks``, which needs Z and y sorted by
 class) or ``fused.FusedSchedule`` (two Triton kernels that never write the (block, n) matrix,
-for float32 on a CUDA device where ``FUSED_ON_CUDA`` says so); every other kernel and
-objective ``KernelSchedule`` (``blocks.kernel_block_gradients``). A schedule that finds the
-same terms another way is one more class with these two methods, chosen here.
+where ``fused.fused_available`` says so); every other kernel and objective
+``KernelSchedule`` (``blocks.kernel_block_gradients``). Every step that walks all pairs of
+an embedding, in training or not, goes through these three functions, which take their
+schedule from ``schedule_for``: a schedule that finds the same terms another way is one
+more class with the two methods of ``Schedule``, chosen there and nowhere else.
 
 Every schedule hands its pairs to the terms and weights of ``weights`` (one shift rule, one
 set of formulas; the fused kernels keep the same two log-masses online), and every training
@@ -42,6 +47,7 @@ __all__ = [
     "KernelSchedule",
     "Schedule",
     "anchor_blocks",
+    "anchor_sums",
     "loss_gradient",
     "mcml_totals",
     "objective_value",
@@ -71,13 +77,13 @@ class Schedule(Protocol):
 
 
 def schedule_for(
-    kernel, objective: str, block_elements: int = DEFAULT_BLOCK_ELEMENTS, Z: torch.Tensor | None = None
+    Z: torch.Tensor, kernel, objective: str, block_elements: int = DEFAULT_BLOCK_ELEMENTS
 ) -> Schedule:
-    """The schedule for this kernel (None: the Gaussian) and objective, on embeddings like
-    ``Z`` (its device, dtype and width pick the fused kernels where they apply; None: the
-    schedules of the CPU)."""
+    """The schedule that walks the pairs of the embedding ``Z`` (n, d) for this kernel
+    (None: the Gaussian) and objective: Z's device, dtype and width pick the fused kernels
+    where they apply (``fused.fused_available``)."""
     if (kernel is None or isinstance(kernel, GaussianKernel)) and objective in PER_ANCHOR_OBJECTIVES:
-        if Z is not None and fused_available(Z):
+        if fused_available(Z):
             return FusedSchedule(objective)
         return GaussianSchedule(objective, block_elements)
     return KernelSchedule(GaussianKernel() if kernel is None else kernel, objective, block_elements)
@@ -87,6 +93,22 @@ def anchor_blocks(anchors: torch.Tensor, n_ref: int, block_elements: int) -> lis
     """``anchors`` cut into blocks of at most ``block_elements`` anchor-reference pairs."""
     size = max(1, block_elements // n_ref)
     return [anchors[start : start + size] for start in range(0, len(anchors), size)]
+
+
+@torch.no_grad()
+def anchor_sums(
+    Z: torch.Tensor,
+    y: torch.Tensor,
+    anchors: torch.Tensor,
+    objective: str,
+    kernel=None,
+    block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+    workspace: Workspace | None = None,
+) -> tuple[torch.Tensor, float, float]:
+    """d(sum of terms)/dZ of shape (n, d), d(sum of terms)/d(dof) and the sum of the terms
+    (MCML: its whole -KL) of ``anchors`` against all rows of Z, through the schedule that
+    ``schedule_for`` picks for Z. Z and y must be sorted by class, and the anchors too."""
+    return schedule_for(Z, kernel, objective, block_elements).sums(Z, y, anchors, workspace)
 
 
 @torch.no_grad()
@@ -106,7 +128,7 @@ def loss_gradient(
     all processes' anchors when data-parallel), for MCML -KL. Z and y must be sorted by
     class, and the anchors too.
     """
-    grad, grad_dof, total = schedule_for(kernel, objective, block_elements, Z).sums(Z, y, anchors, workspace)
+    grad, grad_dof, total = anchor_sums(Z, y, anchors, objective, kernel, block_elements, workspace)
     terms = terms_in_value(objective, len(anchors) if count is None else count)
     return grad.div_(-terms), -grad_dof / terms, total / terms
 
@@ -123,7 +145,7 @@ def objective_value(
 ) -> float:
     """The objective of ``anchors`` against all rows of Z (sorted by class, as in
     ``loss_gradient``): the mean term for f and g, -KL for MCML."""
-    total = schedule_for(kernel, objective, block_elements, Z).value_sum(Z, y, anchors, workspace)
+    total = schedule_for(Z, kernel, objective, block_elements).value_sum(Z, y, anchors, workspace)
     return total / terms_in_value(objective, len(anchors))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..objective.engine import DEFAULT_BLOCK_ELEMENTS, objective_value, schedule_for
+from ..objective.engine import DEFAULT_BLOCK_ELEMENTS, anchor_sums, objective_value
 from ..objective.weights import terms_in_value
 from ..objective.workspace import Workspace
 from .distributed import LOCAL
@@ -53,8 +53,8 @@ def objective_and_gradient(
     else:
         anchors = anchors[torch.argsort(y[anchors], stable=True)]
     Z_mine, Z_ref = group.embed(encoder, X)
-    grad, grad_dof, total = schedule_for(kernel, objective, block_elements).sums(
-        Z_ref, y, group.my_anchors(anchors), workspace
+    grad, grad_dof, total = anchor_sums(
+        Z_ref, y, group.my_anchors(anchors), objective, kernel, block_elements, workspace
     )
     if group.world_size > 1:
         grad = group.sum_(grad)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import torch
 
 from ..config.plan import Plan
-from ..objective.engine import schedule_for
+from ..objective.engine import anchor_sums
 from .optimizers import SGD, Adam, cosine_factor
 from .problem import Problem
 
@@ -120,7 +120,7 @@ class BatchEpochs(MinibatchEpochs):
         self.optimizer.zero_grad()
         Z = p.encoder(p.anchor_inputs(anchors, self.generator))
         rows = torch.arange(len(anchors), device=Z.device)
-        sums = schedule_for(p.kernel, p.objective, p.block_elements).sums(Z.detach(), p.y[anchors], rows, p.workspace)
+        sums = anchor_sums(Z.detach(), p.y[anchors], rows, p.objective, p.kernel, p.block_elements, p.workspace)
         value = p.descend(Z, sums, len(anchors))
         self.optimizer.step()
         return value

@@ -56,10 +56,11 @@ def test_a_sample_of_anchors_is_scored_against_every_point(objective):
 def test_the_gaussians_f_and_g_take_the_fused_schedule_and_everything_else_the_general_one():
     from nca_core.objective.engine import GaussianSchedule, KernelSchedule, schedule_for
 
-    assert isinstance(schedule_for(None, "f"), GaussianSchedule)
-    assert isinstance(schedule_for(GaussianKernel(), "g"), GaussianSchedule)
+    Z = torch.zeros(10, 3)
+    assert isinstance(schedule_for(Z, None, "f"), GaussianSchedule)
+    assert isinstance(schedule_for(Z, GaussianKernel(), "g"), GaussianSchedule)
     for kernel, objective in ((GaussianKernel(), "mcml"), (StudentTKernel(1.0), "f"), (StudentTKernel(1.0), "g")):
-        assert isinstance(schedule_for(kernel, objective), KernelSchedule)
+        assert isinstance(schedule_for(Z, kernel, objective), KernelSchedule)
 
 
 @pytest.mark.parametrize("objective", ["f", "g"])
@@ -82,3 +83,25 @@ def test_two_schedules_of_the_same_terms_agree_in_float32_far_from_the_origin(ob
         assert total == pytest.approx(reference_objective(Z, y, objective).item(), rel=1e-4, abs=1e-4)
         scale = float(Z_ref.grad.abs().max())
         torch.testing.assert_close(grad.double(), Z_ref.grad, rtol=0, atol=2e-3 * scale)
+
+
+def test_only_the_engine_picks_a_schedule():
+    """Every walk over all pairs takes its schedule from ``engine.schedule_for``, which sees
+    the embedding's device, dtype and width: no other module of the library names a schedule
+    in its code (docstrings and comments aside), so none can pick one by itself."""
+    import io
+    import tokenize
+    from pathlib import Path
+
+    import nca_core
+
+    choosers = {"schedule_for", "GaussianSchedule", "KernelSchedule", "FusedSchedule"}
+    root = Path(nca_core.__file__).parent
+    naming = []
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() in ("objective/engine.py", "objective/fused.py"):
+            continue
+        tokens = tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
+        if choosers & {token.string for token in tokens if token.type == tokenize.NAME}:
+            naming.append(path.relative_to(root).as_posix())
+    assert naming == []

@@ -217,7 +217,7 @@ def test_class_tiles_keep_each_class_whole_or_alone():
 def test_on_the_cpu_the_engine_keeps_its_own_schedules():
     from nca_core.objective.engine import GaussianSchedule, schedule_for
 
-    assert isinstance(schedule_for(None, "f", Z=torch.zeros(10, 3)), GaussianSchedule)
+    assert isinstance(schedule_for(torch.zeros(10, 3), None, "f"), GaussianSchedule)
 
 
 @needs_triton
@@ -227,11 +227,11 @@ def test_on_a_gpu_the_engine_takes_the_fused_kernels_for_float32_up_to_their_wid
     from nca_core.objective.engine import FusedSchedule, GaussianSchedule, schedule_for
 
     monkeypatch.setattr(fused, "FUSED_ON_CUDA", False)  # until a GPU run shows they win
-    assert isinstance(schedule_for(None, "g", Z=torch.zeros(10, 32, device="cuda")), GaussianSchedule)
+    assert isinstance(schedule_for(torch.zeros(10, 32, device="cuda"), None, "g"), GaussianSchedule)
     monkeypatch.setattr(fused, "FUSED_ON_CUDA", True)
-    assert isinstance(schedule_for(None, "g", Z=torch.zeros(10, 32, device="cuda")), FusedSchedule)
+    assert isinstance(schedule_for(torch.zeros(10, 32, device="cuda"), None, "g"), FusedSchedule)
     for Z in (torch.zeros(10, 200, device="cuda"), torch.zeros(10, 32, device="cuda", dtype=torch.float64)):
-        assert isinstance(schedule_for(None, "g", Z=Z), GaussianSchedule)
+        assert isinstance(schedule_for(Z, None, "g"), GaussianSchedule)
 
 
 def test_the_library_runs_without_triton():
