@@ -77,16 +77,12 @@ def _add_flag(group, setting) -> None:
 
 def _run(args: argparse.Namespace, data, device: str):
     """A run of the recommended settings for ``data``, changed by the flags given, made possible."""
-    from .config.settings import SETTINGS
+    from .config.settings import APP_REQUEST, SETTINGS
     from .runs.run import Run, recommended_config
 
     given = {s.name: getattr(args, s.name) for s in SETTINGS if getattr(args, s.name) is not None}
-    base = recommended_config(
-        data,
-        given.get("n_components", 2),
-        encoder=given.get("encoder", "linear"),
-        optimizer=given.get("optimizer", "adam"),
-    )
+    request = {name: given.get(name, value) for name, value in APP_REQUEST.items()}
+    base = recommended_config(data, request.pop("n_components"), **request)
     return Run(base.replace(**{**given, "device": device}), data)
 
 

@@ -15,7 +15,7 @@ import streamlit as st
 
 from nca_core import available_devices
 from nca_core.config.rules import locked_values
-from nca_core.config.settings import SETTINGS, Setting
+from nca_core.config.settings import APP_REQUEST, BY_NAME, SETTINGS, Setting
 from nca_core.datasets import REGISTRY, Dataset
 from nca_core.runs.demo import DemoStart, demo_start
 from nca_core.runs.run import RunConfig, recommended_config
@@ -45,6 +45,7 @@ def run_settings(
     overrides = _usable(dict(overrides or {}), data)
     if start is not None:
         overrides = {"init": start, **overrides}
+    recommended = recommended_config(data, **_request(key, overrides))  # the one plan of this render
     values: dict[str, Any] = {}
     section = None
     with st.sidebar:
@@ -52,9 +53,28 @@ def run_settings(
             if setting.section != section:
                 section = setting.section
                 st.subheader(section)
-            value = _control(setting, data, key, values, overrides)
+            default = overrides[setting.name] if setting.name in overrides else getattr(recommended, setting.name)
+            value = _control(setting, data, key, values, default)
             values[setting.name] = value if setting.parser is not None else setting.kind(value)
     return RunConfig(**values)
+
+
+def _request(key: str, overrides: Mapping) -> dict:
+    """The app's request (``settings.APP_REQUEST``) as this render's controls will hold it:
+    each of d, the map and the optimiser as its control was left, else from the link, else
+    the app's. Each is drawn before the settings it resets (``Control.reset_on``), whose
+    recommended values the plan for this request gives."""
+    request = {}
+    for name, value in APP_REQUEST.items():
+        setting = BY_NAME[name]
+        request[name] = st.session_state.get(_widget_key(setting, key, request), overrides.get(name, value))
+    return request
+
+
+def _widget_key(setting: Setting, key: str, values: Mapping) -> str:
+    """A control's key: the dataset's, the setting's and those of the settings it follows,
+    so that a change of those draws it anew at its recommended value."""
+    return "-".join([key, setting.url_key or setting.name, *(str(values[n]) for n in setting.reset_on)])
 
 
 def options_for(setting: Setting, data: Dataset) -> list:
@@ -80,24 +100,12 @@ def _usable(overrides: dict, data: Dataset) -> dict:
     return overrides
 
 
-def _default(setting: Setting, data: Dataset, values: Mapping, overrides: Mapping):
-    """A link's value, else the recommendation for the choices made above this control."""
-    if setting.name in overrides:
-        return overrides[setting.name]
-    encoder, optimizer = values.get("encoder", "linear"), values.get("optimizer", "adam")
-    if setting.reset_on:
-        d = values.get("n_components", 2)
-        recommended = recommended_config(data, d, encoder=encoder, optimizer=optimizer)
-    else:
-        recommended = recommended_config(data)
-    return getattr(recommended, setting.name)
-
-
-def _control(setting: Setting, data: Dataset, key: str, values: Mapping, overrides: Mapping):
-    """Draw one setting's widget and return its value."""
-    locked = locked_values(values.get("encoder", "linear")).get(setting.name)
-    widget_key = "-".join([key, setting.url_key or setting.name, *(str(values[n]) for n in setting.reset_on)])
-    value = share.first_default(widget_key, locked if locked is not None else _default(setting, data, values, overrides))
+def _control(setting: Setting, data: Dataset, key: str, values: Mapping, default):
+    """Draw one setting's widget, first at ``default`` (a link's value, else the
+    recommended one), and return its value."""
+    locked = locked_values(values["encoder"]).get(setting.name) if "encoder" in values else None
+    widget_key = _widget_key(setting, key, values)
+    value = share.first_default(widget_key, locked if locked is not None else default)
     options = options_for(setting, data)
     common = {
         "label": setting.label,

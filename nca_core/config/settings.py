@@ -19,8 +19,8 @@ from .params import PARAMS
 from .rules import default_learning_rate
 
 __all__ = [
-    "APP_START", "DOF_MAX", "SETTINGS", "RunConfig", "Setting", "parse_boolean", "parse_dof", "parse_flag",
-    "parse_layer_sizes",
+    "APP_REQUEST", "APP_START", "DOF_MAX", "SETTINGS", "RunConfig", "Setting", "parse_boolean", "parse_dof",
+    "parse_flag", "parse_layer_sizes",
 ]  # fmt: skip
 
 # Where the app starts before it knows the data: the library's defaults, with concrete
@@ -119,6 +119,13 @@ SETTINGS: tuple[Setting, ...] = tuple(
     Setting(p.name, APP_START.get(p.name, p.default), p.control) for p in PARAMS if p.control is not None
 )
 BY_NAME = {s.name: s for s in SETTINGS}
+
+# The app's request, what its recommended settings are planned for (``runs.run.
+# recommended_config``), the sidebar and the command line alike: a 2-D picture, by a linear
+# map, trained by minibatch Adam, each epoch a visible step. It differs from the estimator's
+# defaults on purpose: ``NCA()`` keeps every dimension (n_components=None) and lets
+# optimizer="auto" choose, L-BFGS on small sets, whose iterations are no steps to watch.
+APP_REQUEST = {name: BY_NAME[name].default for name in ("n_components", "encoder", "optimizer")}
 
 
 def _replace(self, **changes) -> RunConfig:

@@ -22,7 +22,7 @@ from sklearn.preprocessing import StandardScaler
 from ..config.params import PARAMS
 from ..config.plan import DEFAULTS, Plan, make_plan
 from ..config.rules import LARGE_SET_SAMPLES, DataShape, uses_minibatches
-from ..config.settings import SETTINGS, RunConfig
+from ..config.settings import APP_REQUEST, SETTINGS, RunConfig
 from ..datasets import Dataset
 from ..estimator.model_io import save_model
 from ..estimator.nca import NCA
@@ -45,17 +45,22 @@ EVAL_POINTS = 2000
 
 
 def recommended_config(
-    data: Dataset, n_components: int = 2, *, encoder: str = "linear", optimizer: str = "adam"
+    data: Dataset,
+    n_components: int = APP_REQUEST["n_components"],
+    *,
+    encoder: str = APP_REQUEST["encoder"],
+    optimizer: str = APP_REQUEST["optimizer"],
 ) -> RunConfig:
     """Settings that converge on ``data`` without tuning (checked by the test suite): the
     library's plan for the app's request, shown as the values the plan decided.
 
-    The request is the library's defaults with named patches: d, the map and minibatch Adam,
-    whose every epoch is a visible step (``_picture``), and what the dataset asks for
+    The request is the library's defaults with named patches: d, the map and the optimiser
+    (``settings.APP_REQUEST`` unless asked), and what the dataset asks for
     (``dataset_patch``). Every setting then shows what the plan decided for the data, except
     ``APP_KEEPS``, which keep the app's own start (``settings.APP_START``).
     """
-    request = {**_picture(n_components, encoder, optimizer), **dataset_patch(data, encoder)}
+    request = {"n_components": n_components, "encoder": encoder, "optimizer": optimizer}
+    request.update(dataset_patch(data, encoder))
     shape = DataShape(len(data.y_train), data.n_features, data.n_classes)
     asked = {name: value for name, value in request.items() if name in DEFAULTS}
     plan = make_plan({**asked, "image_shape": data.image_shape}, shape)
@@ -73,12 +78,6 @@ def recommended_config(
 # offers "automatic"; the device follows the machine; the seed stays fixed, so that the
 # same clicks give the same run.
 APP_KEEPS = ("neighbors", "device", "random_state")
-
-
-def _picture(n_components: int, encoder: str, optimizer: str) -> dict:
-    """The app's request on top of the library's defaults: a map to d dimensions (a picture
-    at 2 or 3) trained by ``optimizer``, minibatch Adam unless asked."""
-    return {"n_components": n_components, "encoder": encoder, "optimizer": optimizer}
 
 
 def dataset_patch(data: Dataset, encoder: str = "linear") -> dict:
