@@ -11,11 +11,12 @@ import math
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Any
 
 __all__ = [
     "DOF_MAX", "Control", "Interval", "Param", "Range", "StrOptions", "Words", "parameters_doc", "parse_dof",
-    "parse_layer_sizes",
+    "parse_layer_sizes", "positive", "whole_from",
 ]  # fmt: skip
 
 
@@ -35,6 +36,16 @@ class Range:
     low: float | None
     high: float | None
     closed: str
+
+
+def whole_from(low: int, *also) -> tuple:
+    """Accepts whole numbers from ``low`` (and ``also``)."""
+    return (Interval(Integral, low, None, closed="left"), *also)
+
+
+def positive(*also) -> tuple:
+    """Accepts numbers above 0 (and ``also``)."""
+    return (Interval(Real, 0, None, closed="neither"), *also)
 
 
 def StrOptions(values) -> Words:

@@ -12,13 +12,21 @@ the app's ``RunConfig``, its sidebar, its links and the CLI's flags are all gene
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from numbers import Integral, Real
-from typing import Any
 
 import numpy as np
 
-from .declaration import DOF_MAX, Control, Interval, Param, StrOptions, parse_dof, parse_layer_sizes
+from .declaration import (
+    DOF_MAX,
+    Control,
+    Interval,
+    Param,
+    StrOptions,
+    parse_dof,
+    parse_layer_sizes,
+    positive,
+    whole_from,
+)  # fmt: skip
 from .rules import (
     ENCODERS,
     INITS,
@@ -32,30 +40,12 @@ from .rules import (
     PICTURE_NEAREST_MIN_SAMPLES,
     SCHEDULE_CHOICES,
     SHIFTS,
-    augments_anchors,
-    neighbor_source,
-    uses_minibatches,
+    minibatch_applies,
+    shift_applies,
 )
 
 __all__ = ["BY_NAME", "ESTIMATOR_PARAMS", "PARAMS"]
 
-
-def _minibatch(values: Mapping[str, Any]) -> bool:
-    return uses_minibatches(values.get("optimizer", "adam"))
-
-
-def _anchors_alone(values: Mapping[str, Any]) -> bool:
-    optimizer = values.get("optimizer", "adam")
-    neighbors = neighbor_source(values.get("neighbors", "auto"), optimizer, values.get("encoder", "linear"))
-    return augments_anchors(optimizer, neighbors)
-
-
-def _whole(low: int, *also) -> tuple:
-    return (Interval(Integral, low, None, closed="left"), *also)
-
-
-def _positive(*also) -> tuple:
-    return (Interval(Real, 0, None, closed="neither"), *also)
 
 
 _HIDDEN_WIDTHS = (32, 64, 128, 256, 500, 512, 1000)  # the app's hidden layer widths: two of each
@@ -63,7 +53,7 @@ _HIDDEN_WIDTHS = (32, 64, 128, 256, 500, 512, 1000)  # the app's hidden layer wi
 PARAMS: tuple[Param, ...] = (
     # -- the map -------------------------------------------------------------------------
     Param(
-        "n_components", None, _whole(1, None), "int",
+        "n_components", None, whole_from(1, None), "int",
         "Dimension d of the embedding; None keeps n_features (or the rows of an init array).",
         Control(
             "Output dimension d",
@@ -117,7 +107,7 @@ PARAMS: tuple[Param, ...] = (
         ),
     ),
     Param(
-        "pretrain_epochs", 0, _whole(0), "int",
+        "pretrain_epochs", 0, whole_from(0), "int",
         "MLP encoder only: epochs of autoencoder pre-training (``pretraining``; a stand-in for "
         "the RBM pre-training of Min et al., 2010) before NCA trains a fresh network. 0: none; "
         "a warm start keeps the network it has.",
@@ -136,7 +126,7 @@ PARAMS: tuple[Param, ...] = (
         ),
     ),
     Param(
-        "dof", None, (StrOptions({"learn"}), *_positive(None)), 'float, "learn" or None',
+        "dof", None, (StrOptions({"learn"}), *positive(None)), 'float, "learn" or None',
         "Degrees of freedom a of the Student-t kernel: a positive number, None for the paper's "
         'choice d - 1 (at least 1), or "learn" to train it by gradient from d - 1, kept '
         "positive. Ignored by the Gaussian kernel.",
@@ -195,7 +185,7 @@ PARAMS: tuple[Param, ...] = (
         ),
     ),
     Param(
-        "learning_rate", None, _positive(None), "float",
+        "learning_rate", None, positive(None), "float",
         "Minibatch step size (L-BFGS's line search sets its own); None: tuned to the data size "
         "for Adam on a map, 0.1 for SGD; for the MLP 0.003 (Adam) and 0.01 (SGD), a third of that "
         'with objective "mcml" (``rules.default_learning_rate``).',
@@ -215,16 +205,16 @@ PARAMS: tuple[Param, ...] = (
             "Constant keeps the learning rate; cosine lowers it smoothly to 0 by the last epoch, so "
             "a network's final epochs settle instead of jittering.",
             "Optimiser", "radio", choices=OPTIONS["learning_rate_schedule"], url_key="schedule",
-            reset_on=("encoder",), applies=_minibatch, labels={"constant": "constant", "cosine": "cosine decay to 0"},
+            reset_on=("encoder",), applies=minibatch_applies, labels={"constant": "constant", "cosine": "cosine decay to 0"},
         ),
     ),
     Param(
-        "batch_size", None, _whole(1, None), "int",
+        "batch_size", None, whole_from(1, None), "int",
         "Anchors per minibatch (ignored by L-BFGS); None: tuned to the data size.",
         Control(
             "Batch size", "Anchors per step (minibatch optimisers only).",
             "Optimiser", "select_slider", choices=(32, 64, 128, 256, 512, 1024, 2048, 4096), url_key="batch",
-            applies=_minibatch, reset_on=("encoder", "n_components"),
+            applies=minibatch_applies, reset_on=("encoder", "n_components"),
         ),
     ),
     Param(
@@ -248,7 +238,7 @@ PARAMS: tuple[Param, ...] = (
             "network; the batch alone is the naive baseline. Automatic: the bank for a network, "
             f"nearest points for a map on over {NEAREST_MIN_SAMPLES:,} points (over "
             f"{PICTURE_NEAREST_MIN_SAMPLES:,} for a 2-D or 3-D picture), else all points.",
-            "Optimiser", "selectbox", choices=OPTIONS["neighbors"], url_key="neighbors", applies=_minibatch,
+            "Optimiser", "selectbox", choices=OPTIONS["neighbors"], url_key="neighbors", applies=minibatch_applies,
             labels={
                 "auto": "automatic", "all": "all points (exact)", "nearest": "nearest points (approximate)",
                 "memory": "memory bank", "batch": "this batch only",
@@ -260,14 +250,14 @@ PARAMS: tuple[Param, ...] = (
         "Weight of the old bank row in each memory-bank update.",
     ),
     Param(
-        "n_candidates", None, _whole(1, None), "int",
+        "n_candidates", None, whole_from(1, None), "int",
         'With neighbors "nearest": how many nearest points each anchor takes (None: '
         '``rules.DEFAULT_CANDIDATES``). Given with neighbors "all" or "auto", it asks for '
         '"nearest" with that many.',
     ),
-    Param("candidate_refresh", 1, _whole(1), "int", "Epochs between candidate searches."),
+    Param("candidate_refresh", 1, whole_from(1), "int", "Epochs between candidate searches."),
     Param(
-        "sample_size", 1024, _whole(1), "int",
+        "sample_size", 1024, whole_from(1), "int",
         'With neighbors "nearest": points drawn uniformly at each step, shared by its anchors, '
         "that stand in for the points beyond each anchor's candidates in p_ij's normaliser (each "
         "draw for n / sample_size of them). More draws approximate it more closely and cost "
@@ -291,7 +281,7 @@ PARAMS: tuple[Param, ...] = (
             "a network cannot learn the training images by heart. For images, with neighbours from "
             "a memory bank or the batch.",
             "Optimiser", "select_slider", choices=SHIFTS, url_key="shift", reset_on=("encoder",),
-            labels={0: "off", 1: "1 pixel", 2: "2 pixels"}, applies=_anchors_alone, bound="image_shape",
+            labels={0: "off", 1: "1 pixel", 2: "2 pixels"}, applies=shift_applies, bound="image_shape",
         ),
     ),
     Param(
@@ -304,7 +294,7 @@ PARAMS: tuple[Param, ...] = (
         "``shift`` says.",
     ),
     Param(
-        "max_iter", None, _whole(1, None), "int",
+        "max_iter", None, whole_from(1, None), "int",
         "Maximum number of iterations (L-BFGS) or epochs (full passes of minibatch optimisers). "
         "None: 50 for L-BFGS, and for minibatch training a count tuned to the data size and the "
         "encoder (``rules.minibatch_defaults``).",

@@ -9,6 +9,7 @@ ask the small rule functions below instead of restating them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -362,6 +363,19 @@ def input_scale_note(encoder: str, largest_std: float | None) -> Note | None:
         f"a feature of X has a standard deviation of {largest_std:.3g}: encoder='mlp' trains on inputs "
         "near unit scale; standardise X (e.g. sklearn.preprocessing.StandardScaler) or scale pixels to [0, 1]",
     )
+
+
+def minibatch_applies(values: Mapping[str, Any]) -> bool:
+    """Whether the minibatch settings apply, given the settings drawn above them (the
+    optimiser's among them)."""
+    return uses_minibatches(values["optimizer"])
+
+
+def shift_applies(values: Mapping[str, Any]) -> bool:
+    """Whether an image's shifts apply, given the settings drawn above them: to a run whose
+    anchors alone are shifted (``augments_anchors``)."""
+    optimizer = values["optimizer"]
+    return augments_anchors(optimizer, neighbor_source(values["neighbors"], optimizer, values["encoder"]))
 
 
 def augments_anchors(optimizer: str, neighbors: str, n_candidates: int | None = None) -> bool:
