@@ -1,11 +1,13 @@
-"""NCA Explorer: the Streamlit entry point. Page config and navigation only."""
+"""NCA Explorer: the Streamlit entry point. The engine's start, page config and navigation only."""
 
 from pathlib import Path
 
 import streamlit as st
 
+from app_pages.engine import process
 from app_pages.ui import navigation, share
 
+process.start()  # the training engine's process-wide settings (the interpreter's switch interval)
 st.set_page_config(
     page_title="NCA Explorer",
     page_icon=str(Path(__file__).parent / "assets" / "icon.png"),

@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # app_pages: the p
 
 from _results import Table, machine
 
-from app_pages.ui.frames import progress
-from app_pages.ui.jobs import JobState
-from app_pages.ui.pacing import Pace
-from app_pages.ui.slots import JobSlots
+from app_pages.engine.frames import progress
+from app_pages.engine.jobs import JobState
+from app_pages.engine.pacing import Pace
+from app_pages.engine.slots import JobSlots
 from app_pages.ui.state import new_job, slot_capacity, turn_capacity
 from app_pages.ui.views import redraw_seconds
 from nca_core import datasets

@@ -27,7 +27,7 @@ from nca_core import datasets
 from nca_core.runs.run import Run, recommended_config
 from nca_core.search.knn import knn_accuracy
 
-FRAMES_PER_EPOCH = 59  # the Train page's: one per minibatch of 1024 (app_pages.ui.pacing)
+FRAMES_PER_EPOCH = 59  # the Train page's: one per minibatch of 1024 (app_pages.engine.pacing)
 
 
 def fit(data, **changes) -> dict:

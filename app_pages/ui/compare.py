@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from app_pages.engine.jobs import JobState
 from nca_core.datasets import Dataset
 from nca_core.runs.comparison import (
     QUICK_TRAIN_POINTS,
@@ -34,7 +35,6 @@ from nca_core.util.threads import one_blas_thread
 
 from . import state
 from .data import UPLOAD_NAME, session_cached, shared_unless_upload, still_loaded
-from .jobs import JobState
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.engine.pacing import Pace
+
 from . import state
-from .pacing import Pace
 
 # How long a click on Stop waits for the worker to reach its next frame before the page
 # moves on (it then says "stopping" until the worker ends).

@@ -16,14 +16,16 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from app_pages.engine import shared_runs
+from app_pages.engine.collection import collect_ended
+from app_pages.engine.jobs import TrainingJob
+from app_pages.engine.pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
+from app_pages.engine.slots import JobSlots
 from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.plots.axes import SettlingRanges
 
-from . import share, sharing
+from . import share
 from .data import UPLOAD_NAME
-from .jobs import TrainingJob, collect_ended
-from .pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
-from .slots import JobSlots
 
 if TYPE_CHECKING:  # the Train page draws its buttons, which need this module, before torch loads
     from collections.abc import Callable
@@ -45,7 +47,7 @@ CONTROL_LOCK = threading.Lock()
 class ActiveRun:
     """A run and the job training it; ``dataset`` is the name it was started on, ``token``
     what the page's address calls it by (``share.RUN_PARAM``), so that a reload finds it again.
-    ``trained`` is the run training computes, which other pages may read too (``sharing``);
+    ``trained`` is the run training computes, which other pages may read too (``shared_runs``);
     ``run`` the run as this page shows it."""
 
     dataset: str
@@ -121,7 +123,7 @@ class RunRegistry:
         """Let go of the runs that ended more than ``KEEP_ENDED`` seconds ago."""
         now = time.monotonic()
         for token, active in list(self._runs.items()):
-            ended = active.job.clock.ended
+            ended = active.job.run_clock.ended
             if ended is not None and now - ended > KEEP_ENDED:
                 del self._runs[token]
 
@@ -322,7 +324,7 @@ def new_job(
     build the same one without a page: benchmarks/app_device.py). ``turns``, if given,
     shares the cores with the other runs under way, frame by frame. ``share``, if given
     (the dataset's name, for a registered one), has the job read the run an identical
-    request started, where one may still be joined (``sharing``): ``job.shared.run`` is
+    request started, where one may still be joined (``shared_runs``): ``job.shared.run`` is
     then the one it shows."""
     n_train = len(run.data.y_train)
     frames = frames_per_epoch(n_train, run.config.batch_size, pace.slow_start)
@@ -330,8 +332,8 @@ def new_job(
     def make_stream(should_stop):
         return run.stream(frames_per_epoch=frames, should_stop=should_stop)
 
-    key = None if share is None else sharing.share_key(share, run, frames)
-    shared = None if key is None else sharing.join(key, run, make_stream)
+    key = None if share is None else shared_runs.share_key(share, run, frames)
+    shared = None if key is None else shared_runs.join(key, run, make_stream)
     return TrainingJob(
         None if shared is not None else make_stream,
         slots,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.engine.frames import progress as progress_of
+from app_pages.engine.jobs import JobState
 from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.config.settings import BY_NAME
 from nca_core.plots import live_curves, replay
@@ -12,8 +14,6 @@ from nca_core.runs.demo import SEPARATED, DemoStart
 from nca_core.runs.run import EVAL_POINTS, blow_up_note
 from nca_core.util.formatting import duration, percent
 
-from .frames import progress as progress_of
-from .jobs import JobState
 from .state import ActiveRun
 
 # A 3-D chart is a Plotly WebGL figure built afresh for each frame (about a second in
@@ -54,7 +54,7 @@ def redraw_seconds(
     ``resting`` (paused, no step to take), at most every ``RESTING_POLL_SECONDS``. With
     ``runs_under_way`` (on the whole server), each run's pages share
     ``SERVER_REDRAWS_PER_SECOND`` redraws a second with the others'. A run that several
-    pages read (``sharing``) counts once: counting each of its pages made every picture
+    pages read (``shared_runs``) counts once: counting each of its pages made every picture
     move in steps of seconds and started none sooner (thirty pages of three runs,
     benchmarks/load_test.py).
     """

@@ -13,11 +13,11 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 @pytest.fixture(autouse=True)
 def runs_of_other_tests_are_not_joined():
     """Each test's runs are its own: a finished run of an earlier test in the process would
-    otherwise be replayed to a later test asking for the same settings (``sharing``)."""
-    from app_pages.ui import sharing
+    otherwise be replayed to a later test asking for the same settings (``shared_runs``)."""
+    from app_pages.engine import shared_runs
 
-    with sharing._lock:
-        sharing._runs.clear()
+    with shared_runs._lock:
+        shared_runs._runs.clear()
 
 
 @pytest.fixture

@@ -47,8 +47,8 @@ def test_compare_takes_no_run_of_a_previous_upload_for_the_new_one(monkeypatch):
     of the previous upload, under the same name, does not match the new file."""
     from types import SimpleNamespace
 
+    from app_pages.engine.jobs import JobState
     from app_pages.ui import compare
-    from app_pages.ui.jobs import JobState
 
     old, new = _upload(0), _upload(1)
     config = SimpleNamespace(n_components=2, standardize=False, encoder="linear", max_iter=5)

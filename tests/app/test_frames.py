@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from app_pages.ui.frames import MAX_FRAME_BYTES, FrameBuffer, frame_bytes, progress
-from app_pages.ui.jobs import TrainingJob
-from app_pages.ui.slots import JobSlots
+from app_pages.engine.frames import MAX_FRAME_BYTES, FrameBuffer, frame_bytes, progress
+from app_pages.engine.jobs import TrainingJob
+from app_pages.engine.slots import JobSlots
 from nca_core.training.loop import Snapshot
 
 

@@ -4,8 +4,8 @@ its slot for a bounded time."""
 import pytest
 from test_jobs import rings_stream, wait
 
-from app_pages.ui.jobs import TrainingJob
-from app_pages.ui.slots import JobSlots
+from app_pages.engine.jobs import TrainingJob
+from app_pages.engine.slots import JobSlots
 
 # The jobs train for real seconds, and these tests watch them by the wall clock.
 pytestmark = pytest.mark.wall_clock
@@ -19,7 +19,7 @@ def test_a_full_line_turns_a_job_away_at_once_and_the_line_moves_on():
     wait(lambda: second.queue_position == 1)
     third = TrainingJob(rings_stream(max_iter=2), slots)
     third.join(5)
-    assert third.state == "stopped" and not third.snapshots and third.clock.ended is not None
+    assert third.state == "stopped" and not third.snapshots and third.run_clock.ended is not None
     assert third.error == "The server is busy: 1 runs already wait for a training slot. Press Train again in a few minutes."
     assert second.state == "queued"
     second.stop()  # leaves the line at once: its place is free again

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from app_pages.ui import jobs
-from app_pages.ui.jobs import TrainingJob
-from app_pages.ui.slots import JobSlots
+from app_pages.engine import collection, process
+from app_pages.engine.jobs import TrainingJob
+from app_pages.engine.slots import JobSlots
 from nca_core import NCA, datasets
 from nca_core.training.encoders import LinearEncoder
 from nca_core.training.epochs import make_epochs
@@ -115,11 +115,11 @@ def test_a_resume_clicked_as_a_step_ends_is_not_lost():
     wait(lambda: len(job.snapshots) >= 2)
     job.pause()
     wait(lambda: job.state == "paused")
-    ends = job._step_ends
+    ends = job.control.step_ends
     clicked = []
 
-    def resume_clicked_now(snap):
-        ended = ends(snap)
+    def resume_clicked_now(done):
+        ended = ends(done)
         if ended and not clicked:  # the click lands while the worker ends the step
             click = threading.Thread(target=job.resume)
             click.start()  # before the test's thread can see it, and join it
@@ -127,7 +127,7 @@ def test_a_resume_clicked_as_a_step_ends_is_not_lost():
             click.join(0.3)  # it waits for the worker's change, if it must
         return ended
 
-    job._step_ends = resume_clicked_now
+    job.control.step_ends = resume_clicked_now
     job.step()
     wait(lambda: bool(clicked))
     clicked[0].join(5)
@@ -141,9 +141,9 @@ def test_a_resume_clicked_as_a_step_ends_is_not_lost():
 def test_a_step_from_a_part_way_frame_trains_exactly_one_epoch(monkeypatch):
     """In the slow-motion start frames come four an epoch: a step from 3.75 must end at
     4.75, not at the end of epoch 4 (a quarter epoch, while the button says one)."""
-    from app_pages.ui import pacing
-    from app_pages.ui.frames import progress
-    from app_pages.ui.pacing import Pace
+    from app_pages.engine import pacing
+    from app_pages.engine.frames import progress
+    from app_pages.engine.pacing import Pace
 
     monkeypatch.setattr(pacing, "SLOW_FRAME_SECONDS", 0.1)  # the slow-motion start at a third of its pace
     data = datasets.load("rings")
@@ -343,7 +343,7 @@ def test_speed_is_wall_clock_epochs_per_second_frame_cap_included():
 
 
 def test_slow_motion_start_walks_through_the_first_epochs_and_full_speed_does_not():
-    from app_pages.ui.pacing import Pace
+    from app_pages.engine.pacing import Pace
 
     data = datasets.load("rings")
 
@@ -357,7 +357,7 @@ def test_slow_motion_start_walks_through_the_first_epochs_and_full_speed_does_no
         )
         job.drawn()  # as the page does once it has drawn the start frame
         job.join(60)
-        times = dict(job.clock.arrivals)
+        times = dict(job.run_clock.arrivals)
         return times[6.0] - times[0], job.snapshots
 
     pace = Pace(10, True, frames_per_epoch=4)
@@ -373,7 +373,7 @@ def test_slow_motion_start_walks_through_the_first_epochs_and_full_speed_does_no
 def test_a_large_sets_slow_start_is_frames_not_epochs_and_its_frames_are_not_capped():
     """MNIST takes a frame per minibatch (59 an epoch): six slow epochs would hold it for
     over a minute, and a 10 frames/s cap would slow its training."""
-    from app_pages.ui.pacing import SLOW_FRAME_SECONDS, SLOW_FRAMES, Pace
+    from app_pages.engine.pacing import SLOW_FRAME_SECONDS, SLOW_FRAMES, Pace
 
     pace = Pace(10, True, large=True, frames_per_epoch=59)
     assert pace.slow_epochs == SLOW_FRAMES / 59 < 0.5
@@ -407,7 +407,7 @@ def test_the_app_imports_no_compiler_stack():
     from pathlib import Path
 
     code = (
-        "import sys\nimport app_pages.ui.jobs, app_pages.ui.state\n"
+        "import sys\nimport app_pages.engine.jobs, app_pages.ui.state\n"
         "print(sorted(m for m in ('torch._dynamo', 'sympy', 'torch._inductor') if m in sys.modules))"
     )
     root = Path(__file__).resolve().parents[2]
@@ -418,17 +418,23 @@ def test_the_app_imports_no_compiler_stack():
 def test_the_app_gives_training_threads_the_interpreter_lock_back_soon():
     """Beside a page building its picture in Python, each torch call of a small set's frame
     waited a whole 5 ms turn for the interpreter lock: digits trained 30 ms epochs in
-    seconds, and a class of twelve trained a few epochs in ten minutes. The server the app
-    runs in takes shorter turns from the moment it imports the job runner."""
+    seconds, and a class of twelve trained a few epochs in ten minutes. The engine's start,
+    which the app calls, takes shorter turns; importing the engine changes nothing."""
     import subprocess
     import sys
     from pathlib import Path
 
-    code = "import sys\nimport app_pages.ui.jobs as jobs\nprint(sys.getswitchinterval(), jobs.SWITCH_INTERVAL_SECONDS)"
+    code = (
+        "import sys\nbefore = sys.getswitchinterval()\n"
+        "import app_pages.engine.jobs, app_pages.ui.state\nfrom app_pages.engine import process\n"
+        "imported = sys.getswitchinterval()\nprocess.start()\n"
+        "print(before, imported, sys.getswitchinterval(), process.SWITCH_INTERVAL_SECONDS)"
+    )
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
-    interval, declared = map(float, out.stdout.split())
-    assert interval == declared <= 0.001
+    before, imported, started, declared = map(float, out.stdout.split())
+    assert imported == before and started == declared <= 0.001
+    assert "process.start()" in (root / "app.py").read_text()
 
 
 def test_a_pause_stops_the_clock_and_leaves_the_speed_alone():
@@ -455,7 +461,7 @@ def test_a_capped_set_shows_whole_epochs_at_the_cap_however_long_the_frames_betw
     An epoch's computing takes 0.08 s of the cap's 0.2 s, so the pace holds at 5 epochs a
     second even when a loaded machine makes it twice as slow (at a 0.1 s cap with 0.05 s of
     computing, the test suite's own load once brought it to 9.2 of 10)."""
-    from app_pages.ui.pacing import Pace
+    from app_pages.engine.pacing import Pace
 
     data = datasets.load("rings")
     nca = NCA(2, init="pca", optimizer="adam", learning_rate=0.1, batch_size=128, tol=0, max_iter=10**5)
@@ -475,8 +481,8 @@ def test_a_capped_set_shows_whole_epochs_at_the_cap_however_long_the_frames_betw
 
 
 def test_the_time_left_is_known_from_the_start_and_slow_motion_included(monkeypatch):
-    from app_pages.ui import pacing
-    from app_pages.ui.pacing import Pace
+    from app_pages.engine import pacing
+    from app_pages.engine.pacing import Pace
 
     # the page's slow-motion start at a third of its pace: the estimate reads the same constants
     monkeypatch.setattr(pacing, "SLOW_FRAME_SECONDS", 0.1)
@@ -505,19 +511,25 @@ def test_the_time_left_is_known_from_the_start_and_slow_motion_included(monkeypa
     assert left is not None and abs(left - taken) < 0.2 * taken
 
 
+def _count_trims(monkeypatch) -> list[int]:
+    """The heap trims asked for from now on (each ``malloc_trim``'s argument)."""
+    trims = []
+    monkeypatch.setattr(process, "_malloc_trim", lambda: trims.append)
+    return trims
+
+
 def test_a_dropped_job_gives_its_frames_memory_back(monkeypatch):
     # A closed tab's session, and the job's frames with it, go minutes after the job ended:
     # the heap is trimmed then too, not only at the job's end.
-    trims = []
-    monkeypatch.setattr(jobs, "_malloc_trim", lambda pad: trims.append(pad))
+    trims = _count_trims(monkeypatch)
     job = TrainingJob(rings_stream(max_iter=3), JobSlots(1))
     job.join(30)
     assert job.state == "finished" and job.snapshots
-    time.sleep(2 * jobs.TRIM_DELAY_SECONDS)  # any trim the job's end asked for is done
+    time.sleep(2 * collection.TRIM_DELAY_SECONDS)  # any trim the job's end asked for is done
     trims.clear()
     del job
     gc.collect()
-    wait(lambda: trims, timeout=5 * jobs.TRIM_DELAY_SECONDS)
+    wait(lambda: trims, timeout=5 * collection.TRIM_DELAY_SECONDS)
     assert trims == [0]
 
 
@@ -526,9 +538,8 @@ def test_an_idle_server_frees_the_ended_jobs_of_closed_tabs(monkeypatch):
     collector frees, and an idle server seldom runs it: after a class the jobs' frames stayed
     on the heap. While no job trains, ``collect_ended`` collects them, and less often while
     a tab left open keeps its job."""
-    trims = []
-    monkeypatch.setattr(jobs, "_malloc_trim", lambda pad: trims.append(pad))
-    monkeypatch.setattr(jobs, "_collector", jobs._Collector())
+    trims = _count_trims(monkeypatch)
+    monkeypatch.setattr(collection, "_collector", collection._Collector())
     kept = TrainingJob(rings_stream(max_iter=3), JobSlots(1))  # a tab left open on its run
     gone = TrainingJob(rings_stream(max_iter=3), JobSlots(1))
     kept.join(30)
@@ -540,15 +551,15 @@ def test_an_idle_server_frees_the_ended_jobs_of_closed_tabs(monkeypatch):
     gc.disable()  # as on an idle server: nothing allocates enough to start a collection
     try:
         assert gone_ref() is not None
-        assert jobs.collect_ended()
+        assert collection.collect_ended()
         assert gone_ref() is None and 0 in trims  # freed, and the heap given back
-        assert not jobs.collect_ended()  # not due again yet: it freed one
-        jobs._collector.next = 0.0
-        assert jobs.collect_ended()  # frees nothing: the open tab's job stays
-        assert jobs._collector.every == 2 * jobs.COLLECT_SECONDS
+        assert not collection.collect_ended()  # not due again yet: it freed one
+        collection._collector.next = 0.0
+        assert collection.collect_ended()  # frees nothing: the open tab's job stays
+        assert collection._collector.every == 2 * collection.COLLECT_SECONDS
         busy = TrainingJob(rings_stream(max_iter=100000), JobSlots(1))
         try:
-            assert not jobs.collect_ended()  # a job trains: no collection stops it
+            assert not collection.collect_ended()  # a job trains: no collection stops it
         finally:
             busy.stop()
             busy.join(30)

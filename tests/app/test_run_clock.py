@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from app_pages.ui.run_clock import RunClock
+from app_pages.engine.run_clock import RunClock
 
 
 def test_a_pause_is_left_out_of_the_elapsed_seconds_and_the_end_freezes_them(monkeypatch):

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from test_jobs import wait
 
-from app_pages.ui import sharing
-from app_pages.ui.frames import frame_bytes
-from app_pages.ui.pacing import Pace
-from app_pages.ui.slots import JobSlots
+from app_pages.engine import shared_runs
+from app_pages.engine.frames import frame_bytes
+from app_pages.engine.pacing import Pace
+from app_pages.engine.slots import JobSlots
 from app_pages.ui.state import ActiveRun, new_job
 from nca_core import datasets
 from nca_core.runs.run import Run, recommended_config
@@ -114,7 +114,7 @@ def test_a_run_every_page_stopped_is_not_joined_and_other_settings_are_not_share
     assert after.shared.source is not alone.shared.source and after.state == "finished"
     assert other.shared.source is not after.shared.source and unnamed.shared is None
     network = rings_run(encoder="mlp")
-    assert sharing.share_key("rings", network, 1) is None
+    assert shared_runs.share_key("rings", network, 1) is None
 
 
 def test_pages_of_one_run_hold_one_slot_and_one_place_in_line():
@@ -139,25 +139,25 @@ def test_a_page_that_joined_keeps_the_run_going_when_the_first_one_leaves_before
     joined goes on for it all the same, and ends for a page that joins after every reader left."""
     run = rings_run(epochs=6)
     key = ("rings", "left before the joiner read")
-    first = sharing.join(key, run, lambda stop: run.stream(should_stop=stop))
+    first = shared_runs.join(key, run, lambda stop: run.stream(should_stop=stop))
     assert [s.epoch for s in (next(first) for _ in range(3))] == [0, 1, 2]
-    second = sharing.join(key, rings_run(epochs=6), None)
+    second = shared_runs.join(key, rings_run(epochs=6), None)
     assert second.source is first.source
     first.close()
     assert [s.epoch for s in second] == list(range(7))
-    assert sharing.join(key, run, None).source is first.source  # finished: replayed to whoever asks
+    assert shared_runs.join(key, run, None).source is first.source  # finished: replayed to whoever asks
     other = rings_run(epochs=6)
-    third = sharing.join(("rings", "left part-way"), other, lambda stop: other.stream(should_stop=stop))
+    third = shared_runs.join(("rings", "left part-way"), other, lambda stop: other.stream(should_stop=stop))
     next(third)
     next(third)
     third.close()  # nobody reads on: the run ends where it was
-    assert third.source.ended and sharing.join(("rings", "left part-way"), other, None).source is not third.source
+    assert third.source.ended and shared_runs.join(("rings", "left part-way"), other, None).source is not third.source
 
 
 def test_a_shared_run_holds_its_frames_budget_and_takes_no_one_new_past_it():
     run = rings_run(epochs=12)
     size = frame_bytes(next(iter(rings_run(epochs=1).stream())))
-    shared = sharing.SharedRun(run, lambda stop: run.stream(should_stop=stop), max_bytes=4 * size)
+    shared = shared_runs.SharedRun(run, lambda stop: run.stream(should_stop=stop), max_bytes=4 * size)
     first, second = shared.reader(lambda: True), shared.reader(lambda: True)
     assert [s.epoch for s in (next(first) for _ in range(4))] == [0, 1, 2, 3]
     assert shared.joinable  # every frame so far kept, for a page that joins now
@@ -173,7 +173,7 @@ def test_a_failure_reaches_every_page_reading_the_run():
         yield from rings_run(epochs=3).stream(should_stop=stop)
         raise RuntimeError("the device went away")
 
-    shared = sharing.SharedRun(rings_run(epochs=3), failing)
+    shared = shared_runs.SharedRun(rings_run(epochs=3), failing)
     readers = [shared.reader(lambda: True) for _ in range(2)]
     for reader in readers:
         with pytest.raises(RuntimeError, match="went away"):

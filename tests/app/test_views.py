@@ -60,8 +60,8 @@ def test_the_slow_motion_start_says_so_instead_of_a_speed_the_page_sets():
 
     import numpy as np
 
-    from app_pages.ui.jobs import JobState
-    from app_pages.ui.pacing import Pace, frames_per_epoch
+    from app_pages.engine.jobs import JobState
+    from app_pages.engine.pacing import Pace, frames_per_epoch
     from app_pages.ui.views import status_text
     from nca_core.training.loop import Snapshot
 
@@ -109,7 +109,7 @@ def test_a_step_under_way_says_where_it_pauses_again():
 
     import numpy as np
 
-    from app_pages.ui.jobs import JobState
+    from app_pages.engine.jobs import JobState
     from app_pages.ui.views import status_text
     from nca_core.training.loop import Snapshot
 

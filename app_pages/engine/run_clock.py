@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 import statistics
 import threading
-import time
+
+from .clock import SYSTEM_CLOCK, Clock
 
 __all__ = ["RunClock"]
 
@@ -23,8 +24,9 @@ class RunClock:
     # Speed is measured over the latest this-many seconds.
     SPEED_WINDOW = 10.0
 
-    def __init__(self):
-        self.started = time.monotonic()
+    def __init__(self, clock: Clock = SYSTEM_CLOCK):
+        self._clock = clock
+        self.started = clock.now()
         self.ended: float | None = None
         self._lock = threading.Lock()
         self._paused = 0.0  # seconds spent paused, finished pauses
@@ -35,22 +37,22 @@ class RunClock:
     def now(self) -> float:
         """Seconds of the run so far, pauses left out (on the monotonic clock's scale)."""
         with self._lock:
-            now = time.monotonic()
+            now = self._clock.now()
             since = self._paused_since
             return now - self._paused - (now - since if since is not None else 0.0)
 
     def pause(self) -> None:
         with self._lock:
-            self._paused_since = time.monotonic()
+            self._paused_since = self._clock.now()
 
     def resume(self) -> None:
         with self._lock:
             if self._paused_since is not None:
-                self._paused += time.monotonic() - self._paused_since
+                self._paused += self._clock.now() - self._paused_since
                 self._paused_since = None
 
     def end(self) -> None:
-        self.ended = time.monotonic()
+        self.ended = self._clock.now()
 
     @property
     def elapsed(self) -> float:

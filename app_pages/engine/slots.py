@@ -25,7 +25,7 @@ class LineFull(Exception):
 class JobSlots:
     """A fair (first come, first served) cap on concurrently training jobs, with at most
     ``max_waiting`` of them waiting. Jobs that ask with the same ``share`` key (one run
-    that several pages watch, ``sharing``) hold one place: in line, where the first of
+    that several pages watch, ``shared_runs``) hold one place: in line, where the first of
     them stands, and one slot, until the last of them lets go."""
 
     def __init__(self, capacity: int, max_waiting: int = MAX_WAITING):
