@@ -7,7 +7,6 @@ test set, plus the time its fit took.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import json
@@ -168,7 +167,7 @@ def training_subset(data: Dataset, max_train: int = QUICK_TRAIN_POINTS) -> Datas
     if len(data.y_train) <= max_train:
         return data
     keep = subset_rows(data, max_train)
-    return dataclasses.replace(data, X_train=data.X_train[keep], y_train=data.y_train[keep])
+    return data.subset_train(keep)
 
 
 def quick_nca(

@@ -281,3 +281,17 @@ def test_visitors_asking_for_the_same_quick_model_at_once_train_it_once(datasets
     visitor.join(30)
     assert not first.from_cache and results["second"].from_cache and trained == []
     np.testing.assert_array_equal(results["second"].model.components_, first.model.components_)
+
+
+def test_an_uploads_subset_keeps_each_rows_place_in_the_file():
+    """Compare's subset of a large upload names the file's rows it holds, as the whole set
+    does: a row's number must follow it into the subset."""
+    from nca_core.datasets import from_csv
+
+    rng = np.random.default_rng(0)
+    lines = ["label,a,b"] + [f"{i % 3},{rng.normal():.4f},{rng.normal():.4f}" for i in range(900)]
+    data = from_csv("\n".join(lines).encode(), "label")
+    subset = training_subset(data, 300)
+    rows = subset_rows(data, 300)
+    np.testing.assert_array_equal(subset.rows_train, data.rows_train[rows])
+    np.testing.assert_array_equal(subset.rows_test, data.rows_test)
