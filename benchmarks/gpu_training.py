@@ -55,7 +55,7 @@ from nca_core.search.knn import knn_accuracy
 MNIST = 60000
 ENGINES = {"fused": True, "blocked": False}
 # Frames a streamed run takes per epoch on the Train page for a set of 10,000 points
-# (app_pages.ui.pacing.frames_per_epoch).
+# (app_pages.engine.pacing.frames_per_epoch).
 PAGE_FRAMES = 4
 
 
