@@ -9,9 +9,9 @@ import numpy as np
 import streamlit as st
 
 from nca_core.datasets import Dataset
-from nca_core.objective.function import selection_probabilities
-from nca_core.plots import axes, figures, live_charts, live_picture, replay
+from nca_core.plots import axes, colours, figures, live_charts, live_picture, replay
 from nca_core.plots.regions import DRAWN_WIDTHS, decision_regions, region_box
+from nca_core.runs.picks import SHOWN, point_picks
 
 from . import presentation, thumbnails
 from .state import ActiveRun
@@ -76,7 +76,7 @@ def _first_draw(active: ActiveRun, ended: bool) -> bool:
 
 def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool) -> None:
     """The 2-D picture: the points on settling axes, hover pictures for image data, and for
-    a clicked point lines to the points it picks with width by p_ij, redrawn every frame.
+    a clicked point lines to its likeliest picks, as wide as p_ij, redrawn every frame.
 
     The spec depends only on the axes and the size; the frame, the lines and the regions are
     its tables, so from frame to frame, and from the last frame to the final chart, the
@@ -95,14 +95,7 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
         data.classes, ranges, height=height, thumbnails=pictures, inputs=names, point_area=area
     )
     Z, labels = snap.embedding, run.display_labels
-    tables = {}
-    row = inspected_row(active)
-    if row is not None and row < len(Z):
-        p = selection_probabilities(Z, row, snap.dof)
-        tables = {
-            "links": live_picture.link_rows(Z, labels, row, p),
-            "anchor": live_picture.anchor_rows(Z, row),
-        }
+    tables = _lines(active, snap)
     if regions and st.session_state.get(REGIONS_KEY):
         sizes = (presentation.PLOT_HEIGHTS, presentation.PLOT_WIDTHS) if big else ((height,), DRAWN_WIDTHS)
         tables["regions"] = _regions(active, snap, ranges, *sizes)
@@ -117,6 +110,8 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
             on_select=lambda: _remember_click(active),
             selection_mode=[live_charts.PICK],
         )
+    if "links" in tables and not big:
+        _lines_caption(active, tables["links"], with_tab=regions)
     if regions:
         st.toggle(
             "Shade k-NN decision regions",
@@ -124,6 +119,36 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
             help="Colour the plane by the class its k nearest points vote for, as a k-NN "
             "classifier in this embedding would.",
         )
+
+
+def _lines(active: ActiveRun, snap) -> dict:
+    """The tables of the lines from the inspected point to its likeliest picks and of the
+    ring on it, at ``snap``; none when no point is inspected."""
+    row = inspected_row(active)
+    if row is None or row >= len(snap.embedding):
+        return {}
+    picks = point_picks(snap, active.run.display_labels, row)
+    return {
+        "links": live_picture.link_rows(snap.embedding, picks),
+        "anchor": live_picture.anchor_rows(snap.embedding, row),
+    }
+
+
+def _lines_caption(active: ActiveRun, links, *, with_tab: bool) -> None:
+    """What the lines under the picture are, in the words of their colours and widths."""
+    if links.empty:
+        return
+    point = active.run.display_index[inspected_row(active)]
+    same, other = colours.SAME_CLASS_LINE[1], colours.OTHER_CLASS_LINE[1]
+    which = f"its {SHOWN} likeliest picks"
+    if len(links) < SHOWN:  # the others among its likeliest are too unlikely to draw
+        picks = "1 pick" if len(links) == 1 else f"{len(links)} picks"
+        which = f"its {picks} with p_ij of {figures.LINK_MIN_PROBABILITY:g} or more"
+    tab = f" The Inspect a point tab below lists its {SHOWN} likeliest, with p_i." if with_tab else ""
+    st.caption(
+        f"Lines from training point #{point} to {which} among the points drawn, as wide as p_ij: "
+        f"{same} to its own class, {other} to another.{tab}"
+    )
 
 
 def _regions(active: ActiveRun, snap, ranges, heights: tuple[int, ...], widths: tuple[int, ...]):

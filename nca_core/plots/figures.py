@@ -152,15 +152,20 @@ def _camera_eye(Z: np.ndarray, distance: float = 2.0) -> dict:
 
 
 # Lines from a chosen point to the points it picks: none below this p_ij (too faint to
-# read), and widths from 0.5 to 8.5 pixels by p_ij over the largest.
+# read), and widths proportional to p_ij, LINK_WIDEST pixels for the likeliest: wider
+# lines to neighbours a few pixels away merge into one dark patch, thinner than a pixel
+# vanish on a projector.
 LINK_MIN_PROBABILITY = 0.005
+LINK_WIDEST = 5.0
+_LINK_THINNEST = 1.0
 
 
 def link_widths(p: np.ndarray) -> np.ndarray:
-    """Line widths, in pixels, for the probabilities ``p`` of one anchor's links."""
+    """Line widths, in pixels, for the probabilities ``p`` of one anchor's links:
+    ``LINK_WIDEST`` times p_ij over the largest, and at least one pixel."""
     p = np.asarray(p, dtype=np.float64)
     strongest = float(p.max()) if p.size and p.max() > 0 else 1.0
-    return 0.5 + 8 * p / strongest
+    return np.maximum(LINK_WIDEST * p / strongest, _LINK_THINNEST)
 
 
 def neighbour_links(

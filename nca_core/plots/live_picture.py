@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..runs.picks import Picks
 from .colours import OTHER_CLASS_LINE, SAME_CLASS_LINE
 from .edges import beyond_layer
 from .figures import LINK_MIN_PROBABILITY, link_widths
@@ -45,10 +46,11 @@ def picture_spec(
     """The Train page's 2-D picture, the same spec while a run trains and after it ends.
 
     Five layers on the axes of ``embedding_spec``, each fed by a named table
-    (``picture_data``): decision regions as one picture (``REGIONS``, ``region_rows``), the
-    points, lines from a clicked point to the points it picks with width by p_ij over them
-    and a ring on each of those (``LINKS``, ``link_rows``; a point mostly picks its
-    nearest few, which the points would hide), and a ring on the clicked one (``ANCHOR``).
+    (``picture_data``): decision regions as one picture (``REGIONS``, ``region_rows``),
+    lines from a clicked point to its likeliest picks, as wide as p_ij, under the points (so
+    that the points stay in sight where the lines meet), and over them a ring on each pick
+    (``LINKS``, ``link_rows``; a point mostly picks its nearest few, whose lines the points
+    hide) and a ring on the clicked one (``ANCHOR``).
     A layer with no rows draws nothing, so showing regions or lines changes only the
     tables, and the browser keeps the chart. A click on a point fills the ``PICK``
     selection with its "row" in the points table (``picked_row``). ``thumbnails``
@@ -61,12 +63,12 @@ def picture_spec(
     per_pixel, zoom = single["params"]
     x, y = single["encoding"]["x"], single["encoding"]["y"]
     points = _points_layer(single, zoom, point_area, inputs, thumbnails is not None)
-    lines = [_links_layer(x, y), _picked_layer(x, y, point_area)]
     layers = [
         _regions_layer(x, y),
+        _links_layer(x, y),
         points,
         beyond_layer(points, ranges, point_area),
-        *lines,
+        _picked_layer(x, y, point_area),
         _ring_layer(x, y, point_area),
     ]
     layered = {key: value for key, value in single.items() if key not in ("params", "mark", "encoding")}
@@ -131,21 +133,40 @@ def _links_layer(x: dict, y: dict) -> dict:
 
 def _picked_layer(x: dict, y: dict, area: int) -> dict:
     """A ring on each point the lines end at, heavier for a heavier line: a point mostly
-    picks neighbours so near that the anchor's ring would hide their lines, not the points."""
+    picks neighbours so near that the anchor's ring would hide their lines, not the points.
+
+    A ring whose point lies inside the anchor's ring on screen is not drawn: on a dense set
+    (3,000 of MNIST's digits) the likeliest picks sit within a pixel or two, where their
+    rings would thicken the anchor's into one dark disk. Zoomed in, they come back."""
     encoding = {
         "x": x, "y": y,
         "strokeWidth": {"field": "ring", "type": "quantitative", "scale": None, "legend": None},
         "color": _LINK_COLOUR,
+        "opacity": {"value": {"expr": f"{_PIXELS_FROM_ANCHOR} < {_ring_radius(area)!r} ? 0 : 0.9"}},
         "tooltip": _P_TOOLTIP,
     }  # fmt: skip
-    at_ends = [{"calculate": "datum.z1_end", "as": "z1"}, {"calculate": "datum.z2_end", "as": "z2"},
-               {"calculate": "1 + datum.width / 4", "as": "ring"}]  # fmt: skip
-    mark = {"type": "point", "filled": False, "size": 3 * area, "opacity": 0.9, "clip": True}
+    at_ends = [{"calculate": "datum.z1", "as": "anchor_z1"}, {"calculate": "datum.z2", "as": "anchor_z2"},
+               {"calculate": "datum.z1_end", "as": "z1"}, {"calculate": "datum.z2_end", "as": "z2"},
+               {"calculate": "1 + datum.width / 8", "as": "ring"}]  # fmt: skip
+    mark = {"type": "point", "filled": False, "size": 3 * area, "clip": True}
     return {"data": {"name": LINKS}, "transform": at_ends, "mark": mark, "encoding": encoding}
 
 
+# How far a picked point lies from the anchor on screen, in pixels, at the current zoom.
+_PIXELS_FROM_ANCHOR = (
+    "sqrt(pow(scale('x', datum.z1) - scale('x', datum.anchor_z1), 2) + "
+    "pow(scale('y', datum.z2) - scale('y', datum.anchor_z2), 2))"
+)
+_RING_AREA = 6  # the anchor's ring, in point areas
+
+
+def _ring_radius(area: int) -> float:
+    """The anchor's ring's radius in pixels (a Vega symbol's size is its area)."""
+    return round(math.sqrt(_RING_AREA * area / math.pi), 2)
+
+
 def _ring_layer(x: dict, y: dict, area: int) -> dict:
-    mark = {"type": "point", "filled": False, "color": "black", "size": 6 * area, "strokeWidth": 2.5}
+    mark = {"type": "point", "filled": False, "color": "black", "size": _RING_AREA * area, "strokeWidth": 2.5}
     return {"data": {"name": ANCHOR}, "mark": mark, "encoding": {"x": x, "y": y}}
 
 
@@ -178,25 +199,21 @@ def picture_rows(
     return rows
 
 
-def link_rows(
-    Z: np.ndarray,
-    y: np.ndarray,
-    anchor: int,
-    p: np.ndarray,
-    *,
-    least: float = LINK_MIN_PROBABILITY,
-    most: int = 40,
-) -> pd.DataFrame:
-    """Lines from ``anchor`` to the points it picks as a neighbour: the ``most`` likeliest
-    with p_ij of at least ``least``, as wide as ``figures.link_widths`` (the How NCA works
-    page's), and whether each j shares the anchor's class ("same")."""
-    Z, p, y = np.asarray(Z, dtype=np.float64), np.asarray(p, dtype=np.float64), np.asarray(y)
-    order = np.argsort(-p, kind="stable")[:most]
-    chosen = order[p[order] >= least]
+def link_rows(Z: np.ndarray, picks: Picks, *, least: float = LINK_MIN_PROBABILITY) -> pd.DataFrame:
+    """Lines from ``picks.anchor`` to its likeliest picks (``picks.rows``, at most
+    ``runs.picks.SHOWN``) with p_ij of at least ``least``, as wide as ``figures.link_widths`` (the
+    How NCA works page's), and whether each j shares the anchor's class ("same").
+
+    Z : array of shape (n, 2+), the drawn embedding; lines join its first two coordinates.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    p = picks.strongest
+    kept = p >= least
+    rows, p = picks.rows[kept], p[kept]
     return pd.DataFrame({
-        "z1": Z[anchor, 0], "z2": Z[anchor, 1], "z1_end": Z[chosen, 0], "z2_end": Z[chosen, 1],
-        "p": p[chosen], "width": link_widths(p)[chosen], "same": y[chosen] == y[anchor],
-    }, columns=["z1", "z2", "z1_end", "z2_end", "p", "width", "same"])  # fmt: skip
+        "z1": Z[picks.anchor, 0], "z2": Z[picks.anchor, 1], "z1_end": Z[rows, 0], "z2_end": Z[rows, 1],
+        "p": p, "width": link_widths(p), "same": picks.same[kept],
+    }, columns=_COLUMNS[LINKS])  # fmt: skip
 
 
 def anchor_rows(Z: np.ndarray, anchor: int) -> pd.DataFrame:

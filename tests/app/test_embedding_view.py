@@ -35,3 +35,40 @@ def test_an_image_run_carries_each_points_picture_for_its_tooltip_while_it_train
     _, tables_later = vega_chart(app, "embedding")
     assert tables_later["thumbnails"].equals(pictures)
     button(app, "Stop").click().run()
+
+
+def lines_caption(at) -> str | None:
+    found = [c.value for c in at.caption if c.value.startswith("Lines from training point")]
+    return found[0] if found else None
+
+
+def test_the_caption_under_the_picture_says_what_the_lines_of_a_clicked_point_are(app):
+    """While the run trains, after it ends (pointing to the Inspect tab) and never while
+    presenting, where the notice beside the picture says it in a few words."""
+    from apptest_helpers import button, click_vega, vega_chart, wait_for
+
+    from nca_core.plots.colours import OTHER_CLASS_LINE, SAME_CLASS_LINE
+
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(300)
+    app.sidebar.slider(key="pace").set_value(5)
+    button(app, "Train").click().run()
+    run = app.session_state["train_run"]
+    wait_for(app, lambda at: len(run.snapshots) >= 2)
+    assert lines_caption(app) is None  # nothing clicked yet
+    click_vega(app, "embedding", {"pick": [{"row": 6}]})
+    drawn = len(vega_chart(app, "embedding")[1]["links"])
+    which = "its 8 likeliest picks" if drawn == 8 else f"its {drawn} picks with p_ij of 0.005 or more"
+    words = f"to {which} among the points drawn, as wide as p_ij"
+    assert 1 < drawn <= 8 and run.job.alive
+    assert words in lines_caption(app) and "Inspect" not in lines_caption(app)
+    assert f"{SAME_CLASS_LINE[1]} to its own class, {OTHER_CLASS_LINE[1]} to another" in lines_caption(app)
+    button(app, "Stop").click().run()
+    wait_for(app, lambda at: not run.job.alive)
+    app.run()
+    assert lines_caption(app).startswith(f"Lines from training point #{run.run.display_index[6]} to its")
+    assert "The Inspect a point tab below lists its 8 likeliest, with p_i." in lines_caption(app)
+    app.toggle(key="present").set_value(True).run()
+    assert not vega_chart(app, "embedding")[1]["links"].empty and lines_caption(app) is None
+    app.toggle(key="present").set_value(False).run()
+    click_vega(app, "embedding", {"pick": []})  # a click on the background
+    assert lines_caption(app) is None

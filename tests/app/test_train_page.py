@@ -9,6 +9,7 @@ from apptest_helpers import button, click_vega, drawn_before_heavy_imports, vega
 
 from nca_core.plots.axes import settled_ranges
 from nca_core.plots.colours import class_colors
+from nca_core.plots.figures import LINK_WIDEST
 from nca_core.plots.replay import epoch_label
 
 
@@ -300,7 +301,7 @@ def test_clicking_a_point_inspects_it_and_draws_its_p_ij_on_every_rerun(app):
         links, anchor = tables["links"], tables["anchor"]
         assert anchor[["z1", "z2"]].to_numpy().tolist() == [Z[row, :2].tolist()]
         assert (links["p"].diff().dropna() <= 0).all() and links["p"].iloc[0] == pytest.approx(p.max())
-        assert links["width"].iloc[0] == pytest.approx(8.5) and (links["p"] >= 0.005).all()
+        assert links["width"].iloc[0] == pytest.approx(LINK_WIDEST) and (links["p"] >= 0.005).all()
         (inspected,) = [d.value for d in app.dataframe if str(d.value.index[0]).startswith("chosen")]
         assert inspected.index[0] == f"chosen #{run.run.display_index[row]}: {run.run.data.classes[run.run.display_labels[row]]}"
         app.run()
@@ -412,3 +413,55 @@ def test_a_click_mid_run_sends_the_pictures_place_as_a_block_from_its_first_mess
     assert (0, 2) in blocks  # the picture's and the curves' place, below the buttons' row
     assert {path: first.get(path) for path in blocks if first.get(path) != "add_block"} == {}
     button(app, "Stop").click().run()
+
+
+def float64_p(Z, row) -> np.ndarray:
+    """The Gaussian p_ij of ``row`` to every drawn point, written out in float64."""
+    Z = np.asarray(Z, dtype=np.float64)
+    sq = ((Z - Z[row]) ** 2).sum(1)
+    sq[row] = np.inf
+    w = np.exp(-(sq - sq.min()))
+    return w / w.sum()
+
+
+def crowded_wine_run(app):
+    """A finished run on wine and its most crowded point: the one giving p_ij of 0.005 or
+    more to the most others (dozens of lines used to merge into one dark patch around it)."""
+    app.selectbox(key="dataset").set_value("wine").run()
+    run = finished_run(app, 40, "wine")
+    Z = run.snapshots[-1].embedding
+    crowd = [(float64_p(Z, i) >= 0.005).sum() for i in range(len(Z))]
+    row = int(np.argmax(crowd))
+    assert crowd[row] > 16
+    return run, row, float64_p(Z, row)
+
+
+def test_a_click_in_a_crowd_draws_lines_to_its_eight_likeliest_picks_as_wide_as_p_ij(app):
+    run, row, p = crowded_wine_run(app)
+    Z, y = run.snapshots[-1].embedding, run.run.display_labels
+    click_vega(app, "embedding", {"pick": [{"row": row}]})
+    links = vega_chart(app, "embedding")[1]["links"]
+    likeliest = np.argsort(-p, kind="stable")[:8]
+    assert len(links) == 8
+    np.testing.assert_array_equal(links[["z1_end", "z2_end"]].to_numpy(), Z[likeliest, :2])
+    np.testing.assert_allclose(links["p"], p[likeliest], rtol=1e-9)
+    assert links["same"].tolist() == (y[likeliest] == y[row]).tolist()
+    widths = np.maximum(LINK_WIDEST * p[likeliest] / p[likeliest[0]], 1.0)  # proportional, at least a pixel
+    np.testing.assert_allclose(links["width"], widths, rtol=1e-9)
+    caption = next(c.value for c in app.caption if c.value.startswith("Lines from training point"))
+    assert f"#{run.run.display_index[row]} to its 8 likeliest picks" in caption
+    assert "solid black to its own class, dashed grey to another" in caption
+
+
+
+def test_a_point_sure_of_its_few_nearest_gets_lines_to_those_only_and_words_that_say_so(app):
+    run = finished_run(app, 20)
+    Z = run.snapshots[-1].embedding
+    counts = [(float64_p(Z, i) >= 0.005).sum() for i in range(len(Z))]
+    sure = int(np.argmin(counts))
+    assert counts[sure] < 8
+    click_vega(app, "embedding", {"pick": [{"row": sure}]})
+    assert len(vega_chart(app, "embedding")[1]["links"]) == counts[sure]
+    caption = next(c.value for c in app.caption if c.value.startswith("Lines from training point"))
+    picks = "1 pick" if counts[sure] == 1 else f"{counts[sure]} picks"
+    assert f"#{run.run.display_index[sure]} to its {picks} with p_ij of 0.005 or more among the points" in caption

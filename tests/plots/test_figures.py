@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from nca_core.plots import axes, colours, figures, replay
 
@@ -34,6 +35,13 @@ def test_neighbour_links_draw_only_likely_neighbours(rng):
     lines = [t for t in fig.data if t.mode == "lines"]
     assert len(lines) == 2  # p = 0.1 is below the threshold
     assert lines[0].line.width > lines[1].line.width
+
+
+def test_line_widths_are_proportional_to_p_ij_and_at_least_a_pixel():
+    widest = figures.LINK_WIDEST
+    widths = figures.link_widths(np.array([0.0, 0.5, 0.25, 0.4, 0.01]))
+    assert widths.tolist() == pytest.approx([1.0, widest, widest / 2, widest * 0.8, 1.0])
+    assert figures.link_widths(np.zeros(3)).tolist() == [1.0, 1.0, 1.0]
 
 
 def test_every_2d_embedding_uses_one_scale_for_both_axes(run):
