@@ -9,6 +9,7 @@ import streamlit as st
 from nca_core.datasets import Dataset
 from nca_core.plots import colours, figures, replay
 from nca_core.plots.gif import replay_gif
+from nca_core.runs.picks import point_picks
 
 from . import notices
 from .data import dataset_title
@@ -47,6 +48,8 @@ def results(active: ActiveRun, data: Dataset) -> None:
 
 
 def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
+    """The clicked point's p_ij: p_i and its likeliest picks, then their inputs (pictures or
+    feature values) beside its own."""
     run, snap = active.run, active.snapshots[-1]
     if row is None:
         st.info(
@@ -54,14 +57,56 @@ def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
             icon=":material/ads_click:",
         )
         return
-    neighbours = run.neighbours(snap, row, k=8)
-    index = run.display_index
-    labels = run.display_labels
+    picks = point_picks(snap, run.display_labels, row)
+    index, labels = run.display_index, run.display_labels
+    if not len(picks.rows):
+        st.warning(
+            f"Training point #{index[row]} is at no finite distance from any other point drawn: "
+            "it picks no neighbour.",
+            icon=":material/warning:",
+        )
+        return
     st.markdown(
-        f"Training point **#{index[row]}**, class **{data.classes[labels[row]]}**; its 8 nearest "
-        f"neighbours in the embedding (epoch {replay.epoch_label(snap)}):"
+        f"Training point **#{index[row]}**, class **{data.classes[labels[row]]}**, in the embedding "
+        f"(epoch {replay.epoch_label(snap)}): its {len(picks.rows)} likeliest picks among the "
+        f"{len(index)} points drawn. The picture draws a line to each with p_ij of "
+        f"{figures.LINK_MIN_PROBABILITY:g} or more."
     )
-    rows = np.concatenate([[row], neighbours])
+    st.metric(
+        "p_i (same class)",
+        f"{picks.p_i:.3f}",
+        help="The sum of its p_ij over its own class: the chance that it picks a neighbour of its "
+        "class, the term NCA's objective f adds up over all points.",
+    )
+    _picks_table(picks, index, labels, data.classes)
+    _inputs(data, np.concatenate([[row], picks.rows]), index, labels)
+
+
+def _picks_table(picks, index, labels, classes) -> None:
+    """One row per pick, likeliest first: its training point, class, p_ij as a bar, and
+    whether it shares the chosen point's class (in words, not colour alone)."""
+    import pandas as pd
+
+    table = pd.DataFrame({
+        "training point": index[picks.rows],
+        "class": [classes[c] for c in labels[picks.rows]],
+        "p_ij": picks.strongest,
+        "same class": ["yes" if same else "no" for same in picks.same],
+    })  # fmt: skip
+    p_ij = st.column_config.ProgressColumn(
+        "p_ij",
+        help="The chance that it picks this point as its neighbour.",
+        format="%.3g",
+        min_value=0.0,
+        max_value=1.0,
+    )
+    st.dataframe(table, hide_index=True, column_config={"p_ij": p_ij})
+
+
+def _inputs(data: Dataset, rows, index, labels) -> None:
+    """The inputs of ``rows`` (display rows, the chosen point first): images in a grid, or a
+    table of feature values."""
+    st.markdown("Their inputs, the chosen point's first:")
     titles = [f"#{index[r]}: {data.classes[labels[r]]}" for r in rows]
     if data.image_shape is not None:
         titles[0] = "chosen<br>" + titles[0]  # a Plotly title; on one line it overflowed a ninth of the width

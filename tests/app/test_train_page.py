@@ -453,6 +453,24 @@ def test_a_click_in_a_crowd_draws_lines_to_its_eight_likeliest_picks_as_wide_as_
     assert "solid black to its own class, dashed grey to another" in caption
 
 
+def test_the_inspect_tab_lists_the_clicked_points_p_ij_and_p_i(app):
+    run, row, p = crowded_wine_run(app)
+    y, index, classes = run.run.display_labels, run.run.display_index, run.run.data.classes
+    click_vega(app, "embedding", {"pick": [{"row": row}]})
+    likeliest = np.argsort(-p, kind="stable")[:8]
+    assert any(f"its 8 likeliest picks among the {len(index)} points drawn" in m.value for m in app.markdown)
+    (table,) = [d.value for d in app.dataframe if "p_ij" in d.value.columns]
+    assert list(table.columns) == ["training point", "class", "p_ij", "same class"]
+    assert table["training point"].tolist() == index[likeliest].tolist()
+    assert table["class"].tolist() == [classes[c] for c in y[likeliest]]
+    np.testing.assert_allclose(table["p_ij"], p[likeliest], rtol=1e-9)
+    assert table["same class"].tolist() == ["yes" if c == y[row] else "no" for c in y[likeliest]]
+    (p_i,) = [m for m in app.metric if m.label == "p_i (same class)"]
+    assert p_i.value == f"{p[y == y[row]].sum():.3f}"
+    # the inputs below are those of the same eight, the chosen point first
+    (inputs,) = [d.value for d in app.dataframe if str(d.value.index[0]).startswith("chosen")]
+    assert [int(t.split(":")[0].split("#")[1]) for t in inputs.index] == [index[row], *index[likeliest]]
+
 
 def test_a_point_sure_of_its_few_nearest_gets_lines_to_those_only_and_words_that_say_so(app):
     run = finished_run(app, 20)
@@ -465,3 +483,17 @@ def test_a_point_sure_of_its_few_nearest_gets_lines_to_those_only_and_words_that
     caption = next(c.value for c in app.caption if c.value.startswith("Lines from training point"))
     picks = "1 pick" if counts[sure] == 1 else f"{counts[sure]} picks"
     assert f"#{run.run.display_index[sure]} to its {picks} with p_ij of 0.005 or more among the points" in caption
+
+
+def test_a_point_at_no_finite_distance_from_the_others_says_it_picks_no_neighbour(app):
+    """A run that blew up may leave infinite coordinates: no lines, no table, and words."""
+    from dataclasses import replace
+
+    run = finished_run(app, 2)
+    Z = run.snapshots[-1].embedding.copy()
+    Z[5] = np.inf
+    run.job.snapshots[-1] = replace(run.snapshots[-1], embedding=Z)
+    click_vega(app, "embedding", {"pick": [{"row": 5}]})
+    assert vega_chart(app, "embedding")[1]["links"].empty
+    assert any(f"#{run.run.display_index[5]} is at no finite distance" in w.value for w in app.warning)
+    assert not [d for d in app.dataframe if "p_ij" in d.value.columns]
