@@ -5,7 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from app_pages.engine import process
-from app_pages.ui import navigation, share
+from app_pages.ui import links, navigation
 
 process.start()  # the training engine's process-wide settings (the interpreter's switch interval)
 st.set_page_config(
@@ -15,5 +15,5 @@ st.set_page_config(
     menu_items={"About": "NCA Explorer: Neighbourhood Components Analysis, learnt live in PyTorch."},
 )
 page = st.navigation(navigation.ALL)
-share.arrive(page.url_path)  # Back to a page brings its settings back (share.follow_address)
+links.arrive(page.url_path)  # Back to a page brings its settings back (links.follow_address)
 page.run()

@@ -2,16 +2,15 @@
 
 import streamlit as st
 
-from app_pages.ui import data as app_data
-from app_pages.ui import navigation, share
+from app_pages.ui import app_data, links, navigation
 from app_pages.ui.toy import toy_problem
 from nca_core.plots import colours, figures
 from nca_core.runs.toy import neighbourhood
 
 CONTROLS = ("about-scale", "about-anchor")  # the toy's settings, kept in the page's address
 names = app_data.dataset_names()
-share.follow_address(navigation.ABOUT.url_path, names, CONTROLS)  # Back brings a scale and point back
-share.read_once(names)
+links.follow_address(navigation.ABOUT.url_path, names, CONTROLS)  # Back brings a scale and point back
+links.read_once(names)
 st.title("How NCA works")
 st.caption(
     "NCA learns a map under which each point's nearest neighbours share its class. Click a point "
@@ -27,19 +26,19 @@ st.caption(
     "learnt. The slider scales A."
 )
 problem = toy_problem()
-from_link = share.take("toy_scale", "toy_point")
+from_link = links.take("toy_scale", "toy_point")
 if from_link.get("toy_point", 0) >= len(problem.y):
-    share.notice(
+    links.notice(
         f"point={from_link.pop('toy_point')} ignored: the toy set's points are numbered 0 to {len(problem.y) - 1}"
     )
 scale = st.slider(
-    "Scale of A", 0.1, 5.0, share.first_default("about-scale", from_link.get("toy_scale", 1.0)), 0.1,
+    "Scale of A", 0.1, 5.0, links.first_default("about-scale", from_link.get("toy_scale", 1.0)), 0.1,
     key="about-scale", help="A larger map makes distances larger, so p_ij concentrates on the nearest few points.",
 )  # fmt: skip
 anchor = st.session_state.setdefault("about-anchor", from_link.get("toy_point", 0))
-share.used("toy_scale", "toy_point")
-share.show_notices()
-share.write_address(navigation.ABOUT.url_path, {"a_scale": f"{scale:g}", "point": str(anchor)})
+links.used("toy_scale", "toy_point")
+links.show_notices()
+links.write_address(navigation.ABOUT.url_path, {"a_scale": f"{scale:g}", "point": str(anchor)})
 scaled = "" if scale == 1 else f"{scale:g} × "
 panels = (
     ("before", f"before: A = {scaled}identity", problem.initial),

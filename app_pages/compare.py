@@ -4,8 +4,7 @@ from functools import partial
 
 import streamlit as st
 
-from app_pages.ui import data as app_data
-from app_pages.ui import navigation, page_style, share
+from app_pages.ui import app_data, links, navigation, page_style
 from nca_core import stratified_subsample
 
 CONTROLS = ("compare-d", "compare-k", "compare-std-", "compare-same-scale")  # the settings' widgets
@@ -20,101 +19,101 @@ st.caption(
 # The dataset and the two settings share a row, so the first panel starts on the first screen.
 controls = st.container(horizontal=True, vertical_alignment="bottom")
 # Back to an address of this page draws it with that address's settings
-share.follow_address(navigation.COMPARE.url_path, app_data.dataset_names(), CONTROLS)
+links.follow_address(navigation.COMPARE.url_path, app_data.dataset_names(), CONTROLS)
 with controls, st.container(width=280):
     name = app_data.pick_dataset()
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
-from app_pages.ui import compare, compare_panels  # noqa: E402  (loads torch and scikit-learn: after the page's top)
+from app_pages.ui.compare import fits, panels  # noqa: E402  (loads torch and scikit-learn: after the page's top)
 
-from_link = share.take("n_components", "k", "standardize", "same_scale")
-# each drawn with the default it was first drawn with (share.first_default says why)
+from_link = links.take("n_components", "k", "standardize", "same_scale")
+# each drawn with the default it was first drawn with (links.first_default says why)
 d = controls.radio(
-    "Dimensions", [2, 3], index=share.first_default("compare-d", int(from_link.get("n_components") == 3)),
+    "Dimensions", [2, 3], index=links.first_default("compare-d", int(from_link.get("n_components") == 3)),
     horizontal=True, key="compare-d", help="2-D or 3-D pictures.", width="content",
 )  # fmt: skip
 k = controls.select_slider(
-    "k for kNN", [1, 3, 5, 7, 9], value=share.first_default("compare-k", from_link.get("k", 5)), key="compare-k"
+    "k for kNN", [1, 3, 5, 7, 9], value=links.first_default("compare-k", from_link.get("k", 5)), key="compare-k"
 )
 toggles = st.container(horizontal=True)
 standardize = toggles.toggle(
     "Standardise inputs", key=f"compare-std-{name}",
-    value=share.first_default(f"compare-std-{name}", from_link.get("standardize", compare.recommended_standardize(data))),
+    value=links.first_default(f"compare-std-{name}", from_link.get("standardize", fits.recommended_standardize(data))),
     help="Zero mean, unit variance per feature before every method.",
 )  # fmt: skip
 deep = toggles.toggle(
     "Add deep NCA", value=False, key="compare-deep",
     help="Also train nonlinear NCA: a neural network with the Student-t kernel (Min et al., 2010).",
 )  # fmt: skip
-share.show_notices()
+links.show_notices()
 d = min(d, data.n_features)
-scored = compare.scored_data(data)  # a stratified subset of a large set, said below
+scored = fits.scored_data(data)  # a stratified subset of a large set, said below
 display_index = stratified_subsample(scored.y_train, min(2000, len(scored.y_train)), seed=0)
 labels = scored.y_train[display_index]
-pictures = compare_panels.display_pictures(name, data, display_index)  # hover pictures of image data
+pictures = panels.display_pictures(name, data, display_index)  # hover pictures of image data
 same_scale = toggles.toggle(
-    "One scale for every panel", value=share.first_default("compare-same-scale", from_link.get("same_scale", False)),
+    "One scale for every panel", value=links.first_default("compare-same-scale", from_link.get("same_scale", False)),
     key="compare-same-scale",
     help="Each panel always draws a unit across as long as a unit up. The methods' scales differ "
     "(PCA keeps the inputs' units, LDA whitens the spread within classes, NCA learns its scale, "
     "which sets how many neighbours count): on one scale, compare sizes too.",
 )  # fmt: skip
-share.used("n_components", "k", "standardize", "same_scale")  # drawn with the link's values
+links.used("n_components", "k", "standardize", "same_scale")  # drawn with the link's values
 # the link opens this page as it is now
 view = {"dataset": name, "d": d, "k": k, "std": str(standardize).lower(), "scale": str(same_scale).lower()}
-share.write_address(navigation.COMPARE.url_path, {key: str(value) for key, value in view.items()})
-compare_panels.brush_summary(name, labels, data.classes, three_d=d == 3)
+links.write_address(navigation.COMPARE.url_path, {key: str(value) for key, value in view.items()})
+panels.brush_summary(name, labels, data.classes, three_d=d == 3)
 
 
-def show(cell, label: str, fitted: compare.Fitted, score) -> compare.MethodResult:
+def show(cell, label: str, fitted: fits.Fitted, score) -> fits.MethodResult:
     """A panel's picture now and its k-NN scores once ``score()`` has them; on one shared
     scale, nothing until every method is scored (drawn below)."""
     if same_scale:
         return score()
-    points = compare.display_points(fitted, scored, display_index)
-    return compare_panels.panel(cell, label, points, labels, data.classes, k, score, dataset=name, pictures=pictures)
+    points = fits.display_points(fitted, scored, display_index)
+    return panels.panel(cell, label, points, labels, data.classes, k, score, dataset=name, pictures=pictures)
 
 
 # NCA's panel comes first (on a 1024-pixel screen the second row is below the fold), then
 # PCA and LDA; each is drawn as soon as its projection is fitted (PCA takes moments), so
 # the page has pictures while NCA is fitted, trained or loaded.
-grid = compare_panels.panel_grid(3 + deep)
+grid = panels.panel_grid(3 + deep)
 nca_cells, baseline_cells = grid[: 1 + deep], grid[1 + deep :]
 # Slots for what is written once every method is scored: drawn now, they clear another
 # dataset's notes and table, which stayed (greyed) below the new panels while NCA trained.
 notes_slot, table_slot = st.empty(), st.empty()
 baselines = []
 for cell, method in zip(baseline_cells, ("pca", "lda")):
-    fitted = compare.baseline_fit(method, name, scored, d, standardize)
-    score = partial(compare.baseline, method, name, scored, d, k, standardize, display_index)
+    fitted = fits.baseline_fit(method, name, scored, d, standardize)
+    score = partial(fits.baseline, method, name, scored, d, k, standardize, display_index)
     baselines.append(show(cell, method.upper(), fitted, score))
 ncas, sources = [], []
 for cell, deep_one in zip(nca_cells, (False, True)):
     label = "deep NCA" if deep_one else "NCA"
     with cell.container():  # the progress bar of a fresh fit shows in the panel's place
-        fitted, source = compare.nca_run(name, data, d, standardize, deep=deep_one)
-    ncas.append(show(cell, label, fitted, partial(compare.score, label, fitted, scored, k, display_index)))
+        fitted, source = fits.nca_run(name, data, d, standardize, deep=deep_one)
+    ncas.append(show(cell, label, fitted, partial(fits.score, label, fitted, scored, k, display_index)))
     sources.append(f"{'Deep NCA' if deep_one else 'NCA here'} is {source}.")
-    if (note := compare.train_page_note(name, d, standardize, deep=deep_one)) is not None:
+    if (note := fits.train_page_note(name, d, standardize, deep=deep_one)) is not None:
         sources.append(note)
 results = ncas + baselines  # in the panels' order
 if same_scale:
-    ranges = compare_panels.shared_ranges(results)
+    ranges = panels.shared_ranges(results)
     for cell, result in zip(grid, results):
-        compare_panels.panel(
+        panels.panel(
             cell, result.name, result.embedding, labels, data.classes, k, result, ranges, dataset=name,
             pictures=pictures,
         )
-raw = compare.raw_inputs(name, scored, k, standardize)
+raw = fits.raw_inputs(name, scored, k, standardize)
 # What was fitted on what, below the panels: above them it kept NCA's picture off a
 # 1024 x 768 screen.
-if (note := compare_panels.subset_note(data, scored)) is not None:
+if (note := panels.subset_note(data, scored)) is not None:
     sources.insert(0, note)
 notes_slot.caption(" ".join(sources))
 
 with table_slot.container():
-    compare_panels.results_table([*results, raw], k)
+    panels.results_table([*results, raw], k)
     st.caption(
         "The last row is kNN on the inputs themselves"
         + (", standardised" if standardize else "")

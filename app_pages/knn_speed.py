@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from app_pages.ui import data as app_data
-from app_pages.ui import navigation, page_style, share, speed_table
+from app_pages.ui import app_data, links, navigation, page_style
+from app_pages.ui.speed import results_table
 from nca_core.config.settings import BY_NAME
 from nca_core.search.costs import INDEX_LABELS
 
@@ -18,7 +18,7 @@ st.caption(
     "timed on this machine."
 )
 # Back to an address of this page draws it with that address's settings
-share.follow_address(navigation.KNN_SPEED.url_path, app_data.dataset_names(), CONTROLS)
+links.follow_address(navigation.KNN_SPEED.url_path, app_data.dataset_names(), CONTROLS)
 name = app_data.pick_dataset(default=app_data.best_high_dimensional())
 data = app_data.load_dataset(name)
 if data is None:
@@ -36,23 +36,23 @@ if len(data.y_test) == 0:
 # the run's d, as the Train page offers it and every page's address writes it, below the
 # inputs' own dimension, as mapping to all of it saves nothing (rings' 3 features: 2 alone)
 choices = [d for d in BY_NAME["n_components"].choices if d < data.n_features] or [2]
-linked = share.take("n_components").get("n_components")
+linked = links.take("n_components").get("n_components")
 if linked is not None and linked not in choices:
-    share.notice(f"d={linked} ignored: this dataset allows {', '.join(map(str, choices))}")
+    links.notice(f"d={linked} ignored: this dataset allows {', '.join(map(str, choices))}")
     linked = None
-share.used("n_components")
+links.used("n_components")
 if len(choices) == 1:  # a slider of one stop is a lone dot
     d = choices[0]
     st.caption(f"NCA dimension d = {d}: the one choice for {data.n_features} input features.")
 else:
     d = st.select_slider(  # one per dataset: rings' only choice, 2, must not carry over to MNIST
         "NCA dimension d", choices, key=f"speed-d-{name}",
-        value=share.first_default(f"speed-d-{name}", linked or (32 if 32 in choices else choices[-1])),
+        value=links.first_default(f"speed-d-{name}", linked or (32 if 32 in choices else choices[-1])),
     )  # fmt: skip
-share.show_notices()
-share.write_address(navigation.KNN_SPEED.url_path, {"dataset": name, "d": str(d)})
+links.show_notices()
+links.write_address(navigation.KNN_SPEED.url_path, {"dataset": name, "d": str(d)})
 st.caption(
-    f"{speed_table.queries_in_words(data)} against {len(data.y_train):,} references, float32; graphs are built "
+    f"{results_table.queries_in_words(data)} against {len(data.y_train):,} references, float32; graphs are built "
     "on all cores; ratios are against raw exact search."
 )
 
@@ -71,29 +71,30 @@ again = when.button(
 measured = when.empty()  # the note on when the figures were measured, right of the button
 # The table shows sizes before any search; raw and NCA exact search come first, as the
 # headline compares them, then the graphs, whose build takes longest.
-sizes, kept = speed_table.flat_sizes(data, d), []
-speed_table.show_pending_summary(summary)
-speed_table.show_table(table, [], sizes)
+sizes, kept = results_table.flat_sizes(data, d), []
+results_table.show_pending_summary(summary)
+results_table.show_table(table, [], sizes)
 
 # The search engine and the NCA model load only now, imported here rather than at the top:
 # the table above needs neither, and torch takes seconds to load on a fresh server.
 with when, st.spinner("Loading the search engine and the NCA model…"):
-    from app_pages.ui import compare, speed
+    from app_pages.ui.compare import fits
+    from app_pages.ui.speed import measurements
     from nca_core.plots import search_costs
 
-    transform, source = speed.nca_model(name, data, d, compare.recommended_standardize(data))
-for kind in speed_table.KINDS:
+    transform, source = measurements.nca_model(name, data, d, fits.recommended_standardize(data))
+for kind in results_table.KINDS:
     with when, st.spinner(f"Searching the raw inputs ({INDEX_LABELS[kind]})…"):  # beside the table
-        kept.append(speed.raw_cost(name, data, kind, again=again))
-    speed_table.show_table(table, [k.cost for k in kept], sizes)
+        kept.append(measurements.raw_cost(name, data, kind, again=again))
+    results_table.show_table(table, [k.cost for k in kept], sizes)
     with when, st.spinner(f"Searching the NCA projection ({INDEX_LABELS[kind]})…"):
-        kept.append(speed.nca_cost(name, data, d, transform, kind, again=again))
-    speed_table.show_table(table, [k.cost for k in kept], sizes)
+        kept.append(measurements.nca_cost(name, data, d, transform, kind, again=again))
+    results_table.show_table(table, [k.cost for k in kept], sizes)
     if kind == "exact":
         with summary.container():
-            speed.show_summary([k.cost for k in kept])
+            measurements.show_summary([k.cost for k in kept])
 costs = [k.cost for k in kept]
-measured.caption(speed.measured_note(kept))
-chart.plotly_chart(search_costs.search_cost_chart(costs, noise_seconds=speed_table.TOO_QUICK_SECONDS), key="speed-chart")
-note = compare.train_page_note(name, d, compare.recommended_standardize(data))
+measured.caption(measurements.measured_note(kept))
+chart.plotly_chart(search_costs.search_cost_chart(costs, noise_seconds=results_table.TOO_QUICK_SECONDS), key="speed-chart")
+note = fits.train_page_note(name, d, fits.recommended_standardize(data))
 source_note.caption(f"NCA here is {source}." + (f" {note}" if note else ""))

@@ -2,17 +2,17 @@
 
 import streamlit as st
 
-from app_pages.ui import data as app_data
-from app_pages.ui import navigation, presentation, share, state
-from app_pages.ui import run_controls as controls
+from app_pages.ui import app_data, links, navigation
+from app_pages.ui.train import buttons as controls
+from app_pages.ui.train import presentation, runs
 
 LOADED = "train-loaded-dataset"  # session key: the dataset the page last loaded
 # Back to an address of this page draws it with that address's settings (the run settings'
 # widgets are keyed by dataset: controls.run_settings)
 names = app_data.dataset_names()
-share.follow_address(navigation.TRAIN.url_path, names, tuple(f"{dataset}-" for dataset in names))
-share.read_once(names)  # a link's settings, ?present=1 among them, come first
-state.find_again(share.run_token())  # a reloaded page takes up its run (and says so below)
+links.follow_address(navigation.TRAIN.url_path, names, tuple(f"{dataset}-" for dataset in names))
+links.read_once(names)  # a link's settings, ?present=1 among them, come first
+runs.find_again(links.run_token())  # a reloaded page takes up its run (and says so below)
 presenting = presentation.active()  # large type, no sidebar, one big chart
 presentation.style(presenting)
 # The title's container is drawn in both modes, so the row below keeps its place when the
@@ -40,18 +40,18 @@ loading = st.session_state.get(LOADED) != name
 # messages in between), and the browser then dropped the live picture and the curves and
 # built them anew (a tenth of a second with no picture at a Pause or Resume click).
 stage_slot, about_slot = (st.empty(), st.empty()) if loading else (st.container(), st.container())
-active = state.current()
+active = runs.current()
 if active is not None and (active.dataset != name or not app_data.still_loaded(name, active.run.data)):
-    state.reset()
+    runs.reset()
     active = None
 # The buttons come before the dataset and the settings, whose first load also imports torch
 # and scikit-learn (seconds on a fresh server). A run asked for starts below, once its
 # settings are read; its buttons are drawn for it already.
 if active is not None and active.job.alive and controls.train_requested():
-    state.drop_request()  # a second Train click (a double click) while its run trains
+    runs.drop_request()  # a second Train click (a double click) while its run trains
 requested = controls.train_requested() and not (active is not None and active.job.alive)
 running = requested or (active is not None and active.job.alive)
-paused = state.pending_pause() or (active is not None and active.job.pause_requested)
+paused = runs.pending_pause() or (active is not None and active.job.pause_requested)
 with top:
     controls.run_buttons(running, paused, ready=not loading)
     if presenting:
@@ -65,14 +65,14 @@ if loading:
     )
     about_slot.empty()
 
-from app_pages.ui import embedding_view, notices, run_results, views  # noqa: E402  (see the buttons: these load torch)
-from app_pages.ui.controls import demo_for, run_settings  # noqa: E402
+from app_pages.ui.train import embedding_view, live_status, notices, run_results  # noqa: E402  (see the buttons: these load torch)
+from app_pages.ui.train.sidebar import demo_for, run_settings  # noqa: E402
 from nca_core.runs.run import Run  # noqa: E402
 
 data = app_data.load_dataset(name)
 if data is None:
     stage_slot.empty()  # the error below says why: it is not loading any more
-    state.drop_request()  # nothing to train: a Train click waiting for this data is dropped
+    runs.drop_request()  # nothing to train: a Train click waiting for this data is dropped
     st.stop()
 if loading:
     st.session_state[LOADED] = name
@@ -80,12 +80,12 @@ if loading:
 stage, about = stage_slot, about_slot  # containers: a run that loaded its dataset has rerun
 demo = demo_for(name, data)  # a start that leaves the classes mixed, where the usual one does not
 chosen = run_settings(
-    data, key=name, overrides=share.take(*share.RUN_FIELDS), start=demo.init if demo else None
+    data, key=name, overrides=links.take(*links.RUN_FIELDS), start=demo.init if demo else None
 )
-share.used(*share.RUN_FIELDS)  # every control is drawn with the link's values
+links.used(*links.RUN_FIELDS)  # every control is drawn with the link's values
 # a link opens these settings, and a reload finds the run again
-address = {**share.to_params(name, chosen, presenting), **state.run_link()}
-share.write_address(navigation.TRAIN.url_path, address)
+address = {**links.to_params(name, chosen, presenting), **runs.run_link()}
+links.write_address(navigation.TRAIN.url_path, address)
 run = Run(chosen, data)  # the settings made possible for the data, resolved once
 config, notes = run.config, run.notes
 with about:
@@ -96,8 +96,8 @@ with about:
             st.write(data.description)
             if data.citation:
                 st.caption(data.citation)
-    share.show_notices()
-    found = st.session_state.pop(state.FOUND, None)
+    links.show_notices()
+    found = st.session_state.pop(runs.FOUND, None)
     if found is not None:
         st.info(found, icon=":material/history:")
     if not presenting:
@@ -114,22 +114,22 @@ with about:
 
 pace = controls.pace_controls()
 if requested:
-    active = state.start(name, run, pace)
+    active = runs.start(name, run, pace)
 
 
 def status_and_picture(page: dict, first_frame_due: bool = False) -> None:
-    """Progress, errors and the embedding: redrawn often while training (views.redraw_seconds).
+    """Progress, errors and the embedding: redrawn often while training (live_status.redraw_seconds).
     ``page``: what this page run decided (``picture``'s); ``first_frame_due``: the page run
     that drew this had a run with no frame yet."""
-    current = state.current()
+    current = runs.current()
     # the start frame went out on an earlier tick (an app rerun drops what is not yet sent)
     start_sent = current is not None and current.job.start_released
     if current is not None:
         current.job.heartbeat()
-        views.progress(current)
+        live_status.progress(current)
         if current.job.error:
             st.error(current.job.error, icon=":material/error:")
-    shown = state.shown()
+    shown = runs.shown()
     if shown is None or not shown.snapshots:
         if current is not None and current.job.alive:
             st.info("Starting the run: the picture appears with its first frame.", icon=":material/hourglass_top:")
@@ -156,13 +156,13 @@ def picture(shown, data, demo, running: bool, presenting: bool) -> None:
     # presenting, the notice shares a narrow column in large type: its click hint is brief
     notice = notices.live(three_d, presenting) if running else notices.final(shown, three_d, presenting)
     if not presenting:
-        views.metrics(shown, demo)
+        live_status.metrics(shown, demo)
         embedding_view.embedding(shown, data, select=not running)
         st.caption(notice)
         return
     chart, side = st.columns([3, 1])
     with side:
-        views.accuracy_metric(shown)
+        live_status.accuracy_metric(shown)
         st.caption(notice)
     with chart:
         embedding_view.embedding(shown, data, select=not running, big=True)
@@ -170,9 +170,9 @@ def picture(shown, data, demo, running: bool, presenting: bool) -> None:
 
 def curves() -> None:
     """The curves: they change slowly, so they are redrawn less often."""
-    shown = state.shown()
+    shown = runs.shown()
     if shown is not None and shown.snapshots:
-        views.curves(shown)
+        live_status.curves(shown)
 
 
 running = running and active is not None
@@ -181,13 +181,13 @@ resting = running and active.job.at_rest  # set by a click (Pause, Step), which 
 page = {"data": data, "demo": demo, "running": running, "presenting": presenting}
 if running:
     # a page's redraws take their share of the server's when many runs are under way
-    n_train, d, under_way = len(data.y_train), active.run.config.n_components, state.job_slots().running
-    picture_every, curves_every = views.redraw_seconds(
+    n_train, d, under_way = len(data.y_train), active.run.config.n_components, runs.job_slots().running
+    picture_every, curves_every = live_status.redraw_seconds(
         n_train, d, first_frame=first_frame_due, resting=resting, runs_under_way=under_way
     )
     # Once the start frame is shown the page reruns, only to poll at the run's own pace: a
     # small set on a quiet server already polls at that pace, and its picture is not sent twice.
-    steady = views.redraw_seconds(n_train, d, runs_under_way=under_way)
+    steady = live_status.redraw_seconds(n_train, d, runs_under_way=under_way)
     first_frame_due = first_frame_due and (picture_every, curves_every) != steady
 # A fragment draws into a container of its own, so after a run the picture and the curves
 # are drawn into a container too: at the same place in the page, the browser keeps the
@@ -212,6 +212,6 @@ else:
             status_and_picture(page)
         with right, st.container():
             curves()
-        done = state.current()
+        done = runs.current()
         if done is not None and done.snapshots:
             run_results.results(done, data)

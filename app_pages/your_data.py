@@ -4,8 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app_pages.ui import data as app_data
-from app_pages.ui import navigation, share
+from app_pages.ui import app_data, links, navigation
 from nca_core.datasets import (
     MISSING_IN_WORDS,
     DatasetError,
@@ -121,5 +120,5 @@ for note in dataset.notes:
 if st.button("Use this dataset on every page", type="primary"):
     st.session_state[app_data.UPLOAD_KEY] = dataset
     st.session_state["dataset_choice"] = app_data.UPLOAD_NAME
-    share.upload_link()  # an upload's link this session opened with: its settings, for this file
+    links.upload_link()  # an upload's link this session opened with: its settings, for this file
     st.switch_page(navigation.TRAIN)

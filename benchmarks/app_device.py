@@ -1,6 +1,6 @@
 """The Train page's MNIST run on a chosen device, with no browser: what the live view gets.
 
-Builds the job the Train page starts (``app_pages.ui.state.new_job``: the page's default
+Builds the job the Train page starts (``app_pages.ui.train.runs.new_job``: the page's default
 MNIST run, a linear map to d = 2, with the page's share of torch threads) on ``--device``,
 at the sidebar's default pace (slow-motion start, 10 frames a second cap) and at full speed,
 and follows it as the page does: the frames the job keeps are polled every 5 ms, and every
@@ -33,8 +33,8 @@ from app_pages.engine.frames import progress
 from app_pages.engine.jobs import JobState
 from app_pages.engine.pacing import Pace
 from app_pages.engine.slots import JobSlots
-from app_pages.ui.state import new_job, slot_capacity, turn_capacity
-from app_pages.ui.views import redraw_seconds
+from app_pages.ui.train.live_status import redraw_seconds
+from app_pages.ui.train.runs import new_job, slot_capacity, turn_capacity
 from nca_core import datasets
 from nca_core.plots import axes, live_picture
 from nca_core.runs.run import Run, recommended_config

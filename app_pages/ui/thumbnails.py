@@ -14,11 +14,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app_pages.ui.app_data import UPLOAD_NAME
 from nca_core.datasets import Dataset
 from nca_core.plots.live_charts import thumbnail_rows
 from nca_core.plots.thumbnails import png_data_urls
-
-from .data import UPLOAD_NAME
 
 
 def _rows(data: Dataset, points: np.ndarray) -> pd.DataFrame:

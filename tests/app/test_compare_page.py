@@ -11,7 +11,7 @@ import pytest
 from apptest_helpers import button, drawn_before_heavy_imports, vega_chart, wait_for
 from streamlit.testing.v1 import AppTest
 
-from app_pages.ui.compare_panels import BRUSH, _selected_rows
+from app_pages.ui.compare.panels import BRUSH, _selected_rows
 from nca_core import datasets
 from nca_core.datasets import Dataset
 
@@ -303,7 +303,7 @@ def test_the_title_and_dataset_are_drawn_before_torch_and_scikit_learn_are_impor
 def test_baselines_are_fitted_and_scored_on_one_blas_thread(monkeypatch):
     from threadpoolctl import threadpool_info
 
-    from app_pages.ui import compare
+    from app_pages.ui.compare import fits
 
     def blas_threads():
         return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
@@ -314,10 +314,10 @@ def test_baselines_are_fitted_and_scored_on_one_blas_thread(monkeypatch):
         seen.append(blas_threads())
         return (lambda X: X[:, :d]), 0.0, ""
 
-    monkeypatch.setattr(compare, "fit_baseline", fit_baseline)
-    monkeypatch.setattr(compare, "evaluate", lambda *args: seen.append(blas_threads()))
+    monkeypatch.setattr(fits, "fit_baseline", fit_baseline)
+    monkeypatch.setattr(fits, "evaluate", lambda *args: seen.append(blas_threads()))
     data = datasets.load("wine")
-    compare.score("PCA", compare._fit("pca", data, 2, False), data, 5, None)
+    fits.score("PCA", fits._fit("pca", data, 2, False), data, 5, None)
     assert seen == [{1}, {1}]
 
 
@@ -364,7 +364,7 @@ def test_the_fit_progress_says_the_wait_left_at_the_pace_so_far():
     """A fresh NCA fit on a 35,000-row upload took 0.9 s an epoch over 40 epochs: each line of
     the progress bar says the time that was actually left, where the page used to promise
     "ready in seconds" for the whole 36 s."""
-    from app_pages.ui.compare import fit_progress
+    from app_pages.ui.compare.fits import fit_progress
 
     pace, epochs = 0.9, 40
     for epoch in (1, 10, 39):

@@ -5,7 +5,7 @@ import weakref
 
 import numpy as np
 
-from app_pages.ui import data as app_data
+from app_pages.ui import app_data
 from nca_core.datasets import Dataset
 
 
@@ -48,7 +48,7 @@ def test_compare_takes_no_run_of_a_previous_upload_for_the_new_one(monkeypatch):
     from types import SimpleNamespace
 
     from app_pages.engine.jobs import JobState
-    from app_pages.ui import compare
+    from app_pages.ui.compare import fits
 
     old, new = _upload(0), _upload(1)
     config = SimpleNamespace(n_components=2, standardize=False, encoder="linear", max_iter=5)
@@ -57,6 +57,6 @@ def test_compare_takes_no_run_of_a_previous_upload_for_the_new_one(monkeypatch):
     active = SimpleNamespace(dataset=app_data.UPLOAD_NAME, run=run, job=job, snapshots=[SimpleNamespace(epoch=5, fraction=1.0)])
     session = {"train_run": active, app_data.UPLOAD_KEY: old}
     monkeypatch.setattr(app_data.st, "session_state", session)
-    assert compare.train_page_fit(app_data.UPLOAD_NAME, 2, False) is not None
+    assert fits.train_page_fit(app_data.UPLOAD_NAME, 2, False) is not None
     session[app_data.UPLOAD_KEY] = new
-    assert compare.train_page_fit(app_data.UPLOAD_NAME, 2, False) is None
+    assert fits.train_page_fit(app_data.UPLOAD_NAME, 2, False) is None

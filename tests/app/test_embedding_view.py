@@ -1,4 +1,4 @@
-"""The Train page's embedding (app_pages/ui/embedding_view.py)."""
+"""The Train page's embedding (app_pages/ui/train/embedding_view.py)."""
 
 
 def test_an_image_run_carries_each_points_picture_for_its_tooltip_while_it_trains(app):

@@ -317,7 +317,7 @@ def test_thread_count_applies_to_the_job_thread_only():
 
 
 def test_small_sets_train_on_one_thread_and_large_ones_share_the_cores(monkeypatch):
-    from app_pages.ui.state import threads_for
+    from app_pages.ui.train.runs import threads_for
     from nca_core.runs.run import Run, recommended_config
 
     rings = datasets.load("rings")
@@ -407,7 +407,7 @@ def test_the_app_imports_no_compiler_stack():
     from pathlib import Path
 
     code = (
-        "import sys\nimport app_pages.engine.jobs, app_pages.ui.state\n"
+        "import sys\nimport app_pages.engine.jobs, app_pages.ui.train.runs\n"
         "print(sorted(m for m in ('torch._dynamo', 'sympy', 'torch._inductor') if m in sys.modules))"
     )
     root = Path(__file__).resolve().parents[2]
@@ -426,7 +426,7 @@ def test_the_app_gives_training_threads_the_interpreter_lock_back_soon():
 
     code = (
         "import sys\nbefore = sys.getswitchinterval()\n"
-        "import app_pages.engine.jobs, app_pages.ui.state\nfrom app_pages.engine import process\n"
+        "import app_pages.engine.jobs, app_pages.ui.train.runs\nfrom app_pages.engine import process\n"
         "imported = sys.getswitchinterval()\nprocess.start()\n"
         "print(before, imported, sys.getswitchinterval(), process.SWITCH_INTERVAL_SECONDS)"
     )

@@ -12,7 +12,7 @@ import pyarrow as pa
 from apptest_helpers import button, wait_for
 from streamlit.testing.v1 import AppTest
 
-from app_pages.ui import speed, speed_table
+from app_pages.ui.speed import measurements, results_table
 from nca_core.search.costs import faster
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -37,7 +37,7 @@ def test_table_has_raw_and_nca_each_exact_and_hnsw_with_ratios(app):
     assert table["speed-up"][0] == table["size reduction"][0] == "reference"
     assert table["size reduction"][2] == "2.0x smaller"
     ratio = table["query time (s)"][0] / table["query time (s)"][2]
-    quick = max(table["query time (s)"][0], table["query time (s)"][2]) < speed_table.TOO_QUICK_SECONDS
+    quick = max(table["query time (s)"][0], table["query time (s)"][2]) < results_table.TOO_QUICK_SECONDS
     assert table["speed-up"][2] == ("too quick to tell" if quick else faster(ratio))
     assert (table["test error"] < 0.1).all()
     assert [m.label for m in at.metric] == [
@@ -95,7 +95,7 @@ def test_reuses_the_train_run_when_it_matches(app):
 
 def _summary_script(raw_seconds, nca_seconds, raw_error, nca_error):
     """A script drawing the page's summary for given costs (raw and NCA, exact and HNSW)."""
-    from app_pages.ui import speed
+    from app_pages.ui.speed import measurements
     from nca_core.search.costs import SearchCost
 
     costs = [
@@ -104,7 +104,7 @@ def _summary_script(raw_seconds, nca_seconds, raw_error, nca_error):
         SearchCost("NCA 32-D", 32, nca_error, nca_seconds, 2000, "exact"),
         SearchCost("NCA 32-D", 32, nca_error, 2 * nca_seconds, 7000, "hnsw"),
     ]
-    speed.show_summary(costs)
+    measurements.show_summary(costs)
 
 
 def summary(*args):
@@ -135,8 +135,8 @@ def test_a_table_and_its_headline_agree_on_whether_times_can_be_told_apart():
         SearchCost("NCA 32-D", 32, 0.05, 0.004, 7000, "hnsw"),
     ]
     rows = cost_table(costs)
-    row = speed_table._in_words(rows[2], rows[0])
-    value, _ = speed.speed_headline(costs)
+    row = results_table._in_words(rows[2], rows[0])
+    value, _ = measurements.speed_headline(costs)
     assert row["speed-up"] == "2.6x faster" and value == "2.6x"
 
 
@@ -160,7 +160,7 @@ def test_figures_are_measured_once_per_machine_and_kept_until_measured_again(app
     assert any("measured on this machine just now" in c.value for c in first.caption)
     note = next(c.value for c in first.caption if c.value.startswith("Times measured"))
     counts = [int(n) for n in re.findall(r"median of (\d+)(?: to (\d+))? searches", note)[0] if n]
-    assert all(speed.MIN_REPEATS <= n <= speed.REPEATS for n in counts), note
+    assert all(measurements.MIN_REPEATS <= n <= measurements.REPEATS for n in counts), note
     before = first.dataframe[0].value
     later = AppTest.from_file(APP, default_timeout=60)  # another visit: read back, not timed
     later.run()
@@ -214,31 +214,31 @@ def test_a_table_of_kept_and_fresh_figures_says_which_are_which():
 
     raw = SearchCost("raw 784-D", 784, 0.03, 5.0, 188_000_000, repeats=3)
     nca = SearchCost("NCA 32-D", 32, 0.02, 0.6, 7_680_000, repeats=7)
-    note = speed.measured_note([StoredCost(raw, "2026-11-17T10:02:11+00:00", True), StoredCost(nca, "now", False)])
+    note = measurements.measured_note([StoredCost(raw, "2026-11-17T10:02:11+00:00", True), StoredCost(nca, "now", False)])
     assert note == (
         "Times of raw 784-D measured on this machine on 2026-11-17 10:02 UTC and kept; of NCA 32-D "
         "measured just now: each the median of 3 to 7 searches of all queries."
     )
-    fresh = speed.measured_note([StoredCost(raw, "x", False)])
+    fresh = measurements.measured_note([StoredCost(raw, "x", False)])
     assert fresh == "Times measured on this machine just now: each the median of 3 searches of all queries."
 
 
 def test_a_large_test_set_is_searched_through_a_stratified_sample_of_its_points(app, tmp_path, monkeypatch):
     """Every row asks the same stratified sample of the test points where there are more than
-    ``speed_table.QUERIES``, and the page says so."""
+    ``results_table.QUERIES``, and the page says so."""
     from nca_core import datasets
 
     monkeypatch.setenv("NCA_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(speed_table, "QUERIES", 100)
+    monkeypatch.setattr(results_table, "QUERIES", 100)
     y_test = datasets.load("digits").y_test
     n_test = len(y_test)
-    asked, search = [], speed._search_cost
+    asked, search = [], measurements._search_cost
 
     def recording(space, Z_train, y_train, Z_test, y_queries, index):
         asked.append(np.asarray(y_queries).copy())
         return search(space, Z_train, y_train, Z_test, y_queries, index)
 
-    monkeypatch.setattr(speed, "_search_cost", recording)
+    monkeypatch.setattr(measurements, "_search_cost", recording)
     at = open_speed(app)
     assert len(asked) == 4 and all(np.array_equal(a, asked[0]) for a in asked)  # one sample, every row
     classes, counts = np.unique(y_test, return_counts=True)
@@ -250,7 +250,7 @@ def test_a_large_test_set_is_searched_through_a_stratified_sample_of_its_points(
     )
     errors = at.dataframe[0].value["test error"] * 100  # wrong answers among 100 queries
     assert ((errors - errors.round()).abs() < 1e-9).all() and len(errors) == 4
-    monkeypatch.setattr(speed_table, "QUERIES", 10_000)
+    monkeypatch.setattr(results_table, "QUERIES", 10_000)
     assert any(c.value.startswith(f"{n_test:,} queries against") for c in open_speed(app).caption)
 
 
@@ -266,14 +266,14 @@ def test_before_any_search_the_table_shows_the_flat_indexes_sizes_and_keeps_its_
 
     sizes = {"raw 784-D": 60000 * 784 * 4, "NCA 32-D": 60000 * 32 * 4}
     slot = _Slot()
-    speed_table.show_table(slot, [], sizes)
+    results_table.show_table(slot, [], sizes)
     assert list(slot.table["index"]) == ["exact", "HNSW graph", "exact", "HNSW graph"]
     assert list(slot.table["index size"].fillna(0)) == [188_160_000, 0, 7_680_000, 0]
     assert list(slot.table["size reduction"].fillna("")) == ["reference", "", "24.5x smaller", ""]
     assert slot.table["query time (s)"].isna().all()
     raw = SearchCost("raw 784-D", 784, 0.03, 3.0, sizes["raw 784-D"])
     nca = SearchCost("NCA 32-D", 32, 0.02, 0.5, sizes["NCA 32-D"])
-    speed_table.show_table(slot, [raw, nca], sizes)  # the exact pair first, the graphs still to come
+    results_table.show_table(slot, [raw, nca], sizes)  # the exact pair first, the graphs still to come
     assert list(slot.table["query time (s)"].fillna(0)) == [3.0, 0, 0.5, 0]
     assert list(slot.table["speed-up"].fillna("")) == ["reference", "", "6.0x faster", ""]
 
@@ -311,7 +311,7 @@ def test_the_table_of_sizes_and_the_headlines_place_come_before_the_page_loads_t
     cold start, is still loading: the page imports the search engine after drawing them. The
     headline's figures hold their place above the table meanwhile ("…"), so the table does
     not move down when they come."""
-    from app_pages.ui.speed_table import HEADLINES
+    from app_pages.ui.speed.results_table import HEADLINES
     from nca_core.datasets import load
 
     root = Path(APP).parent

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from app_pages.ui import notices
+from app_pages.ui.train import notices
 from nca_core.datasets import Dataset
 from nca_core.runs.demo import DemoStart
 from nca_core.runs.run import Run, RunConfig

@@ -6,7 +6,7 @@ from pathlib import Path
 from apptest_helpers import wait_for
 from streamlit.testing.v1 import AppTest
 
-from app_pages.ui import notices, presentation
+from app_pages.ui.train import notices, presentation
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

@@ -105,26 +105,26 @@ def test_a_pause_callback_run_twice_for_one_click_still_pauses(monkeypatch):
     instead of toggling it back (as a toggle read from the job's state would)."""
     from types import SimpleNamespace
 
-    from app_pages.ui import run_controls, state
+    from app_pages.ui.train import buttons, runs
 
     job = _Job()
-    monkeypatch.setattr(state.st, "session_state", {state.RUN_KEY: SimpleNamespace(job=job)})
-    run_controls._pause_or_resume("pause")
-    run_controls._pause_or_resume("pause")
+    monkeypatch.setattr(runs.st, "session_state", {runs.RUN_KEY: SimpleNamespace(job=job)})
+    buttons._pause_or_resume("pause")
+    buttons._pause_or_resume("pause")
     assert job.pause_requested and job.calls == ["pause", "pause"]
 
 
 def test_a_pause_clicked_before_the_run_has_a_job_is_kept_for_it(monkeypatch):
-    from app_pages.ui import run_controls, state
+    from app_pages.ui.train import buttons, runs
 
-    session = {state.TRAIN_REQUEST: True}
-    monkeypatch.setattr(state.st, "session_state", session)
-    run_controls._pause_or_resume("pause")
-    assert state.pending_pause()
-    run_controls._pause_or_resume("resume")
-    assert not state.pending_pause()
-    run_controls._stop()
-    assert session[state.PENDING] == "stop" and session[state.TRAIN_REQUEST]
+    session = {runs.TRAIN_REQUEST: True}
+    monkeypatch.setattr(runs.st, "session_state", session)
+    buttons._pause_or_resume("pause")
+    assert runs.pending_pause()
+    buttons._pause_or_resume("resume")
+    assert not runs.pending_pause()
+    buttons._stop()
+    assert session[runs.PENDING] == "stop" and session[runs.TRAIN_REQUEST]
 
 
 def test_a_click_is_kept_for_later_only_while_a_train_request_waits_for_its_job(monkeypatch):
@@ -132,13 +132,13 @@ def test_a_click_is_kept_for_later_only_while_a_train_request_waits_for_its_job(
     Train request left over while a job trains (a double click) does not swallow Pause."""
     from types import SimpleNamespace
 
-    from app_pages.ui import run_controls, state
+    from app_pages.ui.train import buttons, runs
 
     session = {}
-    monkeypatch.setattr(state.st, "session_state", session)
-    run_controls._pause_or_resume("pause")
-    assert not state.pending_pause()
+    monkeypatch.setattr(runs.st, "session_state", session)
+    buttons._pause_or_resume("pause")
+    assert not runs.pending_pause()
     job = _Job()
-    session.update({state.RUN_KEY: SimpleNamespace(job=job), state.TRAIN_REQUEST: True})
-    run_controls._pause_or_resume("pause")
-    assert job.calls == ["pause"] and not state.pending_pause()
+    session.update({runs.RUN_KEY: SimpleNamespace(job=job), runs.TRAIN_REQUEST: True})
+    buttons._pause_or_resume("pause")
+    assert job.calls == ["pause"] and not runs.pending_pause()

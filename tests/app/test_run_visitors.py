@@ -11,7 +11,7 @@ from apptest_helpers import APP, button, wait_for
 from streamlit.testing.v1 import AppTest
 from streamlit.web.server.starlette import starlette_app_utils
 
-from app_pages.ui import state
+from app_pages.ui.train import runs
 
 
 def _page(address: dict[str, str] | None = None) -> AppTest:
@@ -23,7 +23,7 @@ def _page(address: dict[str, str] | None = None) -> AppTest:
     return at
 
 
-def _start(owner: AppTest, epochs: int, pace: int) -> state.ActiveRun:
+def _start(owner: AppTest, epochs: int, pace: int) -> runs.ActiveRun:
     owner.sidebar.slider(key="rings-epochs-linear-2").set_value(epochs)
     owner.sidebar.slider(key="pace").set_value(pace)
     owner.sidebar.toggle(key="slow-start").set_value(False)
@@ -57,7 +57,7 @@ def test_a_visitor_never_takes_over_a_run_that_trains(owners_tab):
 
 
 def test_the_browser_that_started_a_run_takes_it_up_again_after_a_reload(monkeypatch):
-    monkeypatch.setattr(state, "browser_id", lambda: "the lecturer's browser")
+    monkeypatch.setattr(runs, "browser_id", lambda: "the lecturer's browser")
     owner = _page()
     active = _start(owner, epochs=300, pace=5)
     try:
@@ -91,9 +91,9 @@ def test_a_browser_is_named_by_its_xsrf_token_across_reloads_and_never_by_the_to
     assert first != reloaded
     names = []
     for cookie in (first, reloaded, another, None, "1|garbage", "2|zz|zz|1"):
-        cookies = {} if cookie is None else {state.XSRF_COOKIE: cookie}
+        cookies = {} if cookie is None else {runs.XSRF_COOKIE: cookie}
         with mock.patch.object(type(st.context), "cookies", new_callable=mock.PropertyMock, return_value=cookies):
-            names.append(state.browser_id())
+            names.append(runs.browser_id())
     assert names[0] == names[1] and names[0] != names[2]
     assert names[3:] == [None, None, None]
     assert token.hex() not in names[0]

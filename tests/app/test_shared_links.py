@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_pages.ui.share import FIELDS, NOTICES_LISTED, parse, to_params
+from app_pages.ui.links import FIELDS, NOTICES_LISTED, parse, to_params
 from nca_core.runs.run import RunConfig
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -94,13 +94,13 @@ def test_a_links_settings_stay_until_the_page_has_drawn_them(monkeypatch):
     """A page run cut short by a click (a rerun stops it at its next element) must not drop
     the link's settings: the next run opens with them, not with the page's own defaults
     (a link's 300 epochs read as 60)."""
-    from app_pages.ui import share
+    from app_pages.ui import links
 
-    monkeypatch.setattr(share.st, "session_state", {share.VALUES: {"max_iter": 300, "k": 7}})
-    assert share.take("max_iter", "batch_size") == {"max_iter": 300}
-    assert share.take("max_iter") == {"max_iter": 300}  # a run cut short took them: still there
-    share.used("max_iter")
-    assert share.take("max_iter", "k") == {"k": 7}
+    monkeypatch.setattr(links.st, "session_state", {links.VALUES: {"max_iter": 300, "k": 7}})
+    assert links.take("max_iter", "batch_size") == {"max_iter": 300}
+    assert links.take("max_iter") == {"max_iter": 300}  # a run cut short took them: still there
+    links.used("max_iter")
+    assert links.take("max_iter", "k") == {"k": 7}
 
 
 def test_a_control_keeps_the_links_value_as_its_default_while_the_page_shows_it():
@@ -204,34 +204,34 @@ def test_back_brings_a_pages_settings_back_and_a_sidebar_visit_leaves_one_histor
     address; a page that wrote its settings there at once made a second, and Back stopped on
     the first, still on that page. Back to an address of a page draws it with that address's
     settings, though its controls kept other values or were dropped with the page."""
-    from app_pages.ui import share
+    from app_pages.ui import links
 
     address = Address()
-    state = {share.APPLIED: True}
-    monkeypatch.setattr(share.st, "session_state", state)
-    monkeypatch.setattr(share.st, "query_params", address)
-    share.arrive("")  # the Train page, first
-    share.write_address("", {"dataset": "wine", "seed": "7"})
+    state = {links.APPLIED: True}
+    monkeypatch.setattr(links.st, "session_state", state)
+    monkeypatch.setattr(links.st, "query_params", address)
+    links.arrive("")  # the Train page, first
+    links.write_address("", {"dataset": "wine", "seed": "7"})
     assert address == {"dataset": "wine", "seed": "7"}
-    share.arrive("compare")  # from the sidebar: a bare address
+    links.arrive("compare")  # from the sidebar: a bare address
     address.clear()
-    share.follow_address("compare", ["wine"], ("compare-",))
-    share.write_address("compare", {"dataset": "wine", "k": "5"})
-    share.write_address("compare", {"dataset": "wine", "k": "5"})  # a rerun, nothing changed
+    links.follow_address("compare", ["wine"], ("compare-",))
+    links.write_address("compare", {"dataset": "wine", "k": "5"})
+    links.write_address("compare", {"dataset": "wine", "k": "5"})  # a rerun, nothing changed
     assert address == {}
     state.update({"compare-k": 7, "dataset": "wine"})  # the user moves k
-    share.write_address("compare", {"dataset": "wine", "k": "7"})
+    links.write_address("compare", {"dataset": "wine", "k": "7"})
     assert address == {"dataset": "wine", "k": "7"}
-    share.follow_address("compare", ["wine"], ("compare-",))  # the next run: its own address
-    assert "compare-k" in state and share.VALUES not in state
+    links.follow_address("compare", ["wine"], ("compare-",))  # the next run: its own address
+    assert "compare-k" in state and links.VALUES not in state
     address.from_dict({"dataset": "wine", "k": "3"})  # Back to an earlier address of the page
-    share.follow_address("compare", ["wine"], ("compare-",))
-    assert state[share.VALUES] == {"k": 3} and state["dataset_choice"] == "wine"
+    links.follow_address("compare", ["wine"], ("compare-",))
+    assert state[links.VALUES] == {"k": 3} and state["dataset_choice"] == "wine"
     assert "compare-k" not in state and "dataset" not in state  # drawn anew, with k = 3
-    share.arrive("")  # Back to the Train page's address
+    links.arrive("")  # Back to the Train page's address
     address.from_dict({"dataset": "wine", "seed": "7"})
-    share.follow_address("", ["wine"], ("wine-",))
-    assert state[share.VALUES] == {"random_state": 7}
+    links.follow_address("", ["wine"], ("wine-",))
+    assert state[links.VALUES] == {"random_state": 7}
 
 
 def test_an_uploads_link_says_where_its_data_is_and_waits_for_the_upload():

@@ -11,7 +11,7 @@ from app_pages.engine import shared_runs
 from app_pages.engine.frames import frame_bytes
 from app_pages.engine.pacing import Pace
 from app_pages.engine.slots import JobSlots
-from app_pages.ui.state import ActiveRun, new_job
+from app_pages.ui.train.runs import ActiveRun, new_job
 from nca_core import datasets
 from nca_core.runs.run import Run, recommended_config
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from apptest_helpers import APP
 from streamlit.testing.v1 import AppTest
 
-from app_pages.ui import controls
+from app_pages.ui.train import sidebar
 from nca_core import datasets
 from nca_core.runs.run import recommended_config
 
@@ -18,7 +18,7 @@ def _counting(monkeypatch) -> list[tuple]:
         asked.append((data.name, args, tuple(sorted(kwargs.items()))))
         return recommended_config(data, *args, **kwargs)
 
-    monkeypatch.setattr(controls, "recommended_config", counted)
+    monkeypatch.setattr(sidebar, "recommended_config", counted)
     return asked
 
 

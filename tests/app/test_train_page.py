@@ -83,7 +83,7 @@ def test_changing_dataset_resets_the_run(app):
 
 
 def test_a_dataset_that_cannot_load_says_why_and_nothing_says_it_loads_or_asks_for_train(app, monkeypatch):
-    from app_pages.ui import data as app_data
+    from app_pages.ui import app_data
     from nca_core.datasets import DatasetError
 
     def missing(name):
@@ -252,7 +252,7 @@ def test_each_figure_says_what_to_notice_in_the_datasets_own_names(app):
 def test_the_replay_downloads_as_a_gif_for_slides(app):
     from PIL import Image
 
-    from app_pages.ui import run_results
+    from app_pages.ui.train import run_results
 
     run = finished_run(app, 4)
     labels = [b.proto.label for b in app.get("download_button")]

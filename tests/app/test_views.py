@@ -1,6 +1,6 @@
-"""The live view's redraw policy (app_pages/ui/views.py)."""
+"""The live view's redraw policy (app_pages/ui/train/live_status.py)."""
 
-from app_pages.ui.views import (
+from app_pages.ui.train.live_status import (
     CURVES_SECONDS,
     FIRST_FRAME_POLL_SECONDS,
     RESTING_POLL_SECONDS,
@@ -37,7 +37,7 @@ def test_a_slow_run_gives_seconds_per_epoch_not_zero_epochs_per_second():
 
     import numpy as np
 
-    from app_pages.ui.views import status_text
+    from app_pages.ui.train.live_status import status_text
     from nca_core.training.loop import Snapshot
 
     latest = Snapshot(1, 0.4, 9.0, None, np.zeros((2, 2), np.float32), fraction=0.19)
@@ -62,7 +62,7 @@ def test_the_slow_motion_start_says_so_instead_of_a_speed_the_page_sets():
 
     from app_pages.engine.jobs import JobState
     from app_pages.engine.pacing import Pace, frames_per_epoch
-    from app_pages.ui.views import status_text
+    from app_pages.ui.train.live_status import status_text
     from nca_core.training.loop import Snapshot
 
     pace = Pace(0.0, slow_start=True, large=True, frames_per_epoch=frames_per_epoch(60000, 1024, True))
@@ -110,7 +110,7 @@ def test_a_step_under_way_says_where_it_pauses_again():
     import numpy as np
 
     from app_pages.engine.jobs import JobState
-    from app_pages.ui.views import status_text
+    from app_pages.ui.train.live_status import status_text
     from nca_core.training.loop import Snapshot
 
     job = SimpleNamespace(

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app_pages.ui.train.runs import ActiveRun
 from nca_core import Snapshot
 from nca_core.config.settings import BY_NAME
 from nca_core.datasets import Dataset
 from nca_core.runs.demo import SEPARATED, DemoStart
 from nca_core.runs.run import RunConfig
 from nca_core.util.formatting import percent
-
-from .state import ActiveRun
 
 PICK_HINT = (
     "Click a point to draw a line to each point it picks as its neighbour, as wide as the "

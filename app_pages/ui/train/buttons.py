@@ -10,8 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.engine.pacing import Pace
-
-from . import state
+from app_pages.ui.train import runs
 
 # How long a click on Stop waits for the worker to reach its next frame before the page
 # moves on (it then says "stopping" until the worker ends).
@@ -43,32 +42,32 @@ def pace_controls() -> Pace:
 
 
 def _request_training() -> None:
-    st.session_state[state.TRAIN_REQUEST] = True
+    st.session_state[runs.TRAIN_REQUEST] = True
 
 
 def train_requested() -> bool:
     """Whether Train was pressed and its run has not started yet: asked before the buttons
     are drawn, so that they are drawn for the run (Pause enabled) in the same page run.
-    The request stays until ``state.start`` takes it: a page run cut short by a click
+    The request stays until ``runs.start`` takes it: a page run cut short by a click
     before it started the run leaves it to the next."""
-    return bool(st.session_state.get(state.TRAIN_REQUEST, False))
+    return bool(st.session_state.get(runs.TRAIN_REQUEST, False))
 
 
 def _pause_or_resume(action: str) -> None:
     """``action`` is what the button said when clicked ("pause" or "resume"), not a toggle:
     a callback that runs twice for one click (a replayed trigger) cannot undo it."""
     if action == "resume":
-        state.control("resume", lambda job: job.resume())
+        runs.control("resume", lambda job: job.resume())
     else:
-        state.control("pause", lambda job: job.pause())
+        runs.control("pause", lambda job: job.pause())
 
 
 def _step() -> None:
-    state.control("step", lambda job: job.step())
+    runs.control("step", lambda job: job.step())
 
 
 def _stop() -> None:
-    job = state.control("stop", lambda job: job.stop())
+    job = runs.control("stop", lambda job: job.stop())
     if job is not None:
         job.join(timeout=STOP_WAIT_SECONDS)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import page_style
+from app_pages.ui import page_style
 
 KEY = "present"
 

@@ -14,11 +14,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app_pages.ui import thumbnails
 from nca_core.datasets import Dataset
 from nca_core.plots import axes, edges, figures, live_charts
 from nca_core.runs.comparison import MethodResult, class_mix, subset_rows
-
-from . import thumbnails
 
 BRUSH = "compare-brush"  # session key: {"dataset", "panel", "rows"}, rows of the display subset
 # Session key: how often Clear selection was pressed. It is part of the panels' keys, so a

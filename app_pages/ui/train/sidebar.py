@@ -13,14 +13,13 @@ from typing import Any
 
 import streamlit as st
 
+from app_pages.ui import links
 from nca_core import available_devices
 from nca_core.config.rules import locked_values
 from nca_core.config.settings import APP_REQUEST, BY_NAME, SETTINGS, Setting
 from nca_core.datasets import REGISTRY, Dataset
 from nca_core.runs.demo import DemoStart, demo_start
 from nca_core.runs.run import RunConfig, recommended_config
-
-from . import share
 
 
 @st.cache_resource(show_spinner="Choosing a start that shows the learning…", max_entries=8)
@@ -96,7 +95,7 @@ def _usable(overrides: dict, data: Dataset) -> dict:
         options = options_for(setting, data)
         if setting.bound and setting.name in overrides and overrides[setting.name] not in options:
             value = overrides.pop(setting.name)
-            share.notice(f"{setting.url_key}={value} ignored: this dataset allows {', '.join(map(str, options))}")
+            links.notice(f"{setting.url_key}={value} ignored: this dataset allows {', '.join(map(str, options))}")
     return overrides
 
 
@@ -105,7 +104,7 @@ def _control(setting: Setting, data: Dataset, key: str, values: Mapping, default
     recommended one), and return its value."""
     locked = locked_values(values["encoder"]).get(setting.name) if "encoder" in values else None
     widget_key = _widget_key(setting, key, values)
-    value = share.first_default(widget_key, locked if locked is not None else default)
+    value = links.first_default(widget_key, locked if locked is not None else default)
     options = options_for(setting, data)
     common = {
         "label": setting.label,

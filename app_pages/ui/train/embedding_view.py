@@ -8,14 +8,14 @@ from contextlib import nullcontext
 import numpy as np
 import streamlit as st
 
+from app_pages.ui import thumbnails
+from app_pages.ui.train import presentation
+from app_pages.ui.train.live_status import THREE_D_REDRAW_SECONDS
+from app_pages.ui.train.runs import ActiveRun
 from nca_core.datasets import Dataset
 from nca_core.plots import axes, colours, figures, live_charts, live_picture, replay
 from nca_core.plots.regions import DRAWN_WIDTHS, decision_regions, region_box
 from nca_core.runs.picks import SHOWN, point_picks
-
-from . import presentation, thumbnails
-from .state import ActiveRun
-from .views import THREE_D_REDRAW_SECONDS
 
 
 def embedding(

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.ui.train import presentation
 from nca_core.config.settings import SETTINGS, RunConfig, parse_boolean
-
-from . import presentation
 
 APPLIED = "_query_applied"
 RUN_PARAM = "run"  # the address's name for the run the page shows (``state.find_again``)
@@ -218,7 +217,9 @@ def show_notices() -> None:
             "another dataset. Upload the same file and the link's settings apply to it.",
             icon=":material/upload_file:",
         )
-        from . import navigation  # its pages are made in the app's run: not when a test imports this
+        from app_pages.ui import (
+            navigation,  # its pages are made in the app's run: not when a test imports this
+        )
 
         st.page_link(navigation.YOUR_DATA, label="Upload the file on Your data", icon=":material/upload_file:")
 

@@ -18,6 +18,8 @@ import numpy as np
 import streamlit as st
 
 from app_pages.engine.jobs import JobState
+from app_pages.ui.app_data import UPLOAD_NAME, session_cached, shared_unless_upload, still_loaded
+from app_pages.ui.train import runs
 from nca_core.datasets import Dataset
 from nca_core.runs.comparison import (
     QUICK_TRAIN_POINTS,
@@ -32,9 +34,6 @@ from nca_core.runs.comparison import (
 from nca_core.runs.run import recommended_config
 from nca_core.util.formatting import duration
 from nca_core.util.threads import one_blas_thread
-
-from . import state
-from .data import UPLOAD_NAME, session_cached, shared_unless_upload, still_loaded
 
 
 @dataclass(frozen=True)
@@ -127,7 +126,7 @@ def recommended_standardize(data: Dataset) -> bool:
 def _matching_train_run(name: str, d: int, standardize: bool, deep: bool):
     """The Train page's run if it has ended and has the same data, d, standardisation and
     kind (linear or deep), else None."""
-    active = state.current()
+    active = runs.current()
     if (
         active is None
         or active.dataset != name

@@ -6,15 +6,14 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from app_pages.ui.app_data import dataset_title
+from app_pages.ui.train import notices
+from app_pages.ui.train.embedding_view import inspected_row
+from app_pages.ui.train.runs import ActiveRun
 from nca_core.datasets import Dataset
 from nca_core.plots import colours, figures, replay
 from nca_core.plots.gif import replay_gif
 from nca_core.runs.picks import point_picks
-
-from . import notices
-from .data import dataset_title
-from .embedding_view import inspected_row
-from .state import ActiveRun
 
 
 def replay_title(active: ActiveRun, data: Dataset) -> str:

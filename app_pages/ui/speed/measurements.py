@@ -4,7 +4,7 @@ in seconds, and the headline over them (``speed_table`` draws the table).
 A registered dataset's costs depend on the data, the map and this machine, not on the
 visit: they are measured once and kept on disk (``cost_store``), with their date, until
 someone asks to measure again. An upload's are measured for its session alone and never
-written. The NCA side is ``compare.nca_run``: the Train page's run when it matches, else
+written. The NCA side is ``fits.nca_run``: the Train page's run when it matches, else
 ``comparison.quick_nca`` (the recommended settings on a stratified subset, saved under the
 cache directory for registered datasets so a later visit, here or on Compare, loads it).
 """
@@ -17,14 +17,9 @@ from functools import partial
 
 import streamlit as st
 
-from nca_core.datasets import Dataset
-from nca_core.runs.cost_store import StoredCost, measured_once, now_utc, vectors_digest
-from nca_core.search.costs import SearchCost, smaller
-from nca_core.search.timing import knn_search_cost
-
-from . import compare
-from .data import forget, shared_unless_upload
-from .speed_table import (
+from app_pages.ui.app_data import forget, shared_unless_upload
+from app_pages.ui.compare import fits
+from app_pages.ui.speed.results_table import (
     ERROR_HEADLINE,
     SIZE_HEADLINE,
     SPEED_HEADLINE,
@@ -32,6 +27,10 @@ from .speed_table import (
     query_points,
     space_names,
 )
+from nca_core.datasets import Dataset
+from nca_core.runs.cost_store import StoredCost, measured_once, now_utc, vectors_digest
+from nca_core.search.costs import SearchCost, smaller
+from nca_core.search.timing import knn_search_cost
 
 K = 5  # neighbours per query, as the page's title says
 # Each search of all queries is timed as often as fits in 2 s (guessing each next search
@@ -79,7 +78,7 @@ def raw_cost(name: str, data: Dataset, index: str, again: bool = False) -> Store
 def nca_model(name: str, data: Dataset, d: int, standardize: bool) -> tuple[Callable, str]:
     """(map from raw inputs, where it came from in words): the Train page's matching run,
     else NCA trained on a stratified subset (or loaded from the disk cache), as Compare's."""
-    fitted, source = compare.nca_run(name, data, d, standardize)
+    fitted, source = fits.nca_run(name, data, d, standardize)
     return fitted.transform, source
 
 

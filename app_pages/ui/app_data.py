@@ -7,15 +7,14 @@ from typing import TypeVar
 
 import streamlit as st
 
+from app_pages.ui import links
 from nca_core import datasets
 from nca_core.datasets import Dataset, DatasetError
-
-from . import share
 
 T = TypeVar("T")
 
 UPLOAD_KEY = "uploaded_dataset"
-UPLOAD_NAME = share.UPLOAD_NAME
+UPLOAD_NAME = links.UPLOAD_NAME
 # Session key: (the upload, {key: result}) for the results of the session's current upload
 # (``session_cached``); a new upload replaces them all.
 UPLOAD_RESULTS = "upload-results"
@@ -95,7 +94,7 @@ def pick_dataset(default: str | None = None) -> str:
     ``default`` is used until the user has chosen a dataset in this session.
     """
     names = dataset_names()
-    share.read_once(names)
+    links.read_once(names)
     chosen = st.session_state.get("dataset_choice", default or names[0])
     name = st.selectbox(
         "Dataset",

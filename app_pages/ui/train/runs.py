@@ -21,11 +21,10 @@ from app_pages.engine.collection import collect_ended
 from app_pages.engine.jobs import TrainingJob
 from app_pages.engine.pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
 from app_pages.engine.slots import JobSlots
+from app_pages.ui import links
+from app_pages.ui.app_data import UPLOAD_NAME
 from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.plots.axes import SettlingRanges
-
-from . import share
-from .data import UPLOAD_NAME
 
 if TYPE_CHECKING:  # the Train page draws its buttons, which need this module, before torch loads
     from collections.abc import Callable
@@ -46,7 +45,7 @@ CONTROL_LOCK = threading.Lock()
 @dataclass
 class ActiveRun:
     """A run and the job training it; ``dataset`` is the name it was started on, ``token``
-    what the page's address calls it by (``share.RUN_PARAM``), so that a reload finds it again.
+    what the page's address calls it by (``links.RUN_PARAM``), so that a reload finds it again.
     ``trained`` is the run training computes, which other pages may read too (``shared_runs``);
     ``run`` the run as this page shows it."""
 
@@ -168,7 +167,7 @@ def _taken_up(token: str) -> str | None:
     job = active.job
     own = active.browser is not None and active.browser == browser_id()
     if active.dataset == UPLOAD_NAME and not own:
-        return None  # the link's word on uploads says why (``share.show_notices``)
+        return None  # the link's word on uploads says why (``links.show_notices``)
     if job.alive and not (own and not (job.connected is not None and job.connected())):
         return (
             "The run in this address is training on another page, which alone can pause or stop it. "
@@ -207,7 +206,7 @@ def browser_id() -> str | None:
 def run_link() -> dict[str, str]:
     """The current run's part of the page's address (nothing without one)."""
     active = current()
-    return {} if active is None else {share.RUN_PARAM: active.token}
+    return {} if active is None else {links.RUN_PARAM: active.token}
 
 
 # Runs under way at once, sharing the cores frame by frame: a class pressing Train together
@@ -364,7 +363,7 @@ def _started(dataset: str, run: Run, pace: Pace) -> ActiveRun:
     active = ActiveRun(dataset, job.shared.run if job.shared is not None else run, job)
     st.session_state[RUN_KEY] = active
     run_registry().add(active)
-    st.query_params[share.RUN_PARAM] = active.token  # now: a reload before the next page run finds it
+    st.query_params[links.RUN_PARAM] = active.token  # now: a reload before the next page run finds it
     return active
 
 

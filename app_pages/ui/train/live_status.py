@@ -7,14 +7,13 @@ import streamlit as st
 
 from app_pages.engine.frames import progress as progress_of
 from app_pages.engine.jobs import JobState
+from app_pages.ui.train.runs import ActiveRun
 from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.config.settings import BY_NAME
 from nca_core.plots import live_curves, replay
 from nca_core.runs.demo import SEPARATED, DemoStart
 from nca_core.runs.run import EVAL_POINTS, blow_up_note
 from nca_core.util.formatting import duration, percent
-
-from .state import ActiveRun
 
 # A 3-D chart is a Plotly WebGL figure built afresh for each frame (about a second in
 # headless Chromium without a GPU), so a live 3-D view is polled less often than 2-D.
