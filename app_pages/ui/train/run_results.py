@@ -197,6 +197,8 @@ def downloads(active: ActiveRun, data: Dataset) -> None:
         on_click="ignore",  # downloading changes nothing on the page
     )
     st.caption(
+        "The CSV has a line for every training and test row: `row` (its place in your file, the "
+        "header not counted, or in the set's own split), `split`, `label` and its coordinates. "
         "The model file holds plain arrays and JSON (no pickle); load it with "
         "`nca_core.load_model(path)`. Its `transform` takes raw inputs to the embedding drawn here "
         "(the CSV's coordinates): the run's centring and standardisation, if used, are part of it."
