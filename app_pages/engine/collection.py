@@ -13,16 +13,22 @@ import gc
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .process import return_free_heap
 
-if TYPE_CHECKING:
-    from .jobs import TrainingJob
+
+class Job(Protocol):
+    """What the collection reads of a job (``jobs.TrainingJob``)."""
+
+    ticket: int
+
+    @property
+    def alive(self) -> bool: ...
 
 __all__ = ["collect_ended", "job_created", "return_free_heap_soon"]
 
-_jobs: weakref.WeakValueDictionary[int, TrainingJob] = weakref.WeakValueDictionary()  # by ticket
+_jobs: weakref.WeakValueDictionary[int, Job] = weakref.WeakValueDictionary()  # by ticket
 _jobs_lock = threading.Lock()  # a job added while another thread reads the jobs
 COLLECT_SECONDS = 30.0
 COLLECT_MAX_SECONDS = 3600.0
@@ -58,12 +64,12 @@ class _Collector:
 _collector = _Collector()
 
 
-def _every_job() -> list[TrainingJob]:
+def _every_job() -> list[Job]:
     with _jobs_lock:
         return list(_jobs.values())
 
 
-def job_created(job: TrainingJob) -> None:
+def job_created(job: Job) -> None:
     """Keep ``job`` among the jobs the collector looks at, and trim the heap soon after it is
     freed."""
     weakref.finalize(job, return_free_heap_soon)
