@@ -74,7 +74,7 @@ def test_the_final_line_claims_separated_colours_only_when_the_accuracy_says_so(
     assert "most points now sit among their own colour" in notices.final(active(0.97), False)
     mixed = notices.final(active(0.418), False)
     assert "most points" not in mixed and "42%" in mixed and "still overlap" in mixed
-    assert "Click a point to draw a line to each point it picks" in mixed and "p_ij" in mixed
+    assert "Click a point to draw lines to the neighbours it is likeliest to pick" in mixed and "p_ij" in mixed
 
 
 def test_a_brief_notice_keeps_the_click_hint_to_a_few_words_and_3_d_has_none():

@@ -231,7 +231,7 @@ def test_each_figure_says_what_to_notice_in_the_datasets_own_names(app):
     app.selectbox(key="dataset").set_value("wine").run()
     run = finished_run(app, 6, "wine")
     captions = [c.value for c in app.caption if "What to notice" in c.value]
-    assert any("Click a point to draw a line to each point it picks" in c for c in captions)  # final embedding
+    assert any("Click a point to draw lines to the neighbours it is likeliest to pick" in c for c in captions)  # final embedding
     assert any("accuracy rose from" in c and "by epoch" in c for c in captions)  # replay
     names = app.session_state["train_run"].run.data.feature_names
     mapped = next(c for c in captions if "this map relies most on" in c)

@@ -18,11 +18,11 @@ from nca_core.runs.run import RunConfig
 from nca_core.util.formatting import percent
 
 PICK_HINT = (
-    "Click a point to draw a line to each point it picks as its neighbour, as wide as the "
-    "chance p_ij of picking it (among the points drawn)."
+    "Click a point to draw lines to the neighbours it is likeliest to pick, each as wide as the "
+    "chance p_ij of picking it (among the points drawn); Inspect a point lists them."
 )
 # Presenting, the notice shares a narrow column in large type: the lecturer says the rest.
-BRIEF_PICK_HINT = "Click a point: lines to the points it picks."
+BRIEF_PICK_HINT = "Click a point: lines to its likeliest picks."
 
 
 def live(three_d: bool, brief: bool = False) -> str:
