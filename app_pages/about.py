@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app_pages.ui import app_data, links, navigation
+from app_pages.ui import app_data, lesson, links, navigation
 from app_pages.ui.toy import toy_problem
 from nca_core.plots import colours, figures
 from nca_core.runs.toy import neighbourhood
@@ -90,3 +90,4 @@ map makes $p_{ij}$ peak on the single nearest neighbour, a small one spreads it 
 so NCA also learns how many neighbours to listen to.
 """
 )
+lesson.show_next_step("about")

@@ -4,7 +4,7 @@ from functools import partial
 
 import streamlit as st
 
-from app_pages.ui import app_data, links, navigation, page_style
+from app_pages.ui import app_data, lesson, links, navigation, page_style
 from nca_core import stratified_subsample
 
 CONTROLS = ("compare-d", "compare-k", "compare-std-", "compare-same-scale")  # the settings' widgets
@@ -25,7 +25,7 @@ with controls, st.container(width=280):
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
-from app_pages.ui.compare import fits, panels  # noqa: E402  (loads torch and scikit-learn: after the page's top)
+from app_pages.ui.compare import fits, notice, panels  # noqa: E402  (loads torch and scikit-learn: after the page's top)
 
 from_link = links.take("n_components", "k", "standardize", "same_scale")
 # each drawn with the default it was first drawn with (links.first_default says why)
@@ -119,3 +119,5 @@ with table_slot.container():
         + (", standardised" if standardize else "")
         + ": the reference every projection tries to keep up with."
     )
+    st.markdown(notice.what_to_notice(results, raw, k))
+lesson.show_next_step("compare", name)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app_pages.ui import app_data, links, navigation, page_style
+from app_pages.ui import app_data, lesson, links, navigation, page_style
 from app_pages.ui.speed import results_table
 from nca_core.config.settings import BY_NAME
 from nca_core.search.costs import INDEX_LABELS
@@ -98,3 +98,4 @@ measured.caption(measurements.measured_note(kept))
 chart.plotly_chart(search_costs.search_cost_chart(costs, noise_seconds=results_table.TOO_QUICK_SECONDS), key="speed-chart")
 note = fits.train_page_note(name, d, fits.recommended_standardize(data))
 source_note.caption(f"NCA here is {source}." + (f" {note}" if note else ""))
+lesson.show_next_step("knn_speed", name)

@@ -2,13 +2,12 @@
 
 import streamlit as st
 
-from app_pages.ui import app_data, links, navigation
-from app_pages.ui.train import buttons as controls
-from app_pages.ui.train import presentation, runs
+from app_pages.ui import app_data, lesson, links, navigation
+from app_pages.ui.train import buttons, presentation, runs
 
 LOADED = "train-loaded-dataset"  # session key: the dataset the page last loaded
 # Back to an address of this page draws it with that address's settings (the run settings'
-# widgets are keyed by dataset: controls.run_settings)
+# widgets are keyed by dataset: sidebar.run_settings)
 names = app_data.dataset_names()
 links.follow_address(navigation.TRAIN.url_path, names, tuple(f"{dataset}-" for dataset in names))
 links.read_once(names)  # a link's settings, ?present=1 among them, come first
@@ -47,13 +46,13 @@ if active is not None and (active.dataset != name or not app_data.still_loaded(n
 # The buttons come before the dataset and the settings, whose first load also imports torch
 # and scikit-learn (seconds on a fresh server). A run asked for starts below, once its
 # settings are read; its buttons are drawn for it already.
-if active is not None and active.job.alive and controls.train_requested():
+if active is not None and active.job.alive and buttons.train_requested():
     runs.drop_request()  # a second Train click (a double click) while its run trains
-requested = controls.train_requested() and not (active is not None and active.job.alive)
+requested = buttons.train_requested() and not (active is not None and active.job.alive)
 running = requested or (active is not None and active.job.alive)
 paused = runs.pending_pause() or (active is not None and active.job.pause_requested)
 with top:
-    controls.run_buttons(running, paused, ready=not loading)
+    buttons.run_buttons(running, paused, ready=not loading)
     if presenting:
         presentation.toggle()
 # While it loads, the picture's place says so ("Press Train" there would contradict a
@@ -112,7 +111,7 @@ with about:
                 "the test set stays whole."
             )
 
-pace = controls.pace_controls()
+pace = buttons.pace_controls()
 if requested:
     active = runs.start(name, run, pace)
 
@@ -215,3 +214,5 @@ else:
         done = runs.current()
         if done is not None and done.snapshots:
             run_results.results(done, data)
+if not presenting:
+    lesson.show_next_step("train", name)

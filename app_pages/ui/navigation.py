@@ -12,4 +12,5 @@ KNN_SPEED = st.Page(PAGES_DIR / "knn_speed.py", title="kNN speed and storage", i
 YOUR_DATA = st.Page(PAGES_DIR / "your_data.py", title="Your data", icon=":material/upload_file:")
 ABOUT = st.Page(PAGES_DIR / "about.py", title="How NCA works", icon=":material/school:")
 
-ALL = [TRAIN, COMPARE, KNN_SPEED, YOUR_DATA, ABOUT]
+# The lesson's order (``lesson``): the idea first; Train stays the page an address without one opens.
+ALL = [ABOUT, TRAIN, COMPARE, KNN_SPEED, YOUR_DATA]
