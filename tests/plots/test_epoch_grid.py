@@ -1,0 +1,52 @@
+"""Epochs side by side: the chosen frames, one scale for every panel and both axes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nca_core.plots.epoch_grid import chosen_frames, epoch_grid
+from nca_core.training.loop import Snapshot
+
+
+def frame(epoch: int, Z: np.ndarray, fraction: float = 1.0, test: float | None = None) -> Snapshot:
+    return Snapshot(epoch, 0.5, 0.1 * epoch, None, Z.astype(np.float32), None, test, None, fraction)
+
+
+def test_the_chosen_epochs_that_were_reached_and_the_last_frame_each_once():
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(6, 2))
+    frames = [frame(0, Z), frame(1, Z, 0.5), frame(1, Z), frame(2, Z), frame(3, Z), frame(4, Z, 0.25)]
+    chosen = chosen_frames(frames, epochs=(0, 1, 2, 5, 10))
+    assert [(f.epoch, f.fraction) for f in chosen] == [(0, 1.0), (1, 1.0), (2, 1.0), (4, 0.25)]
+    assert chosen_frames(frames[:4], epochs=(0, 2))[-1] is frames[3]  # the last is epoch 2: once
+    assert len(chosen_frames(frames[:4], epochs=(0, 2))) == 2
+
+
+def test_every_panel_has_one_scale_that_holds_the_growing_map():
+    """A learnt map grows: the last frame spans ten times the start's. Every panel shares the
+    same ranges, and each panel's y axis is anchored to its x axis at ratio 1."""
+    rng = np.random.default_rng(1)
+    y = np.repeat(np.arange(3), 20)
+    start = rng.normal(size=(60, 2))
+    frames = [frame(0, start, test=0.4), frame(1, 3 * start), frame(10, 10 * start + 100, test=0.9)]
+    fig = epoch_grid(frames, y, ["a", "b", "c"], columns=2)
+    layout = fig.to_plotly_json()["layout"]
+    xs = [layout[k]["range"] for k in sorted(layout) if k.startswith("xaxis") and "range" in layout[k]]
+    ys = [layout[k]["range"] for k in sorted(layout) if k.startswith("yaxis") and "range" in layout[k]]
+    assert len(xs) == len(ys) == 3 and all(r == xs[0] for r in xs) and all(r == ys[0] for r in ys)
+    last = 10 * start + 100
+    assert xs[0][0] <= np.quantile(last[:, 0], 0.05) and xs[0][1] >= np.quantile(last[:, 0], 0.95)
+    assert layout["yaxis2"]["scaleanchor"] == "x2" and layout["yaxis2"]["scaleratio"] == 1
+    titles = [a["text"] for a in layout["annotations"]]
+    assert titles == ["start · test kNN 40%", "epoch 1", "epoch 10 · test kNN 90%"]
+    points = [t for t in fig.data if t.xaxis == "x3"]
+    assert sum(len(t.x) for t in points) == 60 and [t.showlegend for t in fig.data[:3]] == [True] * 3
+    assert not any(t.showlegend for t in fig.data[3:])
+
+
+def test_a_grid_of_nothing_or_of_a_line_says_why():
+    with pytest.raises(ValueError, match="no frames"):
+        epoch_grid([], np.zeros(0), [])
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        epoch_grid([frame(0, np.zeros((3, 1)))], np.zeros(3, dtype=int), ["a"])
