@@ -51,7 +51,7 @@ def test_a_short_run_produces_snapshots_and_metrics(app):
     assert labels == ["Epoch", "mean pᵢ", "Test 5-NN"]
     assert app.metric[1].value == f"{run.snapshots[-1].objective:.4f}"
     assert app.metric[0].value == "8"
-    assert [t.label for t in app.tabs] == ["Replay", "Inspect a point", "Learned map", "Downloads"]
+    assert [t.label for t in app.tabs] == ["Replay", "Epochs side by side", "Inspect a point", "Learned map", "Downloads"]
     assert not app.exception
 
 
@@ -497,3 +497,19 @@ def test_a_point_at_no_finite_distance_from_the_others_says_it_picks_no_neighbou
     assert vega_chart(app, "embedding")[1]["links"].empty
     assert any(f"#{run.run.display_index[5]} is at no finite distance" in w.value for w in app.warning)
     assert not [d for d in app.dataframe if "p_ij" in d.value.columns]
+
+
+def test_after_a_run_the_epochs_sit_side_by_side_on_one_scale(app):
+    """The start, epochs 1, 2, 5, 10 and the last, one panel each on the same axes; a chosen
+    epoch list draws those instead."""
+    done = finished_run(app, epochs=12)
+    (chart,) = [c for c in app.get("plotly_chart") if c.proto.id.endswith("-epoch-grid")]
+    layout = json.loads(chart.proto.spec)["layout"]
+    titles = [a["text"].split(" ·")[0] for a in layout["annotations"]]
+    assert titles == ["start", "epoch 1", "epoch 2", "epoch 5", "epoch 10", "epoch 12"]
+    ranges = {json.dumps(layout[k]["range"]) for k in layout if k[1:5] == "axis" and "range" in layout[k]}
+    assert len(ranges) == 2  # one x range and one y range for all six panels
+    app.multiselect(key="grid-epochs").set_value([0, 6]).run()
+    (chart,) = [c for c in app.get("plotly_chart") if c.proto.id.endswith("-epoch-grid")]
+    titles = [a["text"].split(" ·")[0] for a in json.loads(chart.proto.spec)["layout"]["annotations"]]
+    assert titles == ["start", "epoch 6", "epoch 12"] and done.snapshots[-1].epoch == 12
