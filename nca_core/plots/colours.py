@@ -8,14 +8,23 @@ from __future__ import annotations
 
 __all__ = ["PALETTE", "class_colors"]
 
-# Colour-blind-safe qualitative palette (Okabe-Ito, then Tableau-like extras). No class is
-# black or grey, the colours of the lines from a clicked point: Okabe-Ito's black and
-# Tableau's grey gave way to Paul Tol's indigo and wine, which stay apart from every other
-# entry under simulated deuteranopia and protanopia.
+# Ten class colours that every viewer can tell apart, chosen by a search over sRGB for the
+# largest least difference (tests/plots/test_colours.py checks each bound):
+# - every pair at least LEAST_DIFFERENCE apart in CIEDE2000 (about 1 is just noticeable side
+#   by side), with normal vision and under simulated deuteranopia, protanopia and tritanopia
+#   (Machado, Oliveira and Fernandes 2009, full severity); the closest pairs, at about 12.7,
+#   are maroon and brown (deuteranopia), orange and green (protanopia), plum and indigo
+#   (tritanopia); with normal vision every pair is at least 19.8 apart;
+# - each at least LEAST_CONTRAST against the white page (WCAG 2.1's floor for graphical
+#   objects; the green is the lightest, at 3.01), so no mark fades into the paper as
+#   Okabe-Ito's yellow did (1.3);
+# - none black or grey, and each more than 25 (CIE76) from the colours of the lines from a
+#   clicked point, under every simulation.
+# Past ten classes the colours repeat.
+LEAST_DIFFERENCE, LEAST_CONTRAST = 12.0, 3.0
 PALETTE = (
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
-    "#56B4E9", "#F0E442", "#332288", "#8C564B", "#882255",
-    "#17BECF", "#BCBD22", "#9467BD", "#FF9896", "#98DF8A",
+    "#2932FF", "#EA6800", "#820000", "#68415B", "#D05CFD",
+    "#275B41", "#1A759C", "#91570D", "#21AA5F", "#4E0079",
 )  # fmt: skip
 
 
@@ -33,5 +42,5 @@ OTHER_CLASS_LINE = ("#8C8C8C", "dashed grey")
 
 
 def class_colors(n_classes: int) -> list[str]:
-    """One colour per class index, cycling the palette past 15 classes."""
+    """One colour per class index, cycling the palette past ten classes."""
     return [PALETTE[i % len(PALETTE)] for i in range(n_classes)]

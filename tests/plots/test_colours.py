@@ -1,50 +1,92 @@
-"""The class palette against the lines drawn from a clicked point: no class may be read as a line."""
+"""The class palette: apart under simulated colour blindness, visible on white, and never
+read as one of the lines drawn from a clicked point (``tests/plots/colour_vision``)."""
+
+import itertools
 
 import numpy as np
 import pytest
 
 from nca_core.plots import colours
+from tests.plots.colour_vision import VISIONS, ciede2000, cielab, contrast_on_white, rgb, simulate
 
 
-def cielab(hex_colour: str) -> np.ndarray:
-    """CIE L*a*b* (D65) of an sRGB colour "#RRGGBB", written out here as the reference."""
-    rgb = np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)], dtype=np.float64) / 255
-    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
-    to_xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
-    xyz = to_xyz @ linear / np.array([0.95047, 1.0, 1.08883])
-    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
-    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+def lab(hex_colour: str, vision: str = "normal") -> np.ndarray:
+    return cielab(simulate(rgb(hex_colour), vision))
 
 
-def delta_e(a: str, b: str) -> float:
+def delta_e(a: str, b: str, vision: str = "normal") -> float:
     """CIE76 colour difference: about 2.3 is just noticeable."""
-    return float(np.linalg.norm(cielab(a) - cielab(b)))
+    return float(np.linalg.norm(lab(a, vision) - lab(b, vision)))
 
 
 def test_the_reference_knows_black_white_and_a_grey():
-    assert cielab("#000000") == pytest.approx([0, 0, 0], abs=1e-9)
-    assert cielab("#FFFFFF") == pytest.approx([100, 0, 0], abs=0.02)
-    assert cielab("#777777")[0] == pytest.approx(50.0, abs=0.1)  # the mid grey of CIELAB
+    assert cielab(rgb("#000000")) == pytest.approx([0, 0, 0], abs=1e-9)
+    assert cielab(rgb("#FFFFFF")) == pytest.approx([100, 0, 0], abs=0.02)
+    assert cielab(rgb("#777777"))[0] == pytest.approx(50.0, abs=0.1)  # the mid grey of CIELAB
 
 
 @pytest.mark.parametrize(
+    ("lab1", "lab2", "expected"),
+    [  # Sharma, Wu and Dalal (2005), table 1: pairs 1, 7, 17 to 20 and 25
+        ((50.0, 2.6772, -79.7751), (50.0, 0.0, -82.7485), 2.0425),
+        ((50.0, 0.0, 0.0), (50.0, -1.0, 2.0), 2.3669),
+        ((50.0, 2.5, 0.0), (73.0, 25.0, -18.0), 27.1492),
+        ((50.0, 2.5, 0.0), (61.0, -5.0, 29.0), 22.8977),
+        ((50.0, 2.5, 0.0), (56.0, -27.0, -3.0), 31.9030),
+        ((50.0, 2.5, 0.0), (58.0, 24.0, 15.0), 19.4535),
+        ((60.2574, -34.0099, 36.2677), (60.4626, -34.1751, 39.4387), 1.2644),
+    ],
+)
+def test_the_reference_ciede2000_matches_its_published_test_data(lab1, lab2, expected):
+    assert float(ciede2000(np.array(lab1), np.array(lab2))) == pytest.approx(expected, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("vision", "pair"),
+    [  # pairs each kind of dichromat is known to confuse: red and green, green and orange, green and teal
+        ("deuteranopia", ("#D62728", "#00A000")),
+        ("protanopia", ("#00A000", "#FF8000")),
+        ("tritanopia", ("#2CA02C", "#00A0A0")),
+    ],
+)
+def test_each_simulation_keeps_greys_grey_and_merges_the_colours_its_viewers_confuse(vision, pair):
+    grey = rgb("#777777")
+    np.testing.assert_allclose(simulate(grey, vision), grey, atol=2e-3)  # each matrix's rows sum to 1
+    assert float(ciede2000(lab(pair[0]), lab(pair[1]))) > 25
+    assert float(ciede2000(lab(pair[0], vision), lab(pair[1], vision))) < 6
+
+
+def test_ten_classes_get_ten_colours_and_the_eleventh_takes_the_first_again():
+    assert len(set(colours.class_colors(10))) == 10
+    assert colours.class_colors(11)[10] == colours.class_colors(11)[0]
+
+
+@pytest.mark.parametrize("vision", VISIONS)
+def test_every_pair_of_the_ten_class_colours_stays_apart_under_each_vision(vision):
+    labs = {c: lab(c, vision) for c in colours.class_colors(10)}
+    differences = {(a, b): float(ciede2000(labs[a], labs[b])) for a, b in itertools.combinations(labs, 2)}
+    closest = min(differences, key=differences.get)
+    assert differences[closest] >= colours.LEAST_DIFFERENCE, f"{closest} under {vision}: {differences[closest]:.1f}"
+
+
+@pytest.mark.parametrize("colour", colours.class_colors(10))
+def test_every_class_colour_stands_out_from_the_white_page(colour):
+    assert contrast_on_white(rgb(colour)) >= colours.LEAST_CONTRAST
+
+
+@pytest.mark.parametrize("vision", VISIONS)
+@pytest.mark.parametrize(
     "line", [colours.SAME_CLASS_LINE, colours.OTHER_CLASS_LINE], ids=lambda line: line[1]
 )
-def test_each_line_colour_is_far_from_every_class_colour(line):
-    """More than ten just-noticeable differences: the dashed grey's nearest class colour,
-    the brown, is 31 away, where a black class would be 9 from the solid black line."""
-    nearest = min(colours.PALETTE, key=lambda c: delta_e(line[0], c))
-    assert delta_e(line[0], nearest) > 25, f"{line[1]} lines look like class colour {nearest}"
+def test_each_line_colour_is_far_from_every_class_colour(line, vision):
+    """More than ten just-noticeable differences (CIE76), as every viewer sees them: a
+    black class would be 9 from the solid black line."""
+    nearest = min(colours.PALETTE, key=lambda c: delta_e(line[0], c, vision))
+    assert delta_e(line[0], nearest, vision) > 25, f"{line[1]} lines look like class colour {nearest}"
 
 
 @pytest.mark.parametrize("colour", colours.PALETTE)
 def test_no_class_colour_is_black_or_grey(colour):
-    """Chroma (distance from the grey axis) above 20: black, greys and white have 0, the
-    palette's brown, its least colourful entry, 26."""
-    _, a, b = cielab(colour)
+    """Chroma (distance from the grey axis) above 20: black, greys and white have 0."""
+    _, a, b = lab(colour)
     assert np.hypot(a, b) > 20, f"{colour} is too close to black or grey"
-
-
-def test_the_palette_keeps_its_colours_apart():
-    pairs = [(a, b) for i, a in enumerate(colours.PALETTE) for b in colours.PALETTE[i + 1 :]]
-    assert min(delta_e(a, b) for a, b in pairs) > 15
