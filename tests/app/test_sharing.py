@@ -1,27 +1,45 @@
-"""Identical requests read one run: computed once, each page at its own pace, each page's
-Pause and Stop its own, and the results of the frame each page shows."""
+"""Identical requests read one run: computed once, each page at its own pace on a clock the
+test moves, each page's Pause and Stop its own, and each page's frames its own reading's."""
 
 import threading
 
 import numpy as np
 import pytest
-from test_jobs import wait
+from engine_helpers import Engine, wait_until
 
 from app_pages.engine import shared_runs
 from app_pages.engine.frames import frame_bytes
 from app_pages.engine.pacing import Pace
 from app_pages.engine.slots import JobSlots
-from app_pages.ui.train.runs import ActiveRun, new_job
 from nca_core import datasets
 from nca_core.runs.run import Run, recommended_config
 
 FULL_SPEED = Pace(0.0, False)
-CAPPED = Pace(20.0, False)  # 20 epochs a second: a 40-epoch run lasts two seconds
+CAPPED = Pace(20.0, False)  # 20 epochs a second: a 40-epoch run lasts two seconds of the clock
 
 
 def rings_run(epochs: int = 40, **changes) -> Run:
     data = datasets.load("rings")
     return Run(recommended_config(data).replace(max_iter=epochs, device="cpu", **changes), data)
+
+
+@pytest.fixture
+def engine():
+    with Engine() as engine:
+        yield engine
+
+
+def page_job(engine, run: Run, pace: Pace, slots: JobSlots, turns: JobSlots | None = None, share=True):
+    """A page's job for ``run``, one frame an epoch, as the Train page starts one: with
+    ``share``, reading the run an identical request started where it may still be joined."""
+
+    def make_stream(should_stop):
+        return run.stream(frames_per_epoch=1, should_stop=should_stop)
+
+    shared = shared_runs.join(shared_runs.share_key("rings", run, 1), run, make_stream) if share else None
+    stream = None if share else make_stream
+    epochs = run.config.max_iter
+    return engine.job(stream, slots, pace=pace, total_epochs=epochs, threads=1, turns=turns, shared=shared)
 
 
 @pytest.fixture
@@ -38,79 +56,77 @@ def streams(monkeypatch):
     return started
 
 
-@pytest.mark.wall_clock
-def test_pages_asking_for_the_same_run_read_it_computed_once(streams):
+def test_pages_asking_for_the_same_run_read_it_computed_once(engine, streams):
     slots, turns = JobSlots(1), JobSlots(1)
-    first = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")
-    wait(lambda: len(first.snapshots) >= 5)
-    second = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")  # one slot: no line for it
-    wait(lambda: second.state == "running", timeout=5)
-    first.join(30)
-    second.join(30)
+    first = page_job(engine, rings_run(), CAPPED, slots, turns)
+    for _ in range(4):
+        engine.advance(0.05)
+    second = page_job(engine, rings_run(), CAPPED, slots, turns)  # one slot: no line for it
+    engine.settle()
+    assert second.state == "running" and slots.running == 1
+    engine.run_until(lambda: not (first.alive or second.alive))
     assert first.state == second.state == "finished" and first.shared.source is second.shared.source
     assert len(streams) == 1
     assert [id(s) for s in second.snapshots] == [id(s) for s in first.snapshots]  # the same frames
     assert second.snapshots[0].epoch == 0 and second.latest.epoch == 40  # seen from its start
+    assert len(first.snapshots) == len(second.snapshots) == 41  # each at its own pace, every frame
     # the same frames a run of its own computes ("same seed, same run")
-    own = new_job(rings_run(), FULL_SPEED, JobSlots(1))
-    own.join(30)
+    own = page_job(engine, rings_run(), FULL_SPEED, JobSlots(1), share=False)
+    own.join(60)
     assert own.shared is None and len(streams) == 2
     for mine, theirs in zip(own.snapshots, first.snapshots, strict=True):
         np.testing.assert_array_equal(mine.embedding, theirs.embedding)
 
 
-@pytest.mark.wall_clock
-def test_a_page_that_stops_or_pauses_leaves_the_others_training():
+def test_a_page_that_stops_or_pauses_leaves_the_others_training(engine):
     slots, turns = JobSlots(1), JobSlots(1)
-    stopping = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")
-    pausing = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")
-    watching = new_job(rings_run(), CAPPED, slots, turns=turns, share="rings")
-    wait(lambda: len(stopping.snapshots) >= 6 and len(pausing.snapshots) >= 6)
+    stopping, pausing, watching = (page_job(engine, rings_run(), CAPPED, slots, turns) for _ in range(3))
+    for _ in range(5):
+        engine.advance(0.05)
+    assert len(stopping.snapshots) == len(pausing.snapshots) == len(watching.snapshots) == 6
     assert slots.running == 1  # three pages, one run under way
     stopping.stop()
     pausing.pause()
-    watching.join(30)
+    engine.run_until(lambda: not watching.alive)
     assert watching.state == "finished" and watching.latest.epoch == 40
-    assert stopping.state == "stopped" and stopping.latest.epoch < 40
-    assert pausing.state == "paused" and pausing.latest.epoch < 40
-    # each page's results are of its own last frame, not of where the run went on to
+    assert stopping.state == "stopped" and stopping.latest.epoch == 5
+    assert pausing.state == "paused" and pausing.latest.epoch == 5  # held at the frame it showed
+    # a page's own last frame is a run of its own to show (``Run.at``), not where the run went on to
     trained = watching.shared.run
-    stopped = ActiveRun("rings", trained, stopping)
-    assert stopped.run.model.n_iter_ == stopping.latest.epoch and trained.model.n_iter_ == 40
-    np.testing.assert_array_equal(stopped.run.model.components_, stopping.latest.components)
-    assert ActiveRun("rings", trained, watching).run is trained
+    stopped = trained.at(stopping.latest)
+    assert stopped.model.n_iter_ == 5 and trained.model.n_iter_ == 40
+    np.testing.assert_array_equal(stopped.model.components_, stopping.latest.components)
     pausing.resume()
-    pausing.join(30)
+    engine.run_until(lambda: not pausing.alive)
     assert pausing.state == "finished" and pausing.latest is watching.latest
 
 
-@pytest.mark.wall_clock
-def test_a_finished_run_is_replayed_to_a_later_page_without_a_slot(streams):
+def test_a_finished_run_is_replayed_to_a_later_page_without_a_slot(engine, streams):
     slots = JobSlots(1)
-    first = new_job(rings_run(), FULL_SPEED, slots, share="rings")
-    first.join(30)
+    first = page_job(engine, rings_run(), FULL_SPEED, slots)
+    first.join(60)
     assert first.state == "finished"
-    busy = new_job(rings_run(epochs=100_000), Pace(20.0, False), slots)  # holds the only slot
-    wait(lambda: busy.state == "running")
-    later = new_job(rings_run(), FULL_SPEED, slots, share="rings")
-    later.join(10)
-    busy.stop()
-    assert later.state == "finished" and later.shared.source is first.shared.source and len(streams) == 2
+    busy = engine.job(slots=slots, max_epochs_per_second=20)  # holds the only slot
+    engine.settle(busy)
+    later = page_job(engine, rings_run(), FULL_SPEED, slots)
+    later.join(60)
+    assert busy.alive and busy.state == "running"
+    assert later.state == "finished" and later.shared.source is first.shared.source and len(streams) == 1
     assert [id(s) for s in later.snapshots] == [id(s) for s in first.snapshots]
 
 
-@pytest.mark.wall_clock
-def test_a_run_every_page_stopped_is_not_joined_and_other_settings_are_not_shared():
+def test_a_run_every_page_stopped_is_not_joined_and_other_settings_are_not_shared(engine):
     slots = JobSlots(2)
-    alone = new_job(rings_run(), CAPPED, slots, share="rings")
-    wait(lambda: len(alone.snapshots) >= 3)
+    alone = page_job(engine, rings_run(), CAPPED, slots)
+    for _ in range(2):
+        engine.advance(0.05)
     alone.stop()
-    alone.join(5)
-    after = new_job(rings_run(), FULL_SPEED, slots, share="rings")
-    other = new_job(rings_run(learning_rate=0.05), FULL_SPEED, slots, share="rings")
-    unnamed = new_job(rings_run(), FULL_SPEED, slots)  # an upload's run: shared with no one
+    alone.join(30)
+    after = page_job(engine, rings_run(), FULL_SPEED, slots)
+    other = page_job(engine, rings_run(learning_rate=0.05), FULL_SPEED, slots)
+    unnamed = page_job(engine, rings_run(), FULL_SPEED, slots, share=False)  # an upload's: shared with no one
     for job in (after, other, unnamed):
-        job.join(30)
+        job.join(60)
     assert after.shared.source is not alone.shared.source and after.state == "finished"
     assert other.shared.source is not after.shared.source and unnamed.shared is None
     network = rings_run(encoder="mlp")
@@ -126,11 +142,11 @@ def test_pages_of_one_run_hold_one_slot_and_one_place_in_line():
     waiting = []
     for ticket in (3, 4):  # two pages of another run, in line behind it as one
         threading.Thread(target=lambda t=ticket: waiting.append(slots.acquire(t, never, share="b"))).start()
-    wait(lambda: slots.position(3) == slots.position(4) == 1)
+    wait_until(lambda: slots.position(3) == slots.position(4) == 1)
     slots.release(1)
     assert slots.running == 1 and slots.position(3) == 1  # the run's other page holds it still
     slots.release(2)
-    wait(lambda: waiting == [True, True])
+    wait_until(lambda: waiting == [True, True])
     assert slots.running == 1 and slots.position(3) == slots.position(4) == 0
 
 
