@@ -3,26 +3,25 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
+from app_pages.engine.clock import ManualClock
 from app_pages.engine.run_clock import RunClock
 
 
-def test_a_pause_is_left_out_of_the_elapsed_seconds_and_the_end_freezes_them(monkeypatch):
-    now = [100.0]
-    monkeypatch.setattr(time, "monotonic", lambda: now[0])
-    clock = RunClock()
-    now[0] += 2.0
+def test_a_pause_is_left_out_of_the_elapsed_seconds_and_the_end_freezes_them():
+    manual = ManualClock(start=100.0)
+    clock = RunClock(manual)
+    manual.advance(2.0)
     clock.pause()
-    now[0] += 30.0
+    manual.advance(30.0)
     assert clock.elapsed == 2.0  # paused: the clock stands still
     clock.resume()
-    now[0] += 1.0
+    manual.advance(1.0)
     assert clock.elapsed == 3.0
     clock.end()
-    now[0] += 5.0
+    manual.advance(5.0)
     assert clock.elapsed == 3.0
 
 
@@ -53,17 +52,16 @@ def test_the_clock_read_while_the_worker_pauses_and_resumes_never_fails_or_goes_
     assert errors == []
 
 
-def test_speeds_need_two_frames_after_the_start_frame_which_does_not_count(monkeypatch):
+def test_speeds_need_two_frames_after_the_start_frame_which_does_not_count():
     """The start frame comes after the set-up (and may be held on screen), not after an
     epoch: counting it made a run capped at 20 epochs a second read 21 and more."""
-    now = [100.0]
-    monkeypatch.setattr(time, "monotonic", lambda: now[0])
-    clock = RunClock()
+    manual = ManualClock(start=100.0)
+    clock = RunClock(manual)
     clock.frame_kept(0.0)
-    now[0] += 5.0  # the start frame held on screen
+    manual.advance(5.0)  # the start frame held on screen
     clock.frame_kept(1.0)
     assert clock.epochs_per_second() is None  # one frame after the held one
-    now[0] += 2.0
+    manual.advance(2.0)
     clock.frame_kept(2.0)
     assert clock.epochs_per_second() == 0.5
     for done, busy in ((0.0, 3.0), (1.0, 4.0), (3.0, 5.0)):
@@ -71,15 +69,14 @@ def test_speeds_need_two_frames_after_the_start_frame_which_does_not_count(monke
     assert clock.compute_seconds_per_epoch() == 0.5  # the set-up's 3 s left out
 
 
-def test_the_speed_can_leave_a_slow_motion_start_out(monkeypatch):
+def test_the_speed_can_leave_a_slow_motion_start_out():
     """MNIST's slow start shows 24 frames of 1/59 epoch 0.3 s apart (17.7 s an epoch), then
     trains at about 1.4 s an epoch: from there on, its speed is that of the frames after it."""
-    now = [0.0]
-    monkeypatch.setattr(time, "monotonic", lambda: now[0])
-    clock = RunClock()
+    manual = ManualClock(start=0.0)
+    clock = RunClock(manual)
     clock.frame_kept(0.0)  # the start frame
     for frame in range(1, 60):
-        now[0] += 0.3 if frame <= 24 else 1.4 / 59
+        manual.advance(0.3 if frame <= 24 else 1.4 / 59)
         clock.frame_kept(frame / 59)
     slow_end = 24 / 59
     assert clock.epochs_per_second() < 1 / 5  # the window still holds the slow frames
