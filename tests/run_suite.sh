@@ -3,8 +3,8 @@
 #
 # The browser tests spend much of their time waiting on pages in real time, and leave part of
 # the CPU idle. So the unit tests run beside them, at the lowest priority, filling that idle
-# CPU without taking it from the pages they watch. Tests that time the training job against
-# the wall clock (marked wall_clock) run at normal priority, one at a time, while the unit
+# CPU without taking it from the pages they watch. The few tests that time real runs in real
+# seconds (marked wall_clock) run at normal priority, one at a time, while the unit
 # tests start, and then the browser tests. Every test runs; the unit tests' report is printed
 # when they end (or when this script is stopped).
 #
