@@ -22,7 +22,8 @@ same, other = colours.SAME_CLASS_LINE[1], colours.OTHER_CLASS_LINE[1]
 st.caption(
     "A toy set with three classes side by side and a noisy vertical axis. Click a point: lines "
     f"show its p_ij to the others (thicker = likelier; {same} = same class, {other} = another; "
-    "lines are black or grey, never a class colour). Left, the identity map; right, the map NCA "
+    "lines are black or grey, never a class colour; each class has a shape of its own as well as a "
+    "colour). Left, the identity map; right, the map NCA "
     "learnt. The slider scales A."
 )
 problem = toy_problem()

@@ -50,7 +50,7 @@ def _outside(ranges: list[list[float]]) -> str:
 
 
 def beyond_layer(points: dict, ranges: list[list[float]], area: int) -> dict:
-    """A layer that draws the rows of ``points`` (a layer or a single-view spec of circles on
+    """A layer that draws the rows of ``points`` (a layer or a single-view spec of points on
     fields "z1" and "z2", with the ``units_per_pixel`` param of ``live_charts.embedding_spec``
     for ``ranges``) that lie outside the plot, on its edge (see the module docstring).
 

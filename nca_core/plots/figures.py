@@ -16,7 +16,7 @@ try:
 except ImportError as exc:  # the library alone is installed without plotly
     raise ImportError("nca_core.plots.figures needs plotly: pip install 'nca-explorer[app]'") from exc
 
-from .colours import DIVERGING_COLORSCALE, OTHER_CLASS_LINE, SAME_CLASS_LINE, class_colors
+from .colours import DIVERGING_COLORSCALE, OTHER_CLASS_LINE, SAME_CLASS_LINE, class_colors, class_shapes
 
 __all__ = [
     "component_images",
@@ -35,8 +35,17 @@ def _figure(data: list[dict], layout: dict) -> go.Figure:
     return go.Figure(dict(data=data, layout=layout), _validate=False)
 
 
+def _class_marker(colour: str, shape, size: float, three_d: bool) -> dict:
+    """A class's marker: its colour and its shape (``colours.class_shapes``); a hollow one's
+    rim as wide as a filled shape's edge reads at that size."""
+    marker = dict(color=colour, size=size, opacity=0.8, symbol=shape.plotly_3d if three_d else shape.plotly)
+    if shape.hole and not three_d:
+        marker["line"] = dict(width=max(1.5, size / 4))
+    return marker
+
+
 def _class_traces(Z, y, classes, three_d: bool, marker_size: float, hover_text=None) -> list[dict]:
-    colors = class_colors(len(classes))
+    colors, shapes = class_colors(len(classes)), class_shapes(len(classes))
     traces = []
     for c, name in enumerate(classes):
         idx = np.flatnonzero(y == c)
@@ -46,7 +55,7 @@ def _class_traces(Z, y, classes, three_d: bool, marker_size: float, hover_text=N
             name=str(name),
             legendgroup=str(name),
             customdata=idx,
-            marker=dict(color=colors[c], size=marker_size, opacity=0.8),
+            marker=_class_marker(colors[c], shapes[c], marker_size, three_d),
             x=Z[idx, 0],
             y=Z[idx, 1],
         )

@@ -3,7 +3,7 @@
 A slide deck plays a GIF anywhere, with no Plotly and no network, so each frame is drawn
 here: the embedding at one scale on both axes (a distance-based picture must not be
 stretched), axes that stay put from the first frame to the last, a class legend, and a
-title naming the run with the frame's epoch. Colours are ``colours.class_colors``, so a
+title naming the run with the frame's epoch. Colours and shapes are ``colours``', so a
 class looks the same as in the app. A 3-D run is drawn face-on: every frame is projected
 onto the plane of the last frame's two directions of largest spread (one fixed
 projection, so the motion is the training's, not a turning camera). Past three
@@ -24,7 +24,7 @@ from PIL import Image, ImageDraw, ImageFont
 from ..training.loop import Snapshot
 from ..util.formatting import percent
 from .axes import _grid_step, steady_ranges
-from .colours import class_colors
+from .colours import Shape, class_colors, class_shapes
 from .replay import _evenly_spaced, epoch_label, frames_to_show
 
 __all__ = ["replay_gif"]
@@ -78,9 +78,10 @@ def replay_gif(
     base = _background(layout, classes)
     order = np.random.default_rng(0).permutation(len(labels))  # no class always on top
     colors = [_rgb(c) for c in class_colors(len(classes))]
+    marks = list(zip(colors, class_shapes(len(classes))))
     captions = _captions(chosen, total_epochs, k)
     frames = [
-        _frame(base, layout, title, caption, Z[order], labels[order], colors, s)
+        _frame(base, layout, title, caption, Z[order], labels[order], marks, s)
         for Z, caption, s in zip(embeddings, captions, _progress(chosen, total_epochs))
     ]
     durations = [frame_ms] * len(frames)
@@ -202,17 +203,42 @@ def _axes(draw: ImageDraw.ImageDraw, layout: _Layout) -> None:
 
 
 def _legend(draw: ImageDraw.ImageDraw, layout: _Layout, classes: Sequence[str]) -> None:
-    """One coloured dot and name per class, in class order, beside the plot."""
+    """Each class's marker and name, in class order, beside the plot."""
     u, top, bottom = layout.unit, layout.box[1], layout.box[3]
     font = _font(17 * u)
     draw.text((layout.legend_x, top), "class", fill=_MUTED, font=font, anchor="lt")
     row = min(28 * u, (bottom - top - 30 * u) / max(len(classes), 1))
-    for i, (name, color) in enumerate(zip(classes, class_colors(len(classes)))):
+    styles = zip(classes, class_colors(len(classes)), class_shapes(len(classes)))
+    for i, (name, color, shape) in enumerate(styles):
         y = top + 30 * u + (i + 0.5) * row
         r = min(7 * u, row / 2.5)
         x = layout.legend_x + 8 * u
-        draw.ellipse([x - r, y - r, x + r, y + r], fill=_rgb(color))
+        _marker(draw, shape, x, y, r, _rgb(color))
         draw.text((x + 16 * u, y), str(name), fill=_INK, font=font, anchor="lm")
+
+
+def _marker(draw: ImageDraw.ImageDraw, shape: Shape, x: float, y: float, r: float, fill, rim=None) -> None:
+    """``shape`` centred on (x, y), its box (``colours.Shape.outline``'s) ``r`` pixels from
+    the centre to each side: filled, with a ``rim``, or hollow, a band as wide as its hole
+    leaves."""
+    band = max(1, round(r * _inradius(shape.outline) * (1 - shape.hole))) if shape.hole else 0
+    paint = {"outline": fill, "width": band} if band else {"fill": fill, "outline": rim}
+    if shape.outline:
+        draw.polygon([(x + r * u, y + r * v) for u, v in shape.outline], **paint)
+    else:
+        draw.ellipse([x - r, y - r, x + r, y + r], **paint)
+
+
+def _inradius(outline) -> float:
+    """How far a convex ``outline`` (a circle's when empty) reaches from its centre at its
+    nearest: a hollow shape's band is that share of it (Pillow draws an outline's width
+    inwards, square to each edge)."""
+    if not outline:
+        return 1.0
+    corners = np.asarray(outline, dtype=np.float64)
+    edges = np.roll(corners, -1, axis=0) - corners
+    cross = corners[:, 0] * edges[:, 1] - corners[:, 1] * edges[:, 0]
+    return float(np.min(np.abs(cross) / np.linalg.norm(edges, axis=1)))
 
 
 def _captions(chosen: Sequence[Snapshot], total_epochs: int | None, k: int | None) -> list[str]:
@@ -235,7 +261,7 @@ def _progress(chosen: Sequence[Snapshot], total_epochs: int | None) -> list[floa
     return [min(1.0, max(0.0, (s.epoch - 1 + s.fraction) / last if s.epoch else 0.0)) for s in chosen]
 
 
-def _frame(base, layout, title, caption, Z, labels, colors, done) -> Image.Image:
+def _frame(base, layout, title, caption, Z, labels, marks, done) -> Image.Image:
     image = base.copy()
     draw = ImageDraw.Draw(image)
     u, width = layout.unit, layout.size[0]
@@ -244,7 +270,7 @@ def _frame(base, layout, title, caption, Z, labels, colors, done) -> Image.Image
     bar = (20 * u, 80 * u, width - 20 * u, 84 * u)
     draw.rectangle(bar, fill=_GRID)
     draw.rectangle((bar[0], bar[1], bar[0] + (bar[2] - bar[0]) * done, bar[3]), fill=_MUTED)
-    _points(draw, layout, Z, labels, colors)
+    _points(draw, layout, Z, labels, marks)
     return image
 
 
@@ -257,15 +283,16 @@ def _fitted(text: str, font, room: float) -> str:
     return text + "..."
 
 
-def _points(draw, layout: _Layout, Z: np.ndarray, labels: np.ndarray, colors) -> None:
-    """Solid dots, a white rim where they are large enough to keep overlapping ones apart."""
+def _points(draw, layout: _Layout, Z: np.ndarray, labels: np.ndarray, marks) -> None:
+    """Each point in its class's colour and shape (``marks``, by class), a white rim where
+    they are large enough to keep overlapping ones apart."""
     n = len(labels)
     r = layout.unit * (5 if n <= 300 else 4 if n <= 1500 else 3)
     left, top, right, bottom = layout.box
     rim = _PAPER if r >= 4 else None
     for (x, y), c in zip(layout.pixels(Z), labels):
         if left <= x <= right and top <= y <= bottom:  # also drops non-finite points
-            draw.ellipse([x - r, y - r, x + r, y + r], fill=colors[c], outline=rim)
+            _marker(draw, marks[c][1], x, y, r, marks[c][0], rim)
 
 
 def _palette(colors) -> Image.Image:

@@ -5,8 +5,8 @@ builds from scratch (in Streamlit, a new chart element each time). A Vega-Lite s
 holds only the encoding and fixed axes; the points travel as a separate table. While the
 spec stays the same, the browser swaps the table into the chart it already has, which on
 the Train page is what lets a 2-core machine draw every epoch of a small run (see
-benchmarks/RESULTS.md, "The app's performance"). Colours and legend order come from
-``colours``, as in the Plotly figures.
+benchmarks/RESULTS.md, "The app's performance"). Colours, shapes and legend order come
+from ``colours``, as in the Plotly figures.
 
 This module holds the 2-D scatter of an embedding and its rows. The Train page's 2-D
 picture (``live_picture.picture_spec``) layers that scatter with a clicked point's p_ij
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .colours import DIMMED_MARKER, class_colors
+from .colours import DIMMED_MARKER, class_colors, class_shapes
 
 __all__ = [
     "brushing_rows",
@@ -86,11 +86,11 @@ def embedding_spec(
             per_pixel,
             {"name": "zoom", "select": {"type": "interval", "zoom": _ZOOM_WHEEL}, "bind": "scales"},
         ],
-        "mark": {"type": "circle", "size": POINT_AREA, "opacity": 0.8, "clip": True},
+        "mark": {"type": "point", "filled": True, "size": POINT_AREA, "opacity": 0.8, "clip": True},
         "encoding": {
             "x": _axis(axis_label, 0, x0, x1, "width"),
             "y": _axis(axis_label, 1, y0, y1, "height"),
-            "color": _class_colour(classes),
+            **_class_marks(classes),
         },
     }
     if brushing:
@@ -114,20 +114,19 @@ def _axis(axis_label: str, i: int, low: float, high: float, size: str) -> dict:
     }
 
 
-def _class_colour(classes: Sequence[str]) -> dict:
-    """Colour by class, in class order, with its legend."""
+def _class_marks(classes: Sequence[str]) -> dict:
+    """Colour and shape by class, in class order (``colours``), in one legend: Vega-Lite
+    merges the two channels' legends when they share the field and the legend's settings."""
+    domain = [str(c) for c in classes]
+    # Above the plot, in rows: the plot keeps the column's width on a small screen.
+    legend = {"title": None, "orient": "top", "direction": "horizontal", "columns": _legend_columns(classes)}
+    shapes = [shape.vega for shape in class_shapes(len(classes))]
     return {
-        "field": "class",
-        "type": "nominal",
-        "scale": {"domain": [str(c) for c in classes], "range": class_colors(len(classes))},
-        # Above the plot, in rows: the plot keeps the column's width on a small screen.
-        "legend": {
-            "title": None,
-            "orient": "top",
-            "direction": "horizontal",
-            "columns": _legend_columns(classes),
-        },
-    }
+        "color": {"field": "class", "type": "nominal", "scale": {"domain": domain, "range": class_colors(len(classes))},
+                  "legend": legend},
+        "shape": {"field": "class", "type": "nominal", "scale": {"domain": domain, "range": shapes},
+                  "legend": dict(legend)},
+    }  # fmt: skip
 
 
 def _with_pictures(spec: dict, thumbnails: pd.DataFrame) -> None:

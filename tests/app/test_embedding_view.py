@@ -19,11 +19,11 @@ def test_an_image_run_carries_each_points_picture_for_its_tooltip_while_it_train
     wait_for(app, lambda at: run.job.start_released)
     first_spec, first = vega_chart(app, "embedding")
     assert len(first["points"]) == len(run.run.display_index) and first["thumbnails"].empty
-    (first_points,) = [layer for layer in first_spec["layer"] if layer["mark"]["type"] == "circle"]
+    (first_points,) = [layer for layer in first_spec["layer"] if "shape" in layer["encoding"]]
     wait_for(app, lambda at: len(run.snapshots) >= 2)
     assert run.job.state == "running"  # at pace 5 a digits run takes many seconds
     spec, tables = vega_chart(app, "embedding")
-    (points,) = [layer for layer in spec["layer"] if layer["mark"]["type"] == "circle"]
+    (points,) = [layer for layer in spec["layer"] if "shape" in layer["encoding"]]
     assert without_axes(points) == without_axes(first_points)  # only the tables are swapped
     assert points["encoding"]["x"]["field"] == "z1" and points["encoding"]["y"]["field"] == "z2"
     assert points["transform"][0]["lookup"] == "point" and points["encoding"]["tooltip"][0]["field"] == "image"

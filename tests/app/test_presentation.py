@@ -93,7 +93,7 @@ def test_a_run_in_presentation_draws_one_big_chart_with_large_labels(app):
     assert len(charts) == 1 and not app.get("plotly_chart")  # the embedding alone, no curves
     assert charts[0]["height"] == "container"  # the window's height (tests/e2e: the CSS)
     assert charts[0]["config"]["axis"]["labelFontSize"] == presentation.VEGA_CONFIG["axis"]["labelFontSize"]
-    (points,) = [layer for layer in charts[0]["layer"] if layer["mark"]["type"] == "circle"]
+    (points,) = [layer for layer in charts[0]["layer"] if "shape" in layer["encoding"]]
     assert points["mark"]["size"] == presentation.POINT_AREA
     first, last = (s.test_accuracy for s in (run.snapshots[0], run.snapshots[-1]))
     assert [m.label for m in app.metric] == [f"Test 5-NN accuracy (start {first:.0%})"] and not app.tabs

@@ -238,7 +238,7 @@ def test_each_figure_says_what_to_notice_in_the_datasets_own_names(app):
     listed = mapped.split("relies most on ")[1].split(".")[0]
     assert sum(name in listed for name in names) == 3
     spec, tables = vega_chart(app, "embedding")
-    (points,) = [layer for layer in spec["layer"] if layer["mark"]["type"] == "circle"]
+    (points,) = [layer for layer in spec["layer"] if "shape" in layer["encoding"]]
     assert points["encoding"]["color"]["scale"]["domain"] == ["cultivar 1", "cultivar 2", "cultivar 3"]
     inputs = [t["title"] for t in points["encoding"]["tooltip"] if t["field"].startswith("input")]
     assert len(inputs) == 2 and set(inputs) <= set(names)  # the two inputs the map leans on most
@@ -513,3 +513,16 @@ def test_after_a_run_the_epochs_sit_side_by_side_on_one_scale(app):
     (chart,) = [c for c in app.get("plotly_chart") if c.proto.id.endswith("-epoch-grid")]
     titles = [a["text"].split(" ·")[0] for a in json.loads(chart.proto.spec)["layout"]["annotations"]]
     assert titles == ["start", "epoch 6", "epoch 12"] and done.snapshots[-1].epoch == 12
+
+
+def test_each_class_has_its_own_shape_in_the_picture_and_in_the_replay(app):
+    from nca_core.plots.colours import class_shapes
+
+    run = finished_run(app, 3)
+    classes = list(run.run.data.classes)
+    spec, _ = vega_chart(app, "embedding")
+    (points,) = [layer for layer in spec["layer"] if "shape" in layer["encoding"]]
+    assert points["encoding"]["shape"]["scale"] == {"domain": classes, "range": [s.vega for s in class_shapes(5)]}
+    replay = next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "replay" in c.proto.id)
+    drawn = [t["marker"]["symbol"] for t in replay["data"] if t.get("name") in classes]
+    assert drawn == [s.plotly for s in class_shapes(5)]

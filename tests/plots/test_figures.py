@@ -105,3 +105,21 @@ def test_an_image_grid_makes_room_for_two_line_titles():
     assert two.layout.margin.t > one.layout.margin.t
     assert two.layout.height - one.layout.height == two.layout.margin.t - one.layout.margin.t
     assert two.layout.annotations[0].text == "chosen<br>#1: 5"
+
+
+def test_class_k_has_shape_k_in_2d_and_in_3d_and_a_hollow_one_a_rim_that_shows(rng):
+    y = np.arange(11)
+    flat = figures.embedding_scatter(rng.normal(size=(11, 2)), y, [str(k) for k in y])
+    assert [t.marker.symbol for t in flat.data] == [s.plotly for s in colours.class_shapes(11)]
+    assert [t.marker.color for t in flat.data] == colours.class_colors(11)
+    hollow = [t for t, s in zip(flat.data, colours.class_shapes(11)) if s.hole]
+    assert hollow and all(t.marker.line.width >= 1.5 for t in hollow)
+    deep = figures.embedding_scatter(rng.normal(size=(11, 3)), y, [str(k) for k in y])
+    assert [t.marker.symbol for t in deep.data] == [s.plotly_3d for s in colours.class_shapes(11)]
+
+
+def test_a_clicked_points_figure_draws_each_class_in_its_shape(rng):
+    y = np.arange(12) % 4
+    fig = figures.neighbour_links(rng.normal(size=(12, 2)), y, list("abcd"), 0, np.full(12, 1 / 11))
+    classes = [t for t in fig.data if t.name in list("abcd")]
+    assert [t.marker.symbol for t in classes] == [s.plotly for s in colours.class_shapes(4)]

@@ -5,6 +5,7 @@ import io
 import numpy as np
 import pytest
 from PIL import Image
+from scipy import ndimage
 
 from nca_core.plots import colours, gif
 from nca_core.training.loop import Snapshot
@@ -140,3 +141,57 @@ def test_no_snapshots_is_an_error():
 def test_the_caption_does_not_round_an_almost_perfect_score_up_to_100():
     snaps = [snap(0, np.zeros((2, 2)), 0.5), snap(1, np.zeros((2, 2)), 0.997)]
     assert gif._captions(snaps, 1, 5)[-1] == "epoch 1 of 1   ·   test 5-NN accuracy 99.7%"
+
+
+def ideal(shape, radius: float, size: int) -> np.ndarray:
+    """The pixels of a ``size`` square that ``shape`` covers, centred in it with its box
+    ``radius`` pixels from the centre to each side, written out here (ray casting) as the
+    reference for what Pillow draws."""
+    centres = (np.arange(size) - size // 2) / radius
+    u, v = np.meshgrid(centres, centres)
+
+    def inside(scale: float) -> np.ndarray:
+        if not shape.outline:
+            return np.hypot(u, v) <= scale
+        corners = np.asarray(shape.outline, dtype=np.float64) * scale
+        crossings = np.zeros(u.shape, dtype=bool)
+        for (x0, y0), (x1, y1) in zip(corners, np.roll(corners, -1, axis=0)):
+            spans = (y0 > v) != (y1 > v)
+            crossings ^= spans & (u < x0 + (v - y0) * (x1 - x0) / np.where(y1 == y0, 1, y1 - y0))
+        return crossings
+
+    return inside(1.0) & ~inside(shape.hole) if shape.hole else inside(1.0)
+
+
+def drawn(frame: np.ndarray, color: str, size: int) -> list[np.ndarray]:
+    """Each patch of ``color`` (legend markers included), left to right, as the pixels of a
+    ``size`` square centred on the box round it."""
+    patches, count = ndimage.label((frame == gif._rgb(color)).all(-1))
+    masks = []
+    for rows, cols in sorted((np.nonzero(patches == i) for i in range(1, count + 1)), key=lambda rc: rc[1].min()):
+        middle = ((rows.min() + rows.max()) // 2, (cols.min() + cols.max()) // 2)
+        mask = np.zeros((size, size), dtype=bool)
+        mask[rows - middle[0] + size // 2, cols - middle[1] + size // 2] = True
+        masks.append(mask)
+    return masks
+
+
+def overlap(a: np.ndarray, b: np.ndarray) -> float:
+    return (a & b).sum() / (a | b).sum()
+
+
+def test_each_class_is_drawn_in_its_own_shape_and_in_no_other():
+    """Eleven classes, one point each, far apart; at 1600 pixels wide a point's box is 20
+    pixels across (10 from its centre to each side). Each class's pixels match its shape's outline better than any other's,
+    centred on the box round them (a star's box is not centred on its middle). Class 10
+    has class 0's colour: its point lies right of class 0's; the legend's are rightmost."""
+    Z = np.array([[k % 4, k // 4] for k in range(11)], dtype=np.float64) * 3
+    frames, *_ = decode(gif.replay_gif([snap(0, Z)], np.arange(11), [str(k) for k in range(11)], width=1600))
+    colours_drawn = colours.class_colors(11)
+    for k, shape in enumerate(colours.class_shapes(11)):
+        patches = drawn(frames[0], colours_drawn[k], 31)
+        assert len(patches) == (4 if k in (0, 10) else 2)  # a point and its legend marker
+        mask = patches[1 if k == 10 else 0]
+        scores = {other.name: overlap(mask, ideal(other, 10, 31)) for other in colours.SHAPES}
+        best = max(scores, key=scores.get)
+        assert best == shape.name and scores[best] > 0.6, (shape.name, scores)

@@ -172,3 +172,16 @@ def test_a_legend_row_fits_beside_the_y_axis_whatever_the_plots_width(container)
     entry = 16 + 7 * len("ring 1")  # a symbol and six characters of 11-pixel text, at the least
     y_axis = 55  # title, labels such as "-100" and ticks
     assert shown >= 1 and shown * entry <= container - y_axis
+
+
+@pytest.mark.parametrize("brushing", [False, True])
+def test_class_k_is_drawn_with_shape_k_and_colour_k_in_one_legend(brushing):
+    classes = [f"digit {k}" for k in range(12)]
+    spec = live_charts.embedding_spec(classes, [[0, 1], [0, 1]], brushing=brushing)
+    assert spec["mark"]["type"] == "point" and spec["mark"]["filled"] is True  # a circle mark has one shape
+    shape, colour = spec["encoding"]["shape"], spec["encoding"]["color"]
+    assert shape["field"] == colour["field"] == "class"
+    assert shape["scale"] == {"domain": classes, "range": [s.vega for s in colours.class_shapes(12)]}
+    assert colour["scale"]["range"] == colours.class_colors(12)
+    assert shape["legend"] == colour["legend"]  # Vega-Lite then draws one legend of both
+    valid_vega_lite(spec, live_charts.brushing_rows(np.zeros((12, 2)), np.arange(12), classes, None))

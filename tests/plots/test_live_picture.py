@@ -6,7 +6,7 @@ import altair as alt
 import numpy as np
 import pytest
 
-from nca_core.plots import edges, live_charts, live_picture
+from nca_core.plots import colours, edges, live_charts, live_picture
 from nca_core.plots.axes import settled_ranges
 from nca_core.plots.figures import LINK_MIN_PROBABILITY, LINK_WIDEST
 from nca_core.runs.picks import SHOWN, Picks, point_picks
@@ -24,7 +24,7 @@ def picture(rng, n=40, **tables):
 
 def points_layer(spec: dict) -> dict:
     """The points' own layer (the edge markers' layer draws from the same table)."""
-    (layer,) = [layer for layer in spec["layer"] if layer["mark"]["type"] == "circle"]
+    (layer,) = [layer for layer in spec["layer"] if "shape" in layer["encoding"]]
     return layer
 
 
@@ -67,7 +67,7 @@ def test_picture_spec_layers_regions_lines_points_edges_and_rings_on_one_pair_of
     assert [layer["data"]["name"] for layer in spec["layer"]] == [
         "regions", "links", "points", "points", "links", "anchor"
     ]  # fmt: skip
-    marks = ["image", "rule", "circle", "point", "point", "point"]
+    marks = ["image", "rule", "point", "point", "point", "point"]
     assert [layer["mark"]["type"] for layer in spec["layer"]] == marks
     on_axes = [layer for layer in spec["layer"] if layer["mark"].get("shape") != edges.EDGE_MARKER]
     axes = {json.dumps([layer["encoding"]["x"], layer["encoding"]["y"]]) for layer in on_axes}
@@ -200,3 +200,12 @@ def test_a_picked_ring_inside_the_clicked_points_ring_is_hidden_until_zoomed_in(
             "y": lambda v, k=pixels_per_unit: 200 - k * v,
         }
         assert shown_opacity(expr, row, scales) == shown, pixels_per_unit
+
+
+def test_the_pictures_points_have_their_class_shapes_and_the_edge_markers_keep_theirs(rng):
+    _, _, spec = picture(rng)
+    points = points_layer(spec)
+    assert points["encoding"]["shape"]["scale"]["range"] == [s.vega for s in colours.class_shapes(3)]
+    assert points["mark"]["size"] == live_charts.POINT_AREA and points["mark"]["filled"] is True
+    (edge,) = [layer for layer in spec["layer"] if layer["mark"].get("shape") == edges.EDGE_MARKER]
+    assert "shape" not in edge["encoding"]  # an arrowhead pointing the way, in the class's colour

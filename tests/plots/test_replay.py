@@ -1,6 +1,6 @@
 import numpy as np
 
-from nca_core.plots import replay
+from nca_core.plots import colours, replay
 from tests.plots.snapshots import snap
 
 
@@ -87,3 +87,11 @@ def test_a_network_that_starts_as_one_dot_opens_on_its_first_telling_frame():
     fig = replay.animation(snaps, np.repeat([0, 1, 2], 10), ["a", "b", "c"])
     assert fig.layout.sliders[0].active == 2 and "epoch 2 " in fig.layout.title.text
     np.testing.assert_array_equal(fig.data[0].x, fig.frames[2].data[0].x)
+
+
+def test_every_frame_of_the_replay_draws_class_k_in_shape_k(rng):
+    y = np.repeat([0, 1, 2], 5)
+    fig = replay.animation([snap(e, rng.normal(size=(15, 2))) for e in range(4)], y, ["a", "b", "c"])
+    shapes = [s.plotly for s in colours.class_shapes(3)]
+    for data in [fig.data, *(frame.data for frame in fig.frames)]:
+        assert [t.marker.symbol for t in data if t.name in ("a", "b", "c")] == shapes
