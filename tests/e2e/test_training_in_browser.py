@@ -68,7 +68,8 @@ def test_train_watch_stop_replay_download(page, app_url, screenshot):
         return Path(download_info.value.path()).read_bytes()
 
     lines = download("Final embedding (CSV)").decode().splitlines()
-    assert lines[0] == "index,label,z1,z2" and len(lines) == 701
+    assert lines[0] == "row,split,label,z1,z2" and len(lines) == 1 + 700 + 300  # every training and test row
+    assert sorted({line.split(",")[1] for line in lines[1:]}) == ["test", "train"]
     html = download("Animation (HTML, plays offline)").decode()
     assert "Plotly.newPlot" in html and 'src="http' not in html
     model = load_model(io.BytesIO(download("Fitted model (.npz)")))

@@ -25,7 +25,9 @@ def test_a_file_with_an_id_column_and_an_empty_cell_trains_on_its_measurements(
     page.get_by_text("Left out by default (sample_id: named like an identifier)").wait_for()
     page.get_by_text("124 training and 53 test rows, 13 features, 3 classes").wait_for()
     page.get_by_text("Dropped 1 row with missing values (line 17); missing cells: 1 in 'alcohol'").wait_for()
-    assert page.locator("[data-testid='stDataFrame']").count() == 1  # the file's first rows
+    # the file's first rows: the table's code loads in the browser on its first use
+    page.locator("[data-testid='stDataFrame']").first.wait_for()
+    assert page.locator("[data-testid='stDataFrame']").count() == 1
     screenshot(page, "your-data-wine-with-id")
     leave_out = page.get_by_test_id("stMultiSelect")
     leave_out.get_by_role("button", name="sample_id").click()  # a chip's x: keep the id after all
