@@ -118,7 +118,7 @@ SHAPES = (
     Shape("plus", "cross", "cross", "cross", _CROSS),
     Shape("down triangle", "triangle-down", "square-open", "triangle-down", tuple((x, -y) for x, y in _TRIANGLE)),
     Shape("star", "star", "circle-open", _path(_STAR), _STAR),
-    Shape("x", "x", "x", _path(_X), _X),
+    Shape("cross", "x", "x", _path(_X), _X),
     Shape("ring", "circle-open", "circle-open", _path((), _HOLE), (), _HOLE),
     Shape("hollow square", "square-open", "square-open", _path(_SQUARE, _HOLE), _SQUARE, _HOLE),
     Shape("hollow diamond", "diamond-open", "diamond-open", _path(_DIAMOND, _HOLE), _DIAMOND, _HOLE),

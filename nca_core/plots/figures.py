@@ -260,7 +260,8 @@ def map_heatmap(
 def component_images(components: np.ndarray, image_shape: tuple[int, int], max_rows: int = 8) -> go.Figure:
     """Each row of A reshaped to the image grid: which pixels each output coordinate reads."""
     A = np.asarray(components)[:max_rows]
-    return image_grid(A, image_shape, [f"z{i + 1}" for i in range(len(A))], diverging=True)
+    title = "rows of A as images: the pixels each output coordinate reads"
+    return image_grid(A, image_shape, [f"z{i + 1}" for i in range(len(A))], diverging=True, title=title)
 
 
 def image_grid(
@@ -271,8 +272,10 @@ def image_grid(
     diverging: bool = False,
     columns: int = 8,
     tile: int = 110,
+    title: str | None = None,
 ) -> go.Figure:
-    """Flattened images (n, h*w) in a grid with one title each (``<br>`` breaks a line)."""
+    """Flattened images (n, h*w) in a grid with one title each (``<br>`` breaks a line),
+    under the figure's ``title``, the first words a screen reader reads of it."""
     images = np.asarray(images, dtype=np.float64)
     n = len(images)
     cols = min(columns, max(n, 1))
@@ -296,6 +299,9 @@ def image_grid(
         suffix = "" if i == 1 else str(i)
         fig.layout[f"yaxis{suffix}"].update(scaleanchor=f"x{suffix}", scaleratio=1)
     top = 30 + 14 * max(str(t).count("<br>") for t in titles) if titles else 30  # room for two-line titles
+    top += 30 if title else 0
     fig.update_layout(height=rows * tile + 10 + top, width=None, margin=dict(l=5, r=5, t=top, b=5))
+    if title:
+        fig.update_layout(title=dict(text=title, x=0.01, xanchor="left", font_size=14))
     fig.update_annotations(font_size=11)
     return fig

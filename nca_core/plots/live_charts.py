@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .colours import DIMMED_MARKER, class_colors, class_shapes
+from .descriptions import class_key
 
 __all__ = [
     "brushing_rows",
@@ -56,9 +57,12 @@ def embedding_spec(
     height: int = 520,
     brushing: bool = False,
     thumbnails: pd.DataFrame | None = None,
+    description: str | None = None,
 ) -> dict:
-    """A 2-D scatter coloured by class on fixed axes at one scale; drag to pan, ctrl-scroll
-    (or cmd-scroll) to zoom: a plain scroll over the chart scrolls the page on past it.
+    """A 2-D scatter coloured and shaped by class on fixed axes at one scale; drag to pan,
+    ctrl-scroll (or cmd-scroll) to zoom: a plain scroll over the chart scrolls the page on
+    past it. ``description``: what a screen reader reads for the chart
+    (``descriptions.embedding_description``); by default its axes and classes.
 
     ``ranges`` should hold still from frame to frame (``axes.settled_ranges``) so that the
     spec, and with it the chart, survives from one frame to the next. Both axes get the same
@@ -81,6 +85,9 @@ def embedding_spec(
         "padding": {"left": 5, "top": 5, "right": 16, "bottom": 5},
         # Canvas paints hundreds of points in one pass where SVG updates an element per point.
         "usermeta": {"embedOptions": {"renderer": "canvas"}},
+        "description": description or _plain_description(classes, axis_label),
+        # The description names the chart; marks drawn on a canvas have no element a screen
+        # reader could reach, and labelling each point would only cost time every frame.
         "config": {"aria": False},
         "params": [
             per_pixel,
@@ -98,6 +105,13 @@ def embedding_spec(
     if thumbnails is not None:
         _with_pictures(spec, thumbnails)
     return spec
+
+
+def _plain_description(classes: Sequence[str], axis_label: str) -> str:
+    return (
+        f"Scatter plot of an embedding on axes {axis_label}1 and {axis_label}2. "
+        f"Each class has a colour and a shape: {class_key(classes)}."
+    )
 
 
 def _axis(axis_label: str, i: int, low: float, high: float, size: str) -> dict:

@@ -1,5 +1,9 @@
 """Vega-Lite specs of the curves drawn beside a training run: the objective and the k-NN
-accuracies against epoch (see ``live_charts`` for why a spec that stays the same)."""
+accuracies against epoch (see ``live_charts`` for why a spec that stays the same).
+
+Each is read by a screen reader as its ``description`` (``descriptions.curve_description``
+once the run has ended: a new description is a new spec, which the browser draws afresh),
+and the two accuracies differ in their dashes and point shapes as well as their colours."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .colours import PALETTE
+from .colours import PALETTE, SHAPES
 
 __all__ = ["accuracy_rows", "accuracy_spec", "objective_rows", "objective_spec"]
 
@@ -18,7 +22,8 @@ CURVE_EDGE_PIXELS = 6  # a point's radius and a little: the room a curve's end p
 
 
 def _curve_spec(
-    title: str, y_title: str, height: int, *, y_format: str | None = None, y_domain=None, legend: bool
+    title: str, y_title: str, height: int, *, y_format: str | None = None, y_domain=None, legend: bool,
+    description: str,
 ) -> dict:
     scale = {"zero": False} if y_domain is None else {"domain": list(y_domain)}
     y = {"field": "value", "type": "quantitative", "title": y_title, "scale": scale}
@@ -31,6 +36,9 @@ def _curve_spec(
     return {
         "height": height,
         "title": title,
+        "description": description,
+        # the description alone: Vega-Lite's defaults read out every point and tick
+        "config": {"aria": False},
         "mark": {"type": "line", "point": True},
         "encoding": {
             "x": {
@@ -48,10 +56,15 @@ def _curve_spec(
     }
 
 
-def objective_spec(objective: str, height: int = 240) -> dict:
-    """The objective per point against epoch (one line); f, a mean probability, on [0, 1]."""
+def objective_spec(objective: str, height: int = 240, description: str | None = None) -> dict:
+    """The objective per point against epoch (one line); f, a mean probability, on [0, 1].
+    ``description``: what a screen reader reads (by default, what the chart plots)."""
     domain = (0, 1) if objective == "f" else None
-    spec = _curve_spec("objective", OBJECTIVE_LABELS[objective], height, y_domain=domain, legend=False)
+    label = OBJECTIVE_LABELS[objective]
+    spec = _curve_spec(
+        "objective", label, height, y_domain=domain, legend=False,
+        description=description or f"Line chart of the objective, {label}, against epoch.",
+    )  # fmt: skip
     spec["encoding"]["color"]["scale"] = {"range": [PALETTE[0]]}
     return spec
 
@@ -61,16 +74,25 @@ def objective_rows(epochs: Sequence[int], values: Sequence[float]) -> pd.DataFra
 
 
 ACCURACY_SERIES = ("train (LOO)", "test")
+# Solid with circles, dashed with squares: the two lines differ in more than colour.
+_SERIES_DASHES = [[1, 0], [6, 3]]
 
 
-def accuracy_spec(k: int, height: int = 260) -> dict:
-    """Leave-one-out training and test kNN accuracy against epoch."""
+def accuracy_spec(k: int, height: int = 260, description: str | None = None) -> dict:
+    """Leave-one-out training and test kNN accuracy against epoch, in one legend of colour,
+    dash and point shape. ``description``: as ``objective_spec``'s."""
     spec = _curve_spec(
-        f"{k}-NN accuracy", f"{k}-NN accuracy", height, y_format=".0%", y_domain=(0, 1), legend=True
-    )
+        f"{k}-NN accuracy", f"{k}-NN accuracy", height, y_format=".0%", y_domain=(0, 1), legend=True,
+        description=description or f"Line chart of the leave-one-out and test {k}-NN accuracies against epoch.",
+    )  # fmt: skip
     # No title above the legend: in Streamlit both come out of the chart's height.
     del spec["title"]
-    spec["encoding"]["color"]["scale"] = {"domain": list(ACCURACY_SERIES), "range": [PALETTE[0], PALETTE[3]]}
+    color = spec["encoding"]["color"]
+    color["scale"] = {"domain": list(ACCURACY_SERIES), "range": [PALETTE[0], PALETTE[1]]}
+    series = {"field": "series", "type": "nominal", "title": None, "sort": None, "legend": color["legend"]}
+    spec["encoding"]["strokeDash"] = {**series, "scale": {"domain": list(ACCURACY_SERIES), "range": _SERIES_DASHES}}
+    shapes = [SHAPES[0].vega, SHAPES[1].vega]
+    spec["encoding"]["shape"] = {**series, "scale": {"domain": list(ACCURACY_SERIES), "range": shapes}}
     return spec
 
 

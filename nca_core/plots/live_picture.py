@@ -42,6 +42,7 @@ def picture_spec(
     thumbnails: pd.DataFrame | None = None,
     inputs: Sequence[str] = (),
     point_area: int = POINT_AREA,
+    description: str | None = None,
 ) -> dict:
     """The Train page's 2-D picture, the same spec while a run trains and after it ends.
 
@@ -57,9 +58,12 @@ def picture_spec(
     (``thumbnail_rows``): each point's picture in its tooltip, a table of its own that
     stays the same from frame to frame (vega-tooltip shows a field named "image" holding a
     URL as a picture). ``inputs``: names of input features whose values the tooltips show,
-    from the rows' "input 1", "input 2", ... columns (``picture_rows``).
+    from the rows' "input 1", "input 2", ... columns (``picture_rows``). ``description``:
+    what a screen reader reads for it (``descriptions.embedding_description``); it holds
+    from the first frame to the last, as the spec does, so the run's epoch and accuracy are
+    left to the page's words.
     """
-    single = embedding_spec(classes, ranges, height=height)
+    single = embedding_spec(classes, ranges, height=height, description=description)
     per_pixel, zoom = single["params"]
     x, y = single["encoding"]["x"], single["encoding"]["y"]
     points = _points_layer(single, zoom, point_area, inputs, thumbnails is not None)

@@ -526,3 +526,58 @@ def test_each_class_has_its_own_shape_in_the_picture_and_in_the_replay(app):
     replay = next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "replay" in c.proto.id)
     drawn = [t["marker"]["symbol"] for t in replay["data"] if t.get("name") in classes]
     assert drawn == [s.plotly for s in class_shapes(5)]
+
+
+def test_the_run_is_announced_at_most_once_every_few_seconds_of_the_run_and_at_once_when_it_ends():
+    """A frame every tenth of a second for a minute of the run: its words change no more
+    often than every ANNOUNCE_SECONDS, and the run's end is heard at once."""
+    from app_pages.ui.train.live_status import ANNOUNCE_SECONDS, announcement_text, next_announcement
+
+    said, changes = None, []
+    for tick in range(600):
+        now = tick / 10
+        text = announcement_text("running", str(tick // 3), 200, f"test 5-NN accuracy {tick % 97}%")
+        heard = next_announcement(said, text, "running", now)
+        if heard != said:
+            changes.append(now)
+        said = heard
+    gaps = np.diff(changes)
+    assert len(changes) == 12 and gaps.min() >= ANNOUNCE_SECONDS  # 0, 5, ..., 55 s
+    ended = next_announcement(said, announcement_text("finished", "200", 200, None), "finished", 60.1)
+    assert ended.text == "Training finished: epoch 200 of 200." and ended.at == 60.1
+    assert next_announcement(ended, "Training finished: epoch 200 of 200.", "finished", 90.0) is ended
+
+
+def test_the_runs_state_reads_as_a_sentence():
+    from app_pages.ui.train.live_status import announcement_text
+
+    assert announcement_text("queued", None, 40, None) == "Waiting for a free training slot."
+    assert announcement_text("running", None, 40, None) == "Preparing the run."
+    assert announcement_text("running", "12.5", 40, "test 5-NN accuracy 97.1%") == (
+        "Training: epoch 12.5 of 40, test 5-NN accuracy 97.1%."
+    )
+    assert announcement_text("paused", "12", 40, None) == "Paused at epoch 12 of 40."
+    assert announcement_text("stopped", "12", 40, None) == "Training stopped at epoch 12 of 40."
+
+
+def test_a_screen_reader_hears_the_runs_end_and_reads_each_chart_by_its_description(app):
+    app.selectbox(key="dataset").set_value("wine").run()
+    run = finished_run(app, 4, "wine")
+    from nca_core.util.formatting import percent
+
+    (region,) = [m.value for m in app.markdown if 'aria-live="polite"' in m.value]
+    accuracy = percent(run.snapshots[-1].test_accuracy, 1)
+    assert f">Training finished: epoch 4 of 4, test 5-NN accuracy {accuracy}.</div>" in region
+    spec, _ = vega_chart(app, "embedding")
+    assert spec["description"].startswith("Scatter plot of NCA's embedding of ")
+    assert f"{len(run.run.display_index):,} points of 3 classes" in spec["description"]
+    assert "cultivar 1 as circles, cultivar 2 as squares and cultivar 3 as triangles" in spec["description"]
+    objective, accuracy_curve = [  # the curves, keyed but drawn without an id
+        json.loads(c.proto.spec)["description"] for c in app.get("vega_lite_chart") if not c.proto.id
+    ]
+    first, last = run.snapshots[0].objective, run.snapshots[-1].objective
+    assert objective == (
+        f"Line chart of the objective against epoch: mean p_i (f / n) from {first:.3g} at epoch 0 "
+        f"to {last:.3g} at epoch 4."
+    )
+    assert "leave-one-out from " in accuracy_curve and "; test from " in accuracy_curve

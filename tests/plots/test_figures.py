@@ -123,3 +123,22 @@ def test_a_clicked_points_figure_draws_each_class_in_its_shape(rng):
     fig = figures.neighbour_links(rng.normal(size=(12, 2)), y, list("abcd"), 0, np.full(12, 1 / 11))
     classes = [t for t in fig.data if t.name in list("abcd")]
     assert [t.marker.symbol for t in classes] == [s.plotly for s in colours.class_shapes(4)]
+
+
+def test_every_figure_the_app_draws_has_a_title_a_screen_reader_meets_first(rng, run):
+    """A Plotly figure has no accessible name of its own: its title is its first words."""
+    from nca_core.plots import epoch_grid
+
+    snaps, y = run
+    A = rng.normal(size=(2, 16))
+    drawn = {
+        "heatmap": figures.map_heatmap(A),
+        "rows of A": figures.component_images(A, (4, 4)),
+        "pictures": figures.image_grid(A, (4, 4), ["a", "b"], title="the chosen point and its picks"),
+        "3-D": figures.embedding_scatter(rng.normal(size=(6, 3)), np.arange(6) % 2, ["a", "b"], title="3-D"),
+        "replay": replay.animation(snaps, y, ["a", "b", "c"], title="NCA on rings"),
+        "epochs": epoch_grid.epoch_grid(snaps[:2], y, ["a", "b", "c"], title="NCA on rings"),
+    }
+    for name, fig in drawn.items():
+        assert fig.layout.title.text, name
+    assert figures.image_grid(A, (4, 4), ["a", "b"]).layout.title.text is None  # only when asked

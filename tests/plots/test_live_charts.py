@@ -185,3 +185,15 @@ def test_class_k_is_drawn_with_shape_k_and_colour_k_in_one_legend(brushing):
     assert colour["scale"]["range"] == colours.class_colors(12)
     assert shape["legend"] == colour["legend"]  # Vega-Lite then draws one legend of both
     valid_vega_lite(spec, live_charts.brushing_rows(np.zeros((12, 2)), np.arange(12), classes, None))
+
+
+def test_a_screen_reader_reads_the_charts_description_and_not_each_point():
+    """Vega puts the description on the chart's container as its accessible name; with
+    ``aria`` on, Vega-Lite would label every point and tick as well (a canvas has no element
+    to carry them)."""
+    plain = live_charts.embedding_spec(CLASSES, [[0, 1], [0, 1]])
+    assert plain["config"]["aria"] is False
+    assert plain["description"].startswith("Scatter plot of an embedding on axes z1 and z2")
+    assert "ring 1 as circles, ring 2 as squares and ring 3 as triangles" in plain["description"]
+    told = live_charts.embedding_spec(CLASSES, [[0, 1], [0, 1]], brushing=True, description="PCA of rings")
+    assert told["description"] == "PCA of rings"

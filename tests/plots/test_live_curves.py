@@ -35,3 +35,17 @@ def test_the_curves_padding_is_not_rounded_into_negative_epochs():
     epochs had its epoch axis start at -5. The padding stays a few pixels."""
     for spec in (live_curves.objective_spec("f"), live_curves.accuracy_spec(5)):
         assert spec["encoding"]["x"]["scale"]["nice"] is False
+
+
+def test_each_curve_is_read_as_its_description_and_the_accuracies_differ_in_more_than_colour():
+    from nca_core.plots import colours
+
+    for spec in (live_curves.objective_spec("g"), live_curves.accuracy_spec(5)):
+        assert spec["config"]["aria"] is False and spec["description"].startswith("Line chart of ")
+    assert live_curves.objective_spec("f", description="ends at 0.9")["description"] == "ends at 0.9"
+    encoding = live_curves.accuracy_spec(5)["encoding"]
+    dashes, shapes = encoding["strokeDash"]["scale"]["range"], encoding["shape"]["scale"]["range"]
+    assert dashes[0] != dashes[1] and shapes == [colours.SHAPES[0].vega, colours.SHAPES[1].vega]
+    assert encoding["color"]["scale"]["range"] == list(colours.PALETTE[:2])
+    assert encoding["strokeDash"]["legend"] == encoding["shape"]["legend"] == encoding["color"]["legend"]
+    valid_vega_lite(live_curves.accuracy_spec(5), live_curves.accuracy_rows([0, 1], [0.5, 0.7], [0.4, 0.6]))

@@ -209,3 +209,12 @@ def test_the_pictures_points_have_their_class_shapes_and_the_edge_markers_keep_t
     assert points["mark"]["size"] == live_charts.POINT_AREA and points["mark"]["filled"] is True
     (edge,) = [layer for layer in spec["layer"] if layer["mark"].get("shape") == edges.EDGE_MARKER]
     assert "shape" not in edge["encoding"]  # an arrowhead pointing the way, in the class's colour
+
+
+def test_the_pictures_description_holds_whatever_its_tables_say(rng):
+    Z = rng.normal(size=(10, 2))
+    spec = live_picture.picture_spec(CLASSES, settled_ranges([Z]), description="NCA's embedding of rings")
+    assert spec["description"] == "NCA's embedding of rings" and spec["config"]["aria"] is False
+    rows = live_picture.picture_rows(Z, np.arange(10) % 3, CLASSES, np.arange(10))
+    drawn = live_picture.picture_data(spec, rows, anchor=live_picture.anchor_rows(Z, 0))
+    assert drawn["description"] == spec["description"]

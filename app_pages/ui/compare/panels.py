@@ -15,8 +15,9 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.ui import thumbnails
+from app_pages.ui.app_data import dataset_title
 from nca_core.datasets import Dataset
-from nca_core.plots import axes, edges, figures, live_charts
+from nca_core.plots import axes, descriptions, edges, figures, live_charts
 from nca_core.runs.comparison import MethodResult, class_mix, subset_rows
 
 BRUSH = "compare-brush"  # session key: {"dataset", "panel", "rows"}, rows of the display subset
@@ -209,7 +210,7 @@ def _picture(
     key = f"compare-{label}"
     if dims == 3:  # Vega-Lite has no 3-D; a 3-D panel takes no selection
         fig = figures.embedding_scatter(points[:, :3], labels, classes, height=PANEL_HEIGHT, ranges=ranges,
-                                        uirevision=key, legend_above=True)  # fmt: skip
+                                        uirevision=key, legend_above=True, title=f"{label}, 3-D")  # fmt: skip
         st.plotly_chart(fig, key=key)
         return
     fresh_after_clears = f"{key}-{st.session_state.get(CLEARS, 0)}"  # see CLEARS
@@ -224,8 +225,10 @@ def _brushing_chart(
     (``display_pictures``) show on hover. Its axes follow the bulk of the points, the few
     past them drawn on the edge."""
     ranges = ranges if ranges is not None else axes.bulk_ranges([points])
+    of = dataset_title(dataset) if dataset else "the data"
+    words = descriptions.embedding_description(f"{label}'s picture of {of}", classes, len(points))
     spec = live_charts.embedding_spec(
-        classes, ranges, height=PANEL_HEIGHT, brushing=True, thumbnails=pictures
+        classes, ranges, height=PANEL_HEIGHT, brushing=True, thumbnails=pictures, description=words
     )
     spec = edges.with_edges(spec, ranges, live_charts.POINT_AREA)
     rows = live_charts.brushing_rows(points, labels, classes, brushed_rows(dataset))

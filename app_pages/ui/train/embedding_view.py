@@ -9,11 +9,12 @@ import numpy as np
 import streamlit as st
 
 from app_pages.ui import thumbnails
+from app_pages.ui.app_data import dataset_title
 from app_pages.ui.train import presentation
 from app_pages.ui.train.live_status import THREE_D_REDRAW_SECONDS
 from app_pages.ui.train.runs import ActiveRun
 from nca_core.datasets import Dataset
-from nca_core.plots import axes, colours, figures, live_charts, live_picture, replay
+from nca_core.plots import axes, colours, descriptions, figures, live_charts, live_picture, replay
 from nca_core.plots.regions import DRAWN_WIDTHS, decision_regions, region_box
 from nca_core.runs.picks import SHOWN, point_picks
 
@@ -40,7 +41,7 @@ def embedding(
         data.classes,
         ranges=axes.steady_ranges([s.embedding[:, :3] for s in snaps]),
         uirevision=f"run-{active.job.ticket}",
-        title=f"epoch {replay.epoch_label(snap)}",
+        title=f"3-D embedding of {dataset_title(active.dataset)}, epoch {replay.epoch_label(snap)}",
         hover_text=_hover_text(active, data) if select else None,
         height=presentation.CHART_HEIGHT if big else 520,
     )
@@ -92,8 +93,9 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     )
     names, values = _inputs_behind(active, data)
     spec = live_picture.picture_spec(
-        data.classes, ranges, height=height, thumbnails=pictures, inputs=names, point_area=area
-    )
+        data.classes, ranges, height=height, thumbnails=pictures, inputs=names, point_area=area,
+        description=picture_description(active, data),
+    )  # fmt: skip
     Z, labels = snap.embedding, run.display_labels
     tables = _lines(active, snap)
     if regions and st.session_state.get(REGIONS_KEY):
@@ -119,6 +121,15 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
             help="Colour the plane by the class its k nearest points vote for, as a k-NN "
             "classifier in this embedding would.",
         )
+
+
+def picture_description(active: ActiveRun, data: Dataset) -> str:
+    """What a screen reader reads for the 2-D picture: the same from the first frame to the
+    last, as its spec is (the metrics above it and the run's announcements give the epoch
+    and the accuracy)."""
+    what = f"NCA's embedding of {dataset_title(active.dataset)}"
+    shown = descriptions.embedding_description(what, data.classes, len(active.run.display_index))
+    return f"{shown} The epoch and the accuracy are above the picture."
 
 
 def _lines(active: ActiveRun, snap) -> dict:

@@ -1,7 +1,11 @@
-"""Live pieces of the Train page: the progress line, the metrics, the curves, and how often
-a live run is redrawn. The picture is ``embedding_view``; what follows a run, ``run_results``."""
+"""Live pieces of the Train page: the progress line, the run's state for screen readers, the
+metrics, the curves, and how often a live run is redrawn. The picture is ``embedding_view``;
+what follows a run, ``run_results``."""
 
 from __future__ import annotations
+
+import html
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -10,7 +14,7 @@ from app_pages.engine.jobs import JobState
 from app_pages.ui.train.runs import ActiveRun
 from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.config.settings import BY_NAME
-from nca_core.plots import live_curves, replay
+from nca_core.plots import descriptions, live_curves, replay
 from nca_core.runs.demo import SEPARATED, DemoStart
 from nca_core.runs.run import EVAL_POINTS, blow_up_note
 from nca_core.util.formatting import duration, percent
@@ -87,7 +91,9 @@ def _fmt_speed(epochs_per_second: float) -> str:
 
 def accuracy_metric(active: ActiveRun) -> None:
     """Presentation mode's one number: the latest k-NN accuracy and its change since the
-    start (test set when there is one, else leave-one-out)."""
+    start (test set when there is one, else leave-one-out); and the run's state for screen
+    readers (``announce``)."""
+    announce(active)
     scored = [s for s in active.snapshots if s.train_accuracy is not None]
     if not scored:
         return
@@ -146,6 +152,85 @@ def progress(active: ActiveRun) -> None:
         st.warning(note, icon=":material/warning:")
 
 
+# A screen reader hears the run's state from a polite live region: at most once every
+# ANNOUNCE_SECONDS of the run while it trains (a new epoch ten times a second would drown
+# whatever the reader is reading), and at once when the state changes (paused, finished).
+ANNOUNCE_SECONDS = 5.0
+ANNOUNCED_KEY = "run-announcement"  # session key: (the run's ticket, its last Announcement)
+# Out of sight but read: a live region must stay in the page to be heard, so it is not hidden.
+_VISUALLY_HIDDEN = (
+    "position:absolute;width:1px;height:1px;margin:-1px;padding:0;border:0;"
+    "overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap"
+)
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """What the live region says, the run's state it says it of, and the run's elapsed
+    seconds when it was made."""
+
+    text: str
+    state: str
+    at: float
+
+
+def announcement_text(state: str, epoch: str | None, max_iter: int, accuracy: str | None) -> str:
+    """The run's state in a sentence: "Training: epoch 12 of 40, test 5-NN accuracy 97%."
+    ``epoch``: epochs done (None before the first frame); ``accuracy``: the latest measured,
+    with its name, if any."""
+    if state == JobState.QUEUED:
+        return "Waiting for a free training slot."
+    if epoch is None:
+        return "Preparing the run."
+    where = f"epoch {epoch} of {max_iter}" + (f", {accuracy}" if accuracy else "")
+    return {
+        JobState.RUNNING: f"Training: {where}.",
+        JobState.PAUSED: f"Paused at {where}.",
+        JobState.FINISHED: f"Training finished: {where}.",
+        JobState.STOPPED: f"Training stopped at {where}.",
+        JobState.FAILED: f"Training stopped with an error at {where}.",
+    }.get(state, f"{STATE_TEXT.get(state, state)}: {where}.")
+
+
+def next_announcement(
+    last: Announcement | None, text: str, state: str, now: float, every: float = ANNOUNCE_SECONDS
+) -> Announcement:
+    """What the live region says now, given what it said ``last``: ``text`` if nothing was
+    said yet, if the run's ``state`` changed, or if ``every`` seconds of the run (``now``,
+    its elapsed seconds) have passed since the last change; otherwise the last words."""
+    if last is None or state != last.state or (text != last.text and now - last.at >= every):
+        return Announcement(text, state, now)
+    return last
+
+
+def _latest_accuracy(active: ActiveRun) -> str | None:
+    scored = next((s for s in reversed(active.snapshots) if s.train_accuracy is not None), None)
+    if scored is None:
+        return None
+    k = active.run.config.k
+    if scored.test_accuracy is not None:
+        return f"test {k}-NN accuracy {percent(scored.test_accuracy, 1)}"
+    return f"leave-one-out {k}-NN accuracy {percent(scored.train_accuracy, 1)}"
+
+
+def announce(active: ActiveRun) -> None:
+    """The run's state in a polite live region, out of sight (the progress line shows it),
+    changed no more often than ``next_announcement`` allows. Drawn with the metrics, which
+    every redraw of a run's picture draws, whether presenting or not."""
+    job = active.job
+    latest = job.latest
+    epoch = replay.epoch_label(latest) if latest is not None else None
+    text = announcement_text(job.state, epoch, active.run.config.max_iter, _latest_accuracy(active))
+    ticket, last = st.session_state.get(ANNOUNCED_KEY, (None, None))
+    said = next_announcement(last if ticket == job.ticket else None, text, job.state, job.elapsed)
+    st.session_state[ANNOUNCED_KEY] = (job.ticket, said)
+    # st.markdown keeps the same element from one redraw to the next, as a live region needs
+    st.markdown(
+        f'<div aria-live="polite" role="status" style="{_VISUALLY_HIDDEN}">{html.escape(said.text)}</div>',
+        unsafe_allow_html=True,
+    )
+
+
 def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
     """Epoch, objective and accuracy of the latest frame (drawn with the picture, so they
     never lag it); accuracies from the latest whole epoch that has them. A start that
@@ -157,6 +242,8 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
     # Short labels, details in the help: three metrics share a third of a 1024-pixel screen.
     cols = st.columns(3)
     cols[0].metric("Epoch", replay.epoch_label(latest), help=f"Epochs done, of {config.max_iter}.")
+    with cols[0]:  # under the shortest metric, its room taken from no other element
+        announce(active)
     label = {"f": "mean pᵢ", "g": "mean log pᵢ", "mcml": "−KL"}[config.objective]
     # g and -KL are negative: a digit fewer keeps "-0.700" as wide as f's "0.9939", which a
     # third of a 1024-pixel screen shows whole
@@ -202,19 +289,27 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
 
 
 def curves(active: ActiveRun) -> None:
-    """Objective and accuracy against epoch, whole epochs only."""
+    """Objective and accuracy against epoch, whole epochs only. Once the run has ended each
+    says in words where its lines start and end; while it trains the charts' specs hold
+    still (see ``live_charts``), and the run's announcements give the numbers."""
     snaps = [s for s in active.snapshots if s.fraction >= 1.0]
     config = active.run.config
     epochs = [s.epoch for s in snaps]
+    train, test = [s.train_accuracy for s in snaps], [s.test_accuracy for s in snaps]
+    ended = not active.job.alive
+    objective = descriptions.curve_description(
+        "the objective", epochs, {live_curves.OBJECTIVE_LABELS[config.objective]: [s.objective for s in snaps]}
+    )
+    accuracy = descriptions.curve_description(
+        f"the {config.k}-NN accuracy", epochs, {"leave-one-out": train, "test": test}, fmt=percent
+    )
     st.vega_lite_chart(
         live_curves.objective_rows(epochs, [s.objective for s in snaps]),
-        live_curves.objective_spec(config.objective),
+        live_curves.objective_spec(config.objective, description=objective if ended else None),
         key="objective-curve",
     )
     st.vega_lite_chart(
-        live_curves.accuracy_rows(
-            epochs, [s.train_accuracy for s in snaps], [s.test_accuracy for s in snaps]
-        ),
-        live_curves.accuracy_spec(config.k),
+        live_curves.accuracy_rows(epochs, train, test),
+        live_curves.accuracy_spec(config.k, description=accuracy if ended else None),
         key="accuracy-curve",
     )

@@ -129,8 +129,11 @@ def _inputs(data: Dataset, rows, index, labels) -> None:
     titles = [f"#{index[r]}: {data.classes[labels[r]]}" for r in rows]
     if data.image_shape is not None:
         titles[0] = "chosen<br>" + titles[0]  # a Plotly title; on one line it overflowed a ninth of the width
+        grid = figures.image_grid(
+            data.X_train[index[rows]], data.image_shape, titles, columns=9, title="the chosen point and its likeliest picks"
+        )
         st.plotly_chart(
-            figures.image_grid(data.X_train[index[rows]], data.image_shape, titles, columns=9),
+            grid,
             key="neighbour-images",
             config={"displayModeBar": False},
         )
