@@ -104,7 +104,9 @@ _CROSS = ((-_T, -1), (_T, -1), (_T, -_T), (1, -_T), (1, _T), (_T, _T), (_T, 1), 
 _A = 0.45  # an x's arms, along the diagonals
 _X = ((-1 + _A, -1), (0, -_A), (1 - _A, -1), (1, -1 + _A), (_A, 0), (1, 1 - _A), (1 - _A, 1), (0, _A),
       (-1 + _A, 1), (-1, 1 - _A), (-_A, 0), (-1, -1 + _A))  # fmt: skip
-_STAR = _regular(5, 1.0, 0.5)  # fatter than a drawn star (0.38), to read as one when small
+# Past the box, and fatter than a drawn star (0.38): its thin points left it half a circle's
+# area, a speck beside the others at a few pixels across.
+_STAR = _regular(5, 1.3, 0.65)
 _HOLE = 0.5
 
 # Filled shapes first, each unlike the others at a few pixels across; then hollow ones.

@@ -74,7 +74,8 @@ def epoch_grid(
         })  # fmt: skip
     fig.update_layout(
         title=title or None, height=300 * rows + 80, margin={"l": 10, "r": 10, "t": 60, "b": 10},
-        legend={"orientation": "h", "y": -0.02, "yanchor": "top"}, plot_bgcolor="white",
+        # the legend's markers at a legible size, not the panels' few pixels: the key to the shapes
+        legend={"orientation": "h", "y": -0.02, "yanchor": "top", "itemsizing": "constant"}, plot_bgcolor="white",
     )  # fmt: skip
     return fig
 

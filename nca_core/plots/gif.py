@@ -287,7 +287,7 @@ def _points(draw, layout: _Layout, Z: np.ndarray, labels: np.ndarray, marks) -> 
     """Each point in its class's colour and shape (``marks``, by class), a white rim where
     they are large enough to keep overlapping ones apart."""
     n = len(labels)
-    r = layout.unit * (5 if n <= 300 else 4 if n <= 1500 else 3)
+    r = layout.unit * (6 if n <= 300 else 5 if n <= 1500 else 4.5)  # a shape reads as itself
     left, top, right, bottom = layout.box
     rim = _PAPER if r >= 4 else None
     for (x, y), c in zip(layout.pixels(Z), labels):

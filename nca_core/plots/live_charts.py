@@ -42,7 +42,9 @@ POINTS, THUMBNAILS = "points", "thumbnails"
 # (vega-tooltip shows a field named "image" holding a URL as a picture).
 _PICTURE_LOOKUP = {"lookup": "point", "from": {"data": {"name": THUMBNAILS}, "key": "point", "fields": ["image"]}}
 _PICTURE_TOOLTIP = {"field": "image", "type": "nominal"}
-POINT_AREA = 36  # square pixels of a drawn point
+# Square pixels of a drawn point's box: about 7 pixels across, where a shape still reads
+# as itself (at 6 a star, a plus and a cross were one blur).
+POINT_AREA = 50
 
 # The selection params of a brushing spec (``embedding_spec(..., brushing=True)``): a box
 # dragged over the plot and a clicked point. The app asks for events from these two only.

@@ -170,7 +170,9 @@ def _ring_radius(area: int) -> float:
 
 
 def _ring_layer(x: dict, y: dict, area: int) -> dict:
-    mark = {"type": "point", "filled": False, "color": "black", "size": _RING_AREA * area, "strokeWidth": 2.5}
+    # Opaque: at Vega-Lite's default 0.7 for points the black ring was a grey one, faint
+    # beside the darker class colours.
+    mark = {"type": "point", "filled": False, "color": "black", "opacity": 1, "size": _RING_AREA * area, "strokeWidth": 2.5}
     return {"data": {"name": ANCHOR}, "mark": mark, "encoding": {"x": x, "y": y}}
 
 

@@ -50,3 +50,13 @@ def test_a_grid_of_nothing_or_of_a_line_says_why():
         epoch_grid([], np.zeros(0), [])
     with pytest.raises(ValueError, match="at least 2 dimensions"):
         epoch_grid([frame(0, np.zeros((3, 1)))], np.zeros(3, dtype=int), ["a"])
+
+
+def test_each_class_has_its_shape_in_every_panel_and_a_legible_one_in_the_legend():
+    from nca_core.plots.colours import class_shapes
+
+    Z = np.random.default_rng(2).normal(size=(9, 2))
+    fig = epoch_grid([frame(0, Z), frame(1, Z)], np.arange(9) % 3, ["a", "b", "c"])
+    shapes = [s.plotly for s in class_shapes(3)]
+    assert [t.marker.symbol for t in fig.data] == shapes * 2
+    assert fig.layout.legend.itemsizing == "constant"  # the panels' markers are a few pixels

@@ -149,6 +149,9 @@ def ideal(shape, radius: float, size: int) -> np.ndarray:
     reference for what Pillow draws."""
     centres = (np.arange(size) - size // 2) / radius
     u, v = np.meshgrid(centres, centres)
+    if shape.outline:  # centred on the box round it, as ``drawn`` centres what is drawn
+        middle = (np.min(shape.outline, axis=0) + np.max(shape.outline, axis=0)) / 2
+        u, v = u + middle[0], v + middle[1]
 
     def inside(scale: float) -> np.ndarray:
         if not shape.outline:
@@ -181,17 +184,29 @@ def overlap(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def test_each_class_is_drawn_in_its_own_shape_and_in_no_other():
-    """Eleven classes, one point each, far apart; at 1600 pixels wide a point's box is 20
-    pixels across (10 from its centre to each side). Each class's pixels match its shape's outline better than any other's,
+    """Eleven classes, one point each, far apart; at 1600 pixels wide a point's box is 24
+    pixels across (12 from its centre to each side). Each class's pixels match its shape's outline better than any other's,
     centred on the box round them (a star's box is not centred on its middle). Class 10
     has class 0's colour: its point lies right of class 0's; the legend's are rightmost."""
     Z = np.array([[k % 4, k // 4] for k in range(11)], dtype=np.float64) * 3
     frames, *_ = decode(gif.replay_gif([snap(0, Z)], np.arange(11), [str(k) for k in range(11)], width=1600))
     colours_drawn = colours.class_colors(11)
     for k, shape in enumerate(colours.class_shapes(11)):
-        patches = drawn(frames[0], colours_drawn[k], 31)
+        patches = drawn(frames[0], colours_drawn[k], 41)
         assert len(patches) == (4 if k in (0, 10) else 2)  # a point and its legend marker
         mask = patches[1 if k == 10 else 0]
-        scores = {other.name: overlap(mask, ideal(other, 10, 31)) for other in colours.SHAPES}
+        scores = {other.name: overlap(mask, ideal(other, 12, 41)) for other in colours.SHAPES}
         best = max(scores, key=scores.get)
         assert best == shape.name and scores[best] > 0.6, (shape.name, scores)
+
+
+def test_in_a_crowd_of_2000_points_each_is_still_drawn_eight_pixels_across():
+    """The GIF draws smaller points for larger sets; the smallest stay big enough for a shape."""
+    Z = np.zeros((2000, 2))
+    Z[-1], Z[-2] = [40.0, 40.0], [-40.0, -40.0]  # two far points alone, to be measured
+    y = np.zeros(2000, dtype=int)
+    y[-1] = 1
+    frames, *_ = decode(gif.replay_gif([snap(0, Z)], y, ["crowd", "alone"]))
+    (alone, _legend) = drawn(frames[0], colours.class_colors(2)[1], 41)
+    rows, cols = np.nonzero(alone)
+    assert min(np.ptp(rows), np.ptp(cols)) + 1 >= 8

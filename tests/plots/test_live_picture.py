@@ -218,3 +218,10 @@ def test_the_pictures_description_holds_whatever_its_tables_say(rng):
     rows = live_picture.picture_rows(Z, np.arange(10) % 3, CLASSES, np.arange(10))
     drawn = live_picture.picture_data(spec, rows, anchor=live_picture.anchor_rows(Z, 0))
     assert drawn["description"] == spec["description"]
+
+
+def test_the_clicked_points_ring_is_opaque_black_whatever_the_class_colours(rng):
+    """At Vega-Lite's default opacity for points (0.7) the black ring drew as a grey one."""
+    _, _, spec = picture(rng)
+    (ring,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "anchor"]
+    assert ring["mark"]["color"] == "black" and ring["mark"]["opacity"] == 1
