@@ -12,6 +12,8 @@ names = app_data.dataset_names()
 links.follow_address(navigation.ABOUT.url_path, names, CONTROLS)  # Back brings a scale and point back
 links.read_once(names)
 st.title("How NCA works")
+# A formula's box scrolled by a pixel, a scrolling region that a keyboard cannot reach
+st.html("<style>.katex-display { overflow: visible !important; }</style>")
 st.caption(
     "NCA learns a map under which each point's nearest neighbours share its class. Click a point "
     "below to see whom it listens to, before and after; the idea and the paper's formulas follow."

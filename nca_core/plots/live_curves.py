@@ -37,9 +37,10 @@ def _curve_spec(
         "height": height,
         "title": title,
         "description": description,
-        # the description alone: Vega-Lite's defaults read out every point and tick
+        # the description alone: Vega-Lite's defaults read out every point and tick, and the
+        # marks' groups, left with a role but no name, are an unnamed image to a screen reader
         "config": {"aria": False},
-        "mark": {"type": "line", "point": True},
+        "mark": {"type": "line", "point": {"aria": False}, "aria": False},
         "encoding": {
             "x": {
                 "field": "epoch",
