@@ -39,26 +39,7 @@ OUT=${OUT:-/tmp/gpu-figures}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-if compgen -G ".whl/*.whl" >/dev/null; then
-    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-        && export PYTHONPATH="$PYTHONPATH:/tmp/site"
-fi
-summary=()
-
-step() {  # step NAME SECONDS COMMAND...: run it under a time limit, log to $OUT/NAME.log
-    local name=$1 limit=$2 start=$SECONDS
-    shift 2
-    if [ -n "${DEADLINE_SECONDS:-}" ]; then
-        local left=$((DEADLINE_SECONDS - SECONDS))
-        if [ "$left" -lt 10 ]; then summary+=("$name: not run, the deadline is near"); return; fi
-        [ "$left" -lt "$limit" ] && limit=$left
-    fi
-    echo "=== $name: $*"
-    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-    local rc=$?
-    tail -n 40 "$OUT/$name.log"
-    summary+=("$name: exit $rc after $((SECONDS - start)) s")
-}
+source "$(dirname "$0")/gpu_steps.sh"  # the carried wheels, and step
 
 for name in "$@"; do
     case $name in

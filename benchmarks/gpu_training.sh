@@ -38,24 +38,8 @@ if [ "${1:-}" = "--dry-run" ]; then
     quick=(--quick)
     tests=(--collect-only)
 fi
-if compgen -G ".whl/*.whl" >/dev/null; then
-    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-        && export PYTHONPATH="$PYTHONPATH:/tmp/site"
-fi
-summary=()
-
-step() {  # step NAME SECONDS COMMAND...: run it under a time limit, log to $OUT/NAME.log
-    local name=$1 limit=$2 start=$SECONDS
-    shift 2
-    local left=$((DEADLINE_SECONDS - SECONDS))
-    if [ "$left" -lt 20 ]; then summary+=("$name: not run, the deadline is near"); return; fi
-    [ "$left" -lt "$limit" ] && limit=$left
-    echo "=== $name: $*"
-    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-    local rc=$?
-    tail -n 25 "$OUT/$name.log"
-    summary+=("$name: exit $rc after $((SECONDS - start)) s")
-}
+STEP_FLOOR_SECONDS=20 TAIL_LINES=25
+source "$(dirname "$0")/gpu_steps.sh"  # the carried wheels, and step
 
 $PY -c 'import torch; print("device:", torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU", "| torch", torch.__version__)'
 step tests 120 env NCA_FUSED=1 $PY -m pytest -q -p no:cacheprovider "${tests[@]}" tests/objective tests/training/test_fused_training.py
