@@ -7,7 +7,7 @@ import streamlit as st
 from app_pages.ui import app_data, lesson, links, navigation, page_style
 from nca_core import stratified_subsample
 
-CONTROLS = ("compare-d", "compare-k", "compare-std-", "compare-same-scale")  # the settings' widgets
+CONTROLS = ("compare-d", "compare-k", "compare-std-", "compare-same-scale", "compare-hide")  # the settings' widgets
 
 page_style.compact()
 st.title("NCA against PCA and LDA")
@@ -25,9 +25,9 @@ with controls, st.container(width=280):
 data = app_data.load_dataset(name)
 if data is None:
     st.stop()
-from app_pages.ui.compare import fits, notice, panels  # noqa: E402  (loads torch and scikit-learn: after the page's top)
+from app_pages.ui.compare import fits, notice, panels, reveal  # noqa: E402  (loads torch and scikit-learn: after the page's top)
 
-from_link = links.take("n_components", "k", "standardize", "same_scale")
+from_link = links.take("n_components", "k", "standardize", "same_scale", "hide_scores")
 # each drawn with the default it was first drawn with (links.first_default says why)
 d = controls.radio(
     "Dimensions", [2, 3], index=links.first_default("compare-d", int(from_link.get("n_components") == 3)),
@@ -59,9 +59,16 @@ same_scale = toggles.toggle(
     "(PCA keeps the inputs' units, LDA whitens the spread within classes, NCA learns its scale, "
     "which sets how many neighbours count): on one scale, compare sizes too.",
 )  # fmt: skip
-links.used("n_components", "k", "standardize", "same_scale")  # drawn with the link's values
+hide = reveal.hide_toggle(toggles, from_link)
+links.used("n_components", "k", "standardize", "same_scale", "hide_scores")  # drawn with the link's values
 # the link opens this page as it is now
 view = {"dataset": name, "d": d, "k": k, "std": str(standardize).lower(), "scale": str(same_scale).lower()}
+if hide:
+    view["hide"] = "1"
+# a reveal holds for these settings; one scale or not changes no score
+hidden = reveal.hidden(hide, {"dataset": name, "d": d, "k": k, "std": standardize, "deep": deep})
+if hidden:
+    reveal.reveal_button(toggles, {"dataset": name, "d": d, "k": k, "std": standardize, "deep": deep})
 links.write_address(navigation.COMPARE.url_path, {key: str(value) for key, value in view.items()})
 panels.brush_summary(name, labels, data.classes, three_d=d == 3)
 
@@ -72,7 +79,9 @@ def show(cell, label: str, fitted: fits.Fitted, score) -> fits.MethodResult:
     if same_scale:
         return score()
     points = fits.display_points(fitted, scored, display_index)
-    return panels.panel(cell, label, points, labels, data.classes, k, score, dataset=name, pictures=pictures)
+    return panels.panel(
+        cell, label, points, labels, data.classes, k, score, dataset=name, pictures=pictures, hidden=hidden
+    )
 
 
 # NCA's panel comes first (on a 1024-pixel screen the second row is below the fold), then
@@ -103,7 +112,7 @@ if same_scale:
     for cell, result in zip(grid, results):
         panels.panel(
             cell, result.name, result.embedding, labels, data.classes, k, result, ranges, dataset=name,
-            pictures=pictures,
+            pictures=pictures, hidden=hidden,
         )
 raw = fits.raw_inputs(name, scored, k, standardize)
 # What was fitted on what, below the panels: above them it kept NCA's picture off a
@@ -113,11 +122,14 @@ if (note := panels.subset_note(data, scored)) is not None:
 notes_slot.caption(" ".join(sources))
 
 with table_slot.container():
-    panels.results_table([*results, raw], k)
-    st.caption(
-        "The last row is kNN on the inputs themselves"
-        + (", standardised" if standardize else "")
-        + ": the reference every projection tries to keep up with."
-    )
-    st.markdown(notice.what_to_notice(results, raw, k))
+    if hidden:  # the table and what to notice would give the ranking away
+        st.markdown(notice.guess_first([result.name for result in results], k))
+    else:
+        panels.results_table([*results, raw], k)
+        st.caption(
+            "The last row is kNN on the inputs themselves"
+            + (", standardised" if standardize else "")
+            + ": the reference every projection tries to keep up with."
+        )
+        st.markdown(notice.what_to_notice(results, raw, k))
 lesson.show_next_step("compare", name)

@@ -56,9 +56,11 @@ def _point(text: str) -> int:
 
 
 # query key -> (the name a page takes it under, its parser): a page's view settings, not a
-# run's, but what a link of the page shows (Compare's one scale, How NCA works' toy)
+# run's, but what a link of the page shows (Compare's one scale and hidden scores, How NCA
+# works' toy)
 VIEW_FIELDS = {
     "scale": ("same_scale", parse_boolean),
+    "hide": ("hide_scores", parse_boolean),
     "a_scale": ("toy_scale", _toy_scale),
     "point": ("toy_point", _point),
 }

@@ -374,3 +374,49 @@ def test_the_fit_progress_says_the_wait_left_at_the_pace_so_far():
         assert left == pytest.approx(pace * (epochs - epoch), abs=0.05)
     assert fit_progress("NCA", 1, 200, elapsed=0.9).endswith("about 2 min 59 s left")
     assert fit_progress("NCA", 0, 40, elapsed=0.01).endswith("estimating the time left")  # the start
+
+
+def _score_words(at) -> list[str]:
+    """Every text on the page that states an accuracy (a percentage)."""
+    texts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    return [t for t in texts if re.search(r"\d%", t)]
+
+
+def test_a_link_with_hide_draws_the_pictures_without_scores_until_reveal():
+    """Predict, then reveal: with ?hide=1 every method's picture is drawn, no accuracy nor
+    ranking is shown (panels, table, what to notice), and Reveal the scores shows them all."""
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params.update(dataset="rings", hide="1")
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    assert at.toggle(key="compare-hide").value is True and at.query_params["hide"] == "1"
+    assert [h.value for h in at.subheader] == ["NCA", "PCA", "LDA"]
+    assert len(at.get("vega_lite_chart")) == 3  # the pictures are all there
+    assert _score_words(at) == []
+    assert not at.dataframe  # the table would rank them
+    assert not any("What to notice" in m.value for m in at.markdown)
+    guess = [m.value for m in at.markdown if "Guess first" in m.value]
+    assert guess and "NCA, PCA and LDA" in guess[0]
+    button(at, "Reveal the scores").click().run()
+    assert not at.exception, at.exception
+    assert list(at.dataframe[0].value["method"]) == ["NCA", "PCA", "LDA", "raw inputs"]
+    assert any("What to notice" in m.value for m in at.markdown)
+    assert sum("5-NN leave-one-out" in m.value for m in at.markdown) == 3
+    assert not [b for b in at.button if b.label == "Reveal the scores"]
+    # another k is another question: its scores are hidden again until revealed
+    at.select_slider(key="compare-k").set_value(3).run()
+    assert _score_words(at) == [] and not at.dataframe
+    assert [b for b in at.button if b.label == "Reveal the scores"]
+
+
+def test_hidden_scores_stay_hidden_on_one_scale_and_the_toggle_shows_them(app):
+    at = open_compare(app)
+    assert _score_words(at) and at.dataframe and "hide" not in at.query_params
+    at.toggle(key="compare-same-scale").set_value(True).run()
+    at.toggle(key="compare-hide").set_value(True).run()
+    assert not at.exception, at.exception
+    assert at.query_params["hide"] == "1"
+    assert len(at.get("vega_lite_chart")) == 3
+    assert _score_words(at) == [] and not at.dataframe
+    at.toggle(key="compare-hide").set_value(False).run()
+    assert _score_words(at) and at.dataframe and "hide" not in at.query_params

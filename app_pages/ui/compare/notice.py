@@ -36,3 +36,15 @@ def what_to_notice(projections: list[MethodResult], raw: MethodResult, k: int) -
             "the one to trust."
         )
     return " ".join(words)
+
+
+def guess_first(names: list[str], k: int) -> str:
+    """While the scores are hidden: what to look at, and what to guess, without the answer.
+    ``names``: the projections' names, in the panels' order."""
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+    return (
+        f"**Guess first:** rank {listed} by how well {k}-NN classifies on each map. "
+        f"{k}-NN gives a point the class most of its {k} nearest neighbours have, so look for the map "
+        "whose classes sit in tight groups, each apart from the others, and for where colours mix. "
+        "Then press **Reveal the scores**."
+    )

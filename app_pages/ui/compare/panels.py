@@ -173,12 +173,14 @@ def panel(
     *,
     dataset: str = "",
     pictures: pd.DataFrame | None = None,
+    hidden: bool = False,
 ) -> MethodResult:
     """One method in ``cell`` (an ``st.empty``, replacing what it held): its picture of
     ``points`` (the display subset) at once, one scale on both axes, the brushed points
     standing out; then its kNN accuracies and fit time, once ``result()`` has measured them
     (k-NN on thousands of points takes a moment: the picture need not wait for it).
-    ``result`` may also be the measured result itself. Returns it."""
+    ``result`` may also be the measured result itself. Returns it. ``hidden``: the
+    accuracies are measured but not shown, so a class guesses the ranking first."""
     with cell.container():
         st.subheader(label)
         dims = min(points.shape[1], 3)
@@ -189,14 +191,17 @@ def panel(
         if callable(result):
             with st.spinner(f"Scoring {k}-NN…"):
                 result = result()
-        _scores(result, k)
+        _scores(result, k, hidden)
     return result
 
 
-def _scores(result: MethodResult, k: int) -> None:
-    line = f"{k}-NN leave-one-out: **{ACCURACY_FORMAT.format(result.train_accuracy)}**"
-    if result.test_accuracy is not None:
-        line += f" · test: **{ACCURACY_FORMAT.format(result.test_accuracy)}**"
+def _scores(result: MethodResult, k: int, hidden: bool = False) -> None:
+    if hidden:
+        line = f"{k}-NN scores: hidden until Reveal"
+    else:
+        line = f"{k}-NN leave-one-out: **{ACCURACY_FORMAT.format(result.train_accuracy)}**"
+        if result.test_accuracy is not None:
+            line += f" · test: **{ACCURACY_FORMAT.format(result.test_accuracy)}**"
     if np.isfinite(result.fit_seconds):
         line += " · " + f"fit {fit_time(result.fit_seconds)} s".replace(" ", "\u00a0")  # on one line
     st.markdown(line)
