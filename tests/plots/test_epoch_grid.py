@@ -60,3 +60,56 @@ def test_each_class_has_its_shape_in_every_panel_and_a_legible_one_in_the_legend
     shapes = [s.plotly for s in class_shapes(3)]
     assert [t.marker.symbol for t in fig.data] == shapes * 2
     assert fig.layout.legend.itemsizing == "constant"  # the panels' markers are a few pixels
+
+
+def _colour_extent(image: np.ndarray, box, rgb) -> tuple[int, int]:
+    """The width and height, in pixels, of where ``rgb`` is drawn inside ``box``."""
+    left, top, right, bottom = box
+    inside = (image[top + 1 : bottom, left + 1 : right] == rgb).all(-1)
+    rows, cols = np.nonzero(inside)
+    return (0, 0) if not len(rows) else (int(cols.max() - cols.min()), int(rows.max() - rows.min()))
+
+
+def test_the_png_for_slides_has_a_panel_per_frame_on_one_scale_and_a_legend():
+    """One PNG: its size is the layout's, every panel shows every class in its colour, a
+    map ten times wider is drawn ten times wider (one scale for all panels), and the
+    legend under the panels has each class's colour."""
+    import io
+
+    from PIL import Image
+
+    from nca_core.plots.colours import class_colors
+    from nca_core.plots.epoch_png import epoch_grid_png, grid_layout, panel_caption
+
+    rng = np.random.default_rng(3)
+    y = np.repeat(np.arange(3), 30)
+    start = rng.normal(size=(90, 2)) * 0.3 + np.array([[0, 0], [1, 0], [0, 1]])[y]
+    frames = [frame(0, start, test=0.4), frame(1, 4 * start), frame(5, 10 * start, test=0.9), frame(6, 10 * start)]
+    classes = ["a", "b", "c"]
+    png = epoch_grid_png(frames, y, classes, columns=3, title="NCA on three blobs", k=5, width=1200)
+    image = Image.open(io.BytesIO(png))
+    assert image.format == "PNG"
+    layout = grid_layout(4, classes, columns=3, width=1200)
+    assert image.size == layout.size and image.size[0] == 1200
+    assert len(layout.boxes) == 4 and layout.boxes[3][1] > layout.boxes[0][3]  # two rows
+    pixels = np.asarray(image.convert("RGB"))
+    colours = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in class_colors(3)]
+    extents = [[_colour_extent(pixels, box, rgb) for rgb in colours] for box in layout.boxes]
+    assert all(w > 0 and h > 0 for panel in extents for w, h in panel)  # every class in every panel
+    for c in range(3):
+        small, large = extents[0][c][0], extents[2][c][0]
+        assert 6 < large / max(small, 1) < 14  # ten times wider, on one scale
+        assert extents[2][c] == extents[3][c]  # the same map is drawn the same
+    legend = pixels[layout.legend_top :]
+    assert all((legend == rgb).all(-1).any() for rgb in colours)
+    assert panel_caption(frames[0], 5) == "start · test 5-NN 40%"
+    assert panel_caption(frames[2]) == "epoch 5 · test kNN 90%"
+
+
+def test_the_png_says_why_it_cannot_draw():
+    from nca_core.plots.epoch_png import epoch_grid_png
+
+    with pytest.raises(ValueError, match="no frames"):
+        epoch_grid_png([], np.zeros(0), [])
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        epoch_grid_png([frame(0, np.zeros((3, 1)))], np.zeros(3, dtype=int), ["a"])
