@@ -18,9 +18,11 @@ unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test lint docs docs-images gallery bench results chromium clean
 
+# The same command an installed package gives (nca-explorer app): the app in app_pages/, its
+# settings in app_pages/.streamlit/config.toml.
 run: $(VENV)/.installed-app
 	@echo "NCA Explorer: open http://$(HOST):$(PORT) in your browser (Ctrl+C stops it)"
-	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT)
+	$(PY) -m nca_core app --address $(HOST) --port $(PORT)
 
 test: $(VENV)/.installed-test chromium
 	$(PY) -m ruff check .

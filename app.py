@@ -1,19 +1,7 @@
-"""NCA Explorer: the Streamlit entry point. The engine's start, page config and navigation only."""
+"""``streamlit run app.py`` in a clone (and hosts that look for an app.py at a repository's
+root): the app that ``nca-explorer app`` serves, app_pages/main.py, with the same settings
+(.streamlit/config.toml here links to app_pages/.streamlit/config.toml)."""
 
-from pathlib import Path
+from app_pages.main import main
 
-import streamlit as st
-
-from app_pages.engine import process
-from app_pages.ui import links, navigation
-
-process.start()  # the training engine's process-wide settings (the interpreter's switch interval)
-st.set_page_config(
-    page_title="NCA Explorer",
-    page_icon=str(Path(__file__).parent / "assets" / "icon.png"),
-    layout="wide",
-    menu_items={"About": "NCA Explorer: Neighbourhood Components Analysis, learnt live in PyTorch."},
-)
-page = st.navigation(navigation.ALL)
-links.arrive(page.url_path)  # Back to a page brings its settings back (links.follow_address)
-page.run()
+main()

@@ -1,9 +1,8 @@
 """Your data: upload a CSV and use it on every page for the rest of the session."""
 
-from pathlib import Path
-
 import streamlit as st
 
+from app_pages import ASSETS
 from app_pages.ui import app_data, links, navigation
 from nca_core.datasets import (
     MISSING_IN_WORDS,
@@ -15,7 +14,7 @@ from nca_core.datasets import (
     read_csv_table,
 )
 
-SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "sample-iris.csv"
+SAMPLE = ASSETS / "sample-iris.csv"
 LIMIT_MB = st.get_option("server.maxUploadSize")  # Streamlit's megabytes: 2**20 bytes
 PREVIEW_ROWS = 5
 

@@ -1,4 +1,4 @@
-"""``python -m nca_core train ...`` (see ``nca_core.cli``)."""
+"""``python -m nca_core app`` or ``python -m nca_core train ...``: ``nca-explorer``'s commands (see ``nca_core.cli``)."""
 
 import sys
 

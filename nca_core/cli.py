@@ -1,6 +1,10 @@
-"""``python -m nca_core train``: train NCA on a registered dataset from the command line.
+"""nca-explorer (or python -m nca_core): train NCA from the command line, or serve the app.
 
-The run settings' flags are generated from ``config.settings.SETTINGS`` (the same declaration as
+``nca-explorer app`` serves the Streamlit app that the package carries (``app_pages``; needs the
+``app`` extra) from any folder, with its own server settings; any of Streamlit's options may
+follow (``--server.maxUploadSize 100``, ``--theme.base dark``).
+
+``nca-explorer train`` trains NCA on a registered dataset. The run settings' flags are generated from ``config.settings.SETTINGS`` (the same declaration as
 the app's controls); a flag left out takes the value recommended for the dataset, as the
 app's sidebar does. Training goes through ``runs.run.Run``, as in the app, so the model file
 (.npz, see ``nca_core.estimator.model_io``) takes raw inputs to the run's embedding, its
@@ -16,8 +20,11 @@ Launched by ``torchrun --nproc_per_node=N -m nca_core train ...`` it trains data
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
+import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,8 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     from .config.settings import SETTINGS
     from .datasets import REGISTRY
 
-    parser = argparse.ArgumentParser(prog="python -m nca_core", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="nca-explorer", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_app_command(commands)
     train = commands.add_parser("train", help="train NCA on a dataset and save the model and metrics")
     train.add_argument("--dataset", required=True, choices=list(REGISTRY))
     train.add_argument("--out", required=True, type=Path, help="folder for model.npz and metrics.json")
@@ -73,6 +81,78 @@ def _add_flag(group, setting) -> None:
         setting.help if setting.choices or setting.low is None else f"{setting.help} ({setting.describe()})"
     )
     group.add_argument(setting.flag, type=parse_flag(setting), metavar=metavar, help=text)
+
+
+# Streamlit's own options, passed through to `streamlit run`: --section.option or --section.option=value.
+_STREAMLIT_OPTION = re.compile(r"--[A-Za-z]+\.[A-Za-z]+(=.*)?")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1 to 65535)")
+    return int(text)
+
+
+def _add_app_command(commands) -> None:
+    app = commands.add_parser(
+        "app",
+        help="serve the app in the browser (needs the app extra)",
+        description="Serve NCA Explorer's Streamlit app on http://ADDRESS:PORT, from any folder.",
+        epilog="Any of Streamlit's own options may follow, as `streamlit run` takes them, for example "
+        "--server.maxUploadSize 100 or --theme.base=dark (`streamlit run --help` lists them). The app's "
+        "own server settings (app_pages/.streamlit/config.toml in the installed package) apply "
+        "unless an option given here changes them. Ctrl+C stops the server.",
+        allow_abbrev=False,
+    )
+    app.add_argument("--port", type=_port, help="the port to serve on (default: 8501, or the next free one)")
+    app.add_argument(
+        "--address", help="the address to serve on (default: 127.0.0.1, this machine only; read the "
+        "docs' Security page before 0.0.0.0)",
+    )  # fmt: skip
+
+
+def app_script() -> Path:
+    """The script Streamlit runs for the app: ``app_pages/main.py`` of the installed package,
+    found without importing it (the library never imports the app)."""
+    spec = importlib.util.find_spec("app_pages")
+    if spec is None or spec.origin is None:
+        raise ValueError("the app's package, app_pages, is not installed beside nca_core")
+    return Path(spec.origin).parent / "main.py"
+
+
+def app_command(args: argparse.Namespace, streamlit_options: list[str]) -> list[str]:
+    """``python -m streamlit run`` on the app's script, with the address, the port and
+    Streamlit's own options given; anything else is refused with the option named."""
+    for option in streamlit_options:
+        if option.startswith("-") and not _STREAMLIT_OPTION.fullmatch(option):
+            raise ValueError(
+                f"unrecognized option {option}: `nca-explorer app` takes --port, --address and "
+                "Streamlit's own --section.option settings (see `nca-explorer app --help`)"
+            )
+    command = [sys.executable, "-m", "streamlit", "run", str(app_script())]
+    if args.address is not None:
+        command += ["--server.address", args.address]
+    if args.port is not None:
+        command += ["--server.port", str(args.port)]
+    return [*command, *streamlit_options]
+
+
+def _streamlit_missing() -> bool:
+    try:
+        return importlib.util.find_spec("streamlit") is None
+    except ImportError:
+        return True
+
+
+def serve_app(args: argparse.Namespace, streamlit_options: list[str]) -> int:
+    """Run the app's server until it stops (Ctrl+C); its exit status."""
+    if _streamlit_missing():
+        raise ValueError("the app needs Streamlit, which comes with the app extra: pip install 'nca-explorer[app]'")
+    server = subprocess.Popen(app_command(args, streamlit_options))
+    try:
+        return server.wait()
+    except KeyboardInterrupt:  # Ctrl+C reached the server too, which stops on its own
+        return server.wait()
 
 
 def _run(args: argparse.Namespace, data, device: str):
@@ -182,7 +262,16 @@ def _write_outputs(out: Path, run, metrics: dict, embeddings: list[np.ndarray]) 
 def main(argv: list[str] | None = None) -> int:
     from .datasets import DatasetError
 
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "app":
+        try:
+            return serve_app(args, extra)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         metrics = train(args)
     except (DatasetError, ValueError) as exc:

@@ -1,15 +1,17 @@
-"""The command-line trainer, run as a user would run it."""
+"""The command line, run as a user would run it: the trainer, and the command that serves the app."""
 
 import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from nca_core import load_model
+from tests.without import run_without
 
 
 def test_train_wine_writes_model_metrics_and_snapshots(tmp_path):
@@ -169,3 +171,61 @@ def test_data_parallel_refuses_what_it_cannot_shard(tmp_path, data_dir, monkeypa
     assert result.returncode != 0
     assert "data-parallel training supports objectives f and g" in result.stderr
     assert not out.exists()
+
+
+def test_app_help_names_its_options_and_streamlits_own():
+    for launcher in ([sys.executable, "-m", "nca_core"], [str(Path(sys.executable).parent / "nca-explorer")]):
+        result = subprocess.run([*launcher, "app", "--help"], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert "--port PORT" in result.stdout and "--address ADDRESS" in result.stdout
+        assert "--server.maxUploadSize 100" in result.stdout  # Streamlit's options pass through
+
+
+def test_the_app_command_runs_the_packaged_script_with_the_options_given():
+    import app_pages
+    from nca_core.cli import _parser, app_command, app_script
+
+    assert app_script() == Path(app_pages.__file__).parent / "main.py"
+    args, extra = _parser().parse_known_args(
+        ["app", "--port", "8600", "--address", "0.0.0.0", "--server.maxUploadSize", "100", "--theme.base=dark"]
+    )
+    assert app_command(args, extra) == [
+        sys.executable, "-m", "streamlit", "run", str(app_script()), "--server.address", "0.0.0.0",
+        "--server.port", "8600", "--server.maxUploadSize", "100", "--theme.base=dark",
+    ]  # fmt: skip
+    args, extra = _parser().parse_known_args(["app"])  # the packaged settings' address and port
+    assert app_command(args, extra) == [sys.executable, "-m", "streamlit", "run", str(app_script())]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--bogus"], "error: unrecognized option --bogus: `nca-explorer app` takes --port, --address and"),
+        (["--port", "http"], "argument --port: 'http' is not a port number (1 to 65535)"),
+        (["--port", "70000"], "argument --port: '70000' is not a port number (1 to 65535)"),
+    ],
+    ids=["unknown option", "a word for a port", "a port out of range"],
+)
+def test_the_app_command_refuses_what_it_cannot_pass_on_before_serving(flags, message):
+    result = subprocess.run(
+        [sys.executable, "-m", "nca_core", "app", *flags], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2 and message in result.stderr
+    assert "Traceback" not in result.stderr and "streamlit" not in result.stdout.lower()
+
+
+def test_train_still_refuses_options_it_does_not_know(tmp_path):
+    assert "unrecognized arguments: --server.port 8600" in _refused(tmp_path, "--server.port", "8600")
+
+
+def test_the_app_without_streamlit_says_which_extra_to_install():
+    code = (
+        "import contextlib, io, json\nfrom nca_core.cli import main\nerr = io.StringIO()\n"
+        "with contextlib.redirect_stderr(err):\n    status = main(['app', '--port', '8600'])\n"
+        "print(json.dumps([status, err.getvalue()]))\n"
+    )
+    status, stderr = run_without("streamlit", code)
+    assert status == 2
+    assert stderr == (
+        "error: the app needs Streamlit, which comes with the app extra: pip install 'nca-explorer[app]'\n"
+    )

@@ -259,7 +259,7 @@ def test_the_app_gives_training_threads_the_interpreter_lock_back_soon():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
     before, imported, started, declared = map(float, out.stdout.split())
     assert imported == before and started == declared <= 0.001
-    assert "process.start()" in (root / "app.py").read_text()
+    assert "process.start()" in (root / "app_pages" / "main.py").read_text()
 
 
 def _count_trims(monkeypatch) -> list[int]:

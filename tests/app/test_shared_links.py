@@ -238,7 +238,7 @@ def test_an_uploads_link_says_where_its_data_is_and_waits_for_the_upload():
     """A classmate opening an upload's link gets a word on where the data lives and a way to
     upload it; nothing of the link falls on rings, and once the same file is used its
     settings apply to it."""
-    sample = Path(APP).parent / "assets" / "sample-iris.csv"
+    sample = Path(APP).parent / "app_pages" / "assets" / "sample-iris.csv"
     owner = AppTest.from_file(APP, default_timeout=60)
     owner.switch_page("app_pages/your_data.py").run()
     owner.file_uploader(key="upload").set_value(("iris.csv", sample.read_bytes(), "text/csv")).run()

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "sample-iris.csv"
+SAMPLE = Path(__file__).resolve().parents[2] / "app_pages" / "assets" / "sample-iris.csv"
 
 
 def open_upload(app):

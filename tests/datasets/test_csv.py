@@ -161,7 +161,7 @@ def test_no_header_means_no_table(raw, message):
     assert str(info.value) == message
 
 
-ICON = (Path(__file__).resolve().parents[2] / "assets" / "icon.png").read_bytes()
+ICON = (Path(__file__).resolve().parents[2] / "app_pages" / "assets" / "icon.png").read_bytes()
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from nca_core.plots.colours import class_colors
 
 pytestmark = pytest.mark.e2e
 
-SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "sample-iris.csv"
+SAMPLE = Path(__file__).resolve().parents[2] / "app_pages" / "assets" / "sample-iris.csv"
 
 
 CHARTS = "[data-testid='stVegaLiteChart']"
