@@ -80,7 +80,7 @@ def job_created(job: Job) -> None:
 
 def collect_ended() -> bool:
     """Free the ended jobs nothing refers to any more, when due; whether it collected.
-    Called now and then (``state.RunRegistry``)."""
+    Called now and then (``kept_runs.RunRegistry``)."""
     return _collector.collect()
 
 

@@ -12,7 +12,7 @@ __all__ = ["MAX_FRAME_BYTES", "FrameBuffer", "frame_bytes", "progress"]
 # The most a run's frames hold. A 2-D or 3-D run keeps all its frames under it (MNIST's
 # 5,000 drawn points at d = 3: 79 kB a frame with its map, 47 MB for 600 frames), while a
 # 64-D map of an upload's 5,000 columns (3.8 MB a frame, 2.3 GB for 600) keeps 16: thirty
-# sessions and the runs the server keeps for reloads (``state.KEPT_RUNS``) hold under 3 GB.
+# sessions and the runs the server keeps for reloads (``kept_runs.KEPT_RUNS``) hold under 3 GB.
 MAX_FRAME_BYTES = 64 * 2**20
 
 

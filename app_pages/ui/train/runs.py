@@ -6,9 +6,6 @@ import hashlib
 import os
 import secrets
 import threading
-import time
-import weakref
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -17,8 +14,8 @@ from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app_pages.engine import shared_runs
-from app_pages.engine.collection import collect_ended
 from app_pages.engine.jobs import TrainingJob
+from app_pages.engine.kept_runs import RELOAD_GRACE, RunRegistry
 from app_pages.engine.pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
 from app_pages.engine.slots import JobSlots
 from app_pages.ui import links
@@ -74,70 +71,6 @@ class ActiveRun:
     @property
     def snapshots(self) -> list[Snapshot]:
         return self.job.snapshots
-
-
-# A reloaded page finds its run again by the token in its address: the run trains on for
-# this many seconds once its tab is gone, waiting for it (a reload reconnects within a
-# second or two; a closed tab's training slot is free again soon after). The server keeps at most
-# KEPT_RUNS runs whose tab is gone, each for KEEP_ENDED seconds after it ended (a finished
-# MNIST run holds about 10 MB of frames).
-RELOAD_GRACE = 5.0
-KEPT_RUNS = 16
-KEEP_ENDED = 300.0
-
-
-class RunRegistry:
-    """Every session's latest runs by their tokens (``ActiveRun.token``), for a reload of
-    the page that started one. A token is a random, unguessable name: a session reaches a
-    run only through the address of the page that started it, and takes it up only once
-    that page's tab is gone (a copied address does not take a lecturer's run from an open tab)."""
-
-    def __init__(self, kept: int = KEPT_RUNS, prune_every: float = KEEP_ENDED / 10):
-        self._runs: OrderedDict[str, ActiveRun] = OrderedDict()
-        self._lock = threading.Lock()
-        self.kept = kept
-        # An idle server after a class lets go of the runs too, not only at the next Train
-        # or reload: their frames are most of what the class left behind.
-        threading.Thread(
-            target=_prune_every, args=(weakref.ref(self), prune_every), name="nca-run-registry", daemon=True
-        ).start()
-
-    def add(self, active: ActiveRun) -> None:
-        with self._lock:
-            self._prune()
-            self._runs[active.token] = active
-            while len(self._runs) > self.kept:
-                self._runs.popitem(last=False)
-
-    def find(self, token: str) -> ActiveRun | None:
-        with self._lock:
-            self._prune()
-            return self._runs.get(token)
-
-    def prune(self) -> None:
-        with self._lock:
-            self._prune()
-
-    def _prune(self) -> None:
-        """Let go of the runs that ended more than ``KEEP_ENDED`` seconds ago."""
-        now = time.monotonic()
-        for token, active in list(self._runs.items()):
-            ended = active.job.run_clock.ended
-            if ended is not None and now - ended > KEEP_ENDED:
-                del self._runs[token]
-
-
-def _prune_every(registry: weakref.ref[RunRegistry], seconds: float) -> None:
-    """Prune the registry every ``seconds`` for as long as it exists, and free what the
-    ended jobs of closed tabs held (``jobs.collect_ended``)."""
-    while True:
-        time.sleep(seconds)
-        kept = registry()
-        if kept is None:
-            return
-        kept.prune()
-        del kept
-        collect_ended()
 
 
 @st.cache_resource

@@ -1,0 +1,169 @@
+"""The bounds on what a server holds once a class has gone: the shared caches and closed
+sessions let go when no tab has been open for a while, and the bytes of the ended runs the
+run registry keeps for a reload."""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from streamlit.runtime.memory_session_storage import MemorySessionStorage
+from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+from streamlit.runtime.session_manager import SessionInfo
+from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+from app_pages.engine import kept_runs, quiet
+from app_pages.engine.clock import ManualClock
+from app_pages.engine.frames import MAX_FRAME_BYTES
+from app_pages.ui import app_data, quiet_server
+
+
+class _Tabs:
+    def __init__(self, n: int = 0):
+        self.n = n
+
+    def __call__(self) -> int:
+        return self.n
+
+
+@pytest.fixture
+def trims(monkeypatch) -> list[int]:
+    """Each heap trim the quiet release asks for."""
+    done: list[int] = []
+    monkeypatch.setattr(quiet, "return_free_heap", lambda: done.append(1))
+    return done
+
+
+def test_nothing_is_let_go_while_a_tab_is_open_however_long_the_class(trims):
+    clock, tabs, released = ManualClock(), _Tabs(1), []
+    release = quiet.QuietRelease(tabs, [lambda: released.append(clock.now())], clock, quiet_seconds=300)
+    for _ in range(10):
+        clock.advance(600)
+        assert not release.check()
+    assert released == [] and trims == []
+
+
+def test_the_caches_are_let_go_and_the_heap_trimmed_once_no_tab_has_been_open_for_the_quiet_time(trims):
+    clock, tabs, released = ManualClock(), _Tabs(2), []
+    release = quiet.QuietRelease(tabs, [lambda: released.append("caches")], clock, quiet_seconds=300)
+    release.check()
+    tabs.n = 0  # the last tab closes
+    assert not release.check()
+    clock.advance(299)
+    assert not release.check() and released == []
+    tabs.n = 1  # a visitor comes back within the quiet time: the count starts again
+    clock.advance(1)
+    assert not release.check()
+    tabs.n = 0
+    release.check()
+    clock.advance(300)
+    assert release.check()
+    assert released == ["caches"] and trims == [1]
+    assert not release.check()  # once per quiet spell, not at every check
+    clock.advance(300)
+    assert release.check() and len(released) == 2  # a visitor between two checks left caches too
+
+
+def test_a_release_that_fails_leaves_the_others_and_the_trim_to_run(trims, caplog):
+    clock, released = ManualClock(), []
+
+    def broken():
+        raise RuntimeError("a cache that could not be cleared")
+
+    release = quiet.QuietRelease(_Tabs(0), [broken, lambda: released.append("next")], clock, quiet_seconds=10)
+    release.check()
+    clock.advance(10)
+    assert release.check()
+    assert released == ["next"] and trims == [1]
+    assert "a cache that could not be cleared" in caplog.text
+
+
+def test_the_watch_checks_on_its_clock_until_stopped(trims):
+    clock, released = ManualClock(), threading.Event()
+    release = quiet.QuietRelease(_Tabs(0), [released.set], clock, quiet_seconds=30)
+    thread = release.watch(every=15)
+    try:
+        for _ in range(4):
+            clock.wait_for_waiters(1)
+            clock.advance(15)
+        assert released.wait(5)
+    finally:
+        release.stop()
+        thread.join(5)
+    assert not thread.is_alive()
+
+
+def _manager(ttl_seconds: float) -> WebsocketSessionManager:
+    return WebsocketSessionManager(
+        MemorySessionStorage(ttl_seconds=ttl_seconds),
+        MemoryUploadedFileManager("/upload"),
+        ScriptCache(),
+        None,
+    )
+
+
+def test_closed_sessions_past_their_reconnect_time_are_shut_down_with_their_files():
+    manager = _manager(ttl_seconds=0.05)
+    shut: list[str] = []
+    for name in ("first", "second"):  # as Streamlit stores a closed tab's session for a reconnect
+        manager._session_storage.save(SessionInfo(client=None, session=SimpleNamespace(
+            id=name, shutdown=lambda name=name: shut.append(name))))  # fmt: skip
+    assert quiet_server.close_expired_sessions(manager) == 0  # within their time: kept for a reconnect
+    time.sleep(0.1)
+    assert quiet_server.open_tabs(manager) == 0
+    assert quiet_server.close_expired_sessions(manager) == 2
+    assert sorted(shut) == ["first", "second"]
+    assert manager._session_storage._cache.expire() == []  # nothing of them left to Streamlit
+
+
+def test_the_shared_dataset_cache_is_emptied():
+    first = app_data._load_registered("wine")
+    assert app_data._load_registered("wine") is first
+    quiet_server.clear_shared_caches()
+    assert app_data._load_registered("wine") is not first
+
+
+def _ended_run(n_frames: int, frame_nbytes: int, ended: float | None = 1.0):
+    snapshot = SimpleNamespace(embedding=np.zeros(frame_nbytes, np.uint8), components=None)
+    job = SimpleNamespace(
+        run_clock=SimpleNamespace(ended=None if ended is None else time.monotonic() - ended),
+        snapshots=[snapshot] * n_frames,
+    )
+    return SimpleNamespace(token=f"run-{id(job)}", job=job)
+
+
+def test_the_ended_runs_kept_for_a_reload_never_hold_more_than_their_byte_cap():
+    cap = 10 * 2**20
+    registry = kept_runs.RunRegistry(kept_ended_bytes=cap)
+    training = _ended_run(8, 2**20, ended=None)  # its own page holds it anyway: never let go
+    registry.add(training)
+    ended = [_ended_run(4, 2**20) for _ in range(5)]  # 4 MB each, 20 MB in all
+    for active in ended:
+        registry.add(active)
+        registry.prune()
+        kept = [a for a in ended if registry.find(a.token) is a]
+        assert sum(len(a.job.snapshots) for a in kept) * 2**20 <= cap
+    assert [registry.find(a.token) for a in ended] == [None, None, None, *ended[3:]]  # the newest two
+    assert registry.find(training.token) is training
+
+
+def test_the_default_cap_keeps_two_runs_at_their_frames_cap():
+    assert kept_runs.KEPT_ENDED_BYTES == 2 * MAX_FRAME_BYTES
+    registry = kept_runs.RunRegistry()
+    full = [_ended_run(64, MAX_FRAME_BYTES // 64) for _ in range(3)]
+    for active in full:
+        registry.add(active)
+    assert [registry.find(a.token) for a in full] == [None, *full[1:]]
+
+
+def test_a_quiet_server_lets_go_of_every_ended_run_and_keeps_those_training():
+    registry = kept_runs.RunRegistry()
+    ended, training = _ended_run(1, 10), _ended_run(1, 10, ended=None)
+    registry.add(ended)
+    registry.add(training)
+    registry.let_go_ended()
+    assert registry.find(ended.token) is None and registry.find(training.token) is training
