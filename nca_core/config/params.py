@@ -16,6 +16,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from . import rules
 from .declaration import (
     DOF_MAX,
     Control,
@@ -174,8 +175,8 @@ PARAMS: tuple[Param, ...] = (
         "optimizer", "auto", (StrOptions(set(OPTIMIZER_CHOICES)),), '{"auto", "lbfgs", "adam", "sgd"}',
         '"lbfgs": full batch, scipy\'s L-BFGS-B in float64 as scikit-learn; "adam" and "sgd": '
         "minibatches of anchors whose neighbours are taken from the whole training set. "
-        '"auto": L-BFGS for a linear or diagonal map on at most ``rules.LBFGS_MAX_SAMPLES`` '
-        "points, else Adam with tuned settings.",
+        f'"auto": L-BFGS for a linear or diagonal map on at most ``rules.LBFGS_MAX_SAMPLES`` '
+        f"({rules.LBFGS_MAX_SAMPLES:,}) points, else Adam with tuned settings.",
         Control(
             "Optimiser",
             "L-BFGS uses every point each step; Adam and SGD take batches of anchors, whose neighbours "
@@ -227,8 +228,8 @@ PARAMS: tuple[Param, ...] = (
         'size); "memory": a bank of all points\' embeddings updated with momentum (Wu et al., '
         '2018), gradients only through the batch; "batch": the batch alone. "auto": "memory" for '
         'the MLP encoder with Adam or SGD, "nearest" for a map trained in minibatches on more '
-        "than ``rules.NEAREST_MIN_SAMPLES`` points (``rules.PICTURE_NEAREST_MIN_SAMPLES`` for d "
-        '<= 3), else "all".',
+        f"than ``rules.NEAREST_MIN_SAMPLES`` ({NEAREST_MIN_SAMPLES:,}) points "
+        f'(``rules.PICTURE_NEAREST_MIN_SAMPLES`` ({PICTURE_NEAREST_MIN_SAMPLES:,}) for d <= 3), else "all".',
         Control(
             "Neighbours from",
             "Where a batch's points find neighbours. All points is exact but recomputes every "
@@ -252,7 +253,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "n_candidates", None, whole_from(1, None), "int",
         'With neighbors "nearest": how many nearest points each anchor takes (None: '
-        '``rules.DEFAULT_CANDIDATES``). Given with neighbors "all" or "auto", it asks for '
+        f'``rules.DEFAULT_CANDIDATES`` ({rules.DEFAULT_CANDIDATES})). Given with neighbors "all" or "auto", it asks for '
         '"nearest" with that many.',
     ),
     Param("candidate_refresh", 1, whole_from(1), "int", "Epochs between candidate searches."),
@@ -296,7 +297,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "max_iter", None, whole_from(1, None), "int",
         "Maximum number of iterations (L-BFGS) or epochs (full passes of minibatch optimisers). "
-        "None: 50 for L-BFGS, and for minibatch training a count tuned to the data size and the "
+        f"None: ``rules.LBFGS_MAX_ITER`` ({rules.LBFGS_MAX_ITER}) for L-BFGS, and for minibatch training a count tuned to the data size and the "
         "encoder (``rules.minibatch_defaults``).",
         Control(
             "Epochs", "Passes over the training set (L-BFGS: iterations).",
@@ -322,7 +323,8 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "device", "auto", (str,), "str",
         '"auto" uses CUDA, then Apple MPS, then the CPU, except for small problems that L-BFGS '
-        "fits with the whole-matrix float64 engine (at most 400 points, a linear or diagonal "
+        "fits with the whole-matrix float64 engine (at most ``rules.DENSE_MAX_SAMPLES`` "
+        f"({rules.DENSE_MAX_SAMPLES}) points, a linear or diagonal "
         "map, the Gaussian kernel, f or g), which stay on the CPU, where they run faster; or "
         "any torch device string.",
         Control(
@@ -335,7 +337,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "dtype", "auto", (StrOptions({"auto", "float32", "float64"}),), '{"auto", "float32", "float64"}',
         'Precision of training. "auto": float64 for full-batch L-BFGS on at most '
-        "``rules.LBFGS_MAX_SAMPLES`` points, where scipy's search needs the loss's digits to "
+        f"``rules.LBFGS_MAX_SAMPLES`` ({rules.LBFGS_MAX_SAMPLES:,}) points, where scipy's search needs the loss's digits to "
         "reach scikit-learn's optimum and a step costs milliseconds, float32 otherwise "
         "(``rules.auto_dtype``).",
     ),

@@ -16,6 +16,7 @@ from ..config.params import ESTIMATOR_PARAMS
 from ..config.plan import Plan, make_plan
 from ..config.rules import DataShape
 from ..training.loop import Snapshot
+from . import nca_docs
 from .fitting import Fitting
 
 __all__ = ["NCA", "Plan"]
@@ -50,27 +51,44 @@ class NCA(Fitting, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components, n_features)
-        The map A (linear and diagonal encoders only).
-    center_ : ndarray of shape (n_features,)
+    n_components_ : int
+        Dimension d of the embedding: ``n_components``, or n_features (or the rows of an
+        init array) where that is None.
+    components_ : ndarray of shape (n_components_, n_features_in_)
+        The map A in float64 (linear and diagonal encoders only; a diagonal map is a
+        square diagonal matrix). Absent after a fit with ``encoder="mlp"``.
+    center_ : ndarray of shape (n_features_in_,)
         What ``transform`` subtracts from the inputs before the map, in float64: the
         training mean when ``center`` asks for it, else zeros. A run's model file
         (``runs.run.Run.model_file``) keeps here the mean of its standardisation too, so
         that it takes raw inputs.
     encoder_ : torch.nn.Module
-        The trained encoder; ``transform`` runs it for the MLP.
+        The trained encoder, on ``device_``; ``transform`` runs it for the MLP.
+    kernel_ : torch.nn.Module
+        The similarity kernel the fit trained with, as log k(squared distance):
+        ``GaussianKernel`` (the paper's exp(-d^2)) or ``StudentTKernel`` (its degrees of
+        freedom in ``dof_``), from ``objective.kernels``.
     dof_ : float or None
         The Student-t kernel's degrees of freedom after training (None for the Gaussian).
     pretrain_curve_ : list of float
         Mean squared reconstruction error after each pre-training epoch (empty: none).
     n_iter_ : int
-        Epochs run.
+        Iterations (L-BFGS) or epochs (minibatch optimisers) run.
     objective_curve_ : list of float
-        Objective per point after each epoch (index 0 is the starting map).
+        Objective per point after each epoch (``Snapshot.objective``): n_iter_ + 1
+        values, index 0 for the starting map.
+    display_index_ : ndarray of shape (n_display,), dtype int64
+        Rows of the training X whose embedding ``fit_iter``'s snapshots carry, a stratified
+        subset of ``display_size`` rows (``Snapshot.embedding``); empty after ``fit``.
     n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names (a pandas
+        DataFrame); absent otherwise.
     classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
     device_ : str
-        The device training ran on.
+        The device training ran on ("cpu", "cuda:0", ...).
     """
 
     _parameter_constraints: dict = {p.name: _constraints(p.accepts) for p in ESTIMATOR_PARAMS}  # noqa: RUF012
@@ -86,14 +104,90 @@ class NCA(Fitting, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Learn the map from X of shape (n_samples, n_features) and labels y."""
+        """Learn the map (or the network) from labelled data.
+
+        Validates the parameters and the data, decides every "auto" setting (``plan``),
+        starts the map as ``init`` says and trains it until ``max_iter``, ``tol`` or the
+        ``callback`` ends the run.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training inputs, at least 2 rows; float32 stays float32, other types become
+            float64.
+        y : array-like of shape (n_samples,)
+            Class labels (numbers or strings).
+
+        Returns
+        -------
+        self : NCA
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            A parameter out of its range, data the settings cannot train on (e.g.
+            ``init="lda"`` with more components than features), or a device that is not
+            available.
+        TrainingDiverged
+            The objective or the map stopped being finite; the fitted attributes hold the
+            last finite epoch.
+
+        See Also
+        --------
+        - ``fit_iter``: the same training, yielding a ``Snapshot`` after every epoch.
+        - ``fit_transform``: fit, then ``transform`` X.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from nca_core import NCA
+        >>> X, y = load_iris(return_X_y=True)
+        >>> nca = NCA(n_components=2, random_state=0).fit(X, y)
+        >>> nca.n_components_, nca.classes_
+        (2, array([0, 1, 2]))
+
+        A callback that returns True stops training and keeps the map learnt so far:
+
+        >>> stop_at_3 = lambda params, n_iter: n_iter == 3
+        >>> nca = NCA(n_components=2, callback=stop_at_3, random_state=0).fit(X, y)
+        >>> nca.n_iter_, len(nca.objective_curve_)
+        (3, 4)
+        """
         for _ in self._fit_iter(X, y, display_size=0):  # no pictures: nobody sees the snapshots
             pass
         return self
 
     def transform(self, X):
-        """Map X of shape (n_samples, n_features) to shape (n_samples, n_components):
-        X less ``center_``, through the map (or the network)."""
+        """Map X into the learnt embedding: X less ``center_``, through the map (or the network).
+
+        For a linear or diagonal map this is ``(X - center_) @ components_.T``. A network
+        runs on the device it trained on, and it (or a centred map) takes X in batches of
+        8,192 rows, so that memory stays bounded whatever X's length.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            Inputs, with the features the fit saw.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components_)
+            The embedding, in X's dtype when that is float32 or float64, else float64.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_iris
+        >>> from nca_core import NCA
+        >>> X, y = load_iris(return_X_y=True)
+        >>> nca = NCA(n_components=2, random_state=0).fit(X, y)
+        >>> Z = nca.transform(X.astype(np.float32))
+        >>> Z.shape, Z.dtype
+        ((150, 2), dtype('float32'))
+        >>> bool(np.allclose(nca.transform(X), X @ nca.components_.T))
+        True
+        """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         centred = bool(np.any(self.center_))
@@ -127,6 +221,7 @@ class NCA(Fitting, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     # -- streaming training -----------------------------------------------------------
 
+    @nca_docs.appended(nca_docs.FIT_ITER_SECTIONS)
     def fit_iter(
         self,
         X,
@@ -149,34 +244,37 @@ class NCA(Fitting, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
         Parameters
         ----------
-        X, y : training data of shape (n_samples, n_features) and labels.
-        X_test, y_test : optional held-out data for test kNN accuracy.
-        display_size : int or None
+        X : array-like of shape (n_samples, n_features)
+            Training inputs, as for ``fit``.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        X_test : array-like of shape (n_test, n_features), default=None
+            Held-out inputs whose kNN accuracy (against the training points) the
+            evaluated snapshots carry; given together with ``y_test``.
+        y_test : array-like of shape (n_test,), default=None
+            Labels of ``X_test``.
+        display_size : int or None, default=2000
             Size of the fixed, stratified subset of X whose embedding each snapshot carries
             (None: all of X; 0: none). ``display_index_`` holds its indices.
-        eval_every : int or None
+        eval_every : int or None, default=None
             Measure kNN accuracy every this many epochs (and at the last); None never.
-        k : int
+        k : int, default=5
             Neighbours for the kNN accuracies.
-        eval_size : int or None
+        eval_size : int or None, default=10000
             Leave-one-out training accuracy is measured on a stratified sample of this
             many training points (against all of them); None uses every point.
-        frames_per_epoch : int
-            With k > 1, minibatch optimisers also yield k - 1 evenly spaced snapshots during
-            each epoch (``Snapshot.fraction`` < 1; no accuracies), for live pictures of large sets.
-        should_stop : callable or None
+        frames_per_epoch : int, default=1
+            With a value m > 1, minibatch optimisers also yield m - 1 evenly spaced snapshots during
+            each epoch (``Snapshot.fraction`` < 1; no accuracies), for live pictures of
+            large sets.
+        should_stop : callable or None, default=None
             Asked between minibatches and before each evaluation; once it returns True,
             training ends as a close would (``training.loop.train``). For a Stop button in
             another thread, which would otherwise wait for the next snapshot.
-        plan : Plan or None
+        plan : Plan or None, default=None
             This estimator's ``plan`` for this data, made earlier to show its notes: the fit
             uses it instead of resolving the settings again (ValueError if the parameters or
             the data's shape have changed since).
-
-        Yields
-        ------
-        Snapshot
-            A frozen copy of the state after each epoch (or part of one), epoch 0 first.
         """
         self._validate_params()
         return self._fit_iter(
@@ -186,15 +284,48 @@ class NCA(Fitting, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     # -- helpers ----------------------------------------------------------------------
 
     def plan(self, shape: DataShape) -> Plan:
-        """What a fit on data of ``shape`` would do (``config.plan.make_plan``), with notes on
-        what it changes. A fit makes its own plan; one made earlier, to show its notes, can be
-        handed to ``fit_iter`` so that the settings are decided once."""
+        """What a fit on data of ``shape`` would do, with notes on what it changes.
+
+        Every "auto" setting decided for that data (``config.plan.make_plan``), without
+        training. A fit makes its own plan; one made earlier, to show its notes, can be
+        handed to ``fit_iter`` so that the settings are decided once.
+
+        Parameters
+        ----------
+        shape : DataShape
+            The data's size: ``config.rules.DataShape(n_samples, n_features, n_classes)``,
+            or ``DataShape.of(X, n_classes, encoder)``.
+
+        Returns
+        -------
+        Plan
+            Its settings read as attributes (``plan.optimizer``, ``plan.max_iter``, ...);
+            ``plan.notes`` lists what was adjusted or qualified (``config.rules.Note``),
+            which a fit raises (level "error") or warns (level "warning") about.
+
+        Raises
+        ------
+        ValueError
+            A device that is not available.
+
+        Examples
+        --------
+        >>> from nca_core import NCA
+        >>> from nca_core.config.rules import DataShape
+        >>> plan = NCA(n_components=2).plan(DataShape(n_samples=200_000, n_features=784, n_classes=10))
+        >>> plan.optimizer, plan.neighbors, plan.dtype
+        ('adam', 'nearest', 'float32')
+        >>> plan = NCA(n_components=3, init="lda").plan(DataShape(150, 4, 3))
+        >>> [(note.setting, note.level) for note in plan.notes]
+        [('init', 'warning')]
+        """
         return make_plan(self.get_params(deep=False), shape)
 
 
 
 
 NCA.__doc__ = NCA.__doc__.replace("{parameters}", parameters_doc(ESTIMATOR_PARAMS))
+nca_docs.appended(nca_docs.CLASS_SECTIONS)(NCA)  # See Also, References, Examples
 # scikit-learn reads the parameters from the constructor's signature: the declared ones, by
 # keyword, n_components also by position (as scikit-learn's own NCA)
 NCA.__init__.__signature__ = inspect.Signature(
