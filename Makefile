@@ -16,7 +16,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 # process compiling what it imports, again and again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test lint docs docs-images gallery bench results chromium clean
+.PHONY: run test lint docs docs-images gallery bench results chromium nginx clean
 
 # The same command an installed package gives (nca-explorer app): the app in app_pages/, its
 # settings in app_pages/.streamlit/config.toml.
@@ -24,7 +24,7 @@ run: $(VENV)/.installed-app
 	@echo "NCA Explorer: open http://$(HOST):$(PORT) in your browser (Ctrl+C stops it)"
 	$(PY) -m nca_core app --address $(HOST) --port $(PORT)
 
-test: $(VENV)/.installed-test chromium
+test: $(VENV)/.installed-test chromium nginx
 	$(PY) -m ruff check .
 	@$(MAKE) --no-print-directory docs
 	bash tests/run_suite.sh $(PY) $(TEST_WORKERS)
@@ -89,6 +89,18 @@ chromium:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	else \
 		echo "chromium is missing and we are not root: browser tests will be skipped"; \
+	fi
+
+# The replicas' browser test puts Debian's nginx in front of two app processes
+# (docs/guide/serving.md). Install it when missing and we are root; otherwise that test
+# skips and says why. Only the program is used: the test runs its own nginx in a temp folder.
+nginx:
+	@if command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Installing Debian's nginx for the replicas' browser test"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; \
+	else \
+		echo "nginx is missing and we are not root: the replicas' browser test will be skipped"; \
 	fi
 
 clean:
