@@ -24,6 +24,7 @@ import importlib.util
 import io
 import json
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -149,10 +150,16 @@ def serve_app(args: argparse.Namespace, streamlit_options: list[str]) -> int:
     if _streamlit_missing():
         raise ValueError("the app needs Streamlit, which comes with the app extra: pip install 'nca-explorer[app]'")
     server = subprocess.Popen(app_command(args, streamlit_options))
+    # A stop asked of this process (a service manager's SIGTERM) stops the server too.
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: server.terminate())
     try:
-        return server.wait()
-    except KeyboardInterrupt:  # Ctrl+C reached the server too, which stops on its own
-        return server.wait()
+        while True:
+            try:
+                return server.wait()
+            except KeyboardInterrupt:  # Ctrl+C reached the server too, which stops on its own
+                continue
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run(args: argparse.Namespace, data, device: str):
