@@ -64,7 +64,7 @@ if loading:
     )
     about_slot.empty()
 
-from app_pages.ui.train import embedding_view, live_status, notices, run_results  # noqa: E402  (see the buttons: these load torch)
+from app_pages.ui.train import embedding_view, epochs, live_status, notices, run_results  # noqa: E402  (see the buttons: these load torch)
 from app_pages.ui.train.sidebar import demo_for, run_settings  # noqa: E402
 from nca_core.runs.run import Run  # noqa: E402
 
@@ -162,9 +162,15 @@ def picture(shown, data, demo, running: bool, presenting: bool) -> None:
     chart, side = st.columns([3, 1])
     with side:
         live_status.accuracy_metric(shown)
+        view = presentation.view_picker()  # the curves, the replay, epochs side by side at hand
+        if view == presentation.PICTURE and not three_d:
+            presentation.class_names_toggle()
         st.caption(notice)
     with chart:
-        embedding_view.embedding(shown, data, select=not running, big=True)
+        if view == presentation.PICTURE:
+            embedding_view.embedding(shown, data, select=not running, big=True)
+        else:
+            presentation.other_view(view, shown, data, run_results.replay_title(shown, data), running)
 
 
 def curves() -> None:
@@ -204,6 +210,9 @@ else:
     if running:
         with left:
             st.fragment(status_and_picture, run_every=picture_every)(page, first_frame_due)
+            # epochs reached so far, side by side: at a slower pace than the picture
+            grid_every = max(epochs.LIVE_SECONDS, curves_every)
+            st.fragment(epochs.during_run, run_every=grid_every)(data, run_results.replay_title(active, data))
         with right:
             st.fragment(curves, run_every=curves_every)()
     else:

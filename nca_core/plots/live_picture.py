@@ -43,6 +43,7 @@ def picture_spec(
     inputs: Sequence[str] = (),
     point_area: int = POINT_AREA,
     description: str | None = None,
+    class_names: bool = False,
 ) -> dict:
     """The Train page's 2-D picture, the same spec while a run trains and after it ends.
 
@@ -61,7 +62,8 @@ def picture_spec(
     from the rows' "input 1", "input 2", ... columns (``picture_rows``). ``description``:
     what a screen reader reads for it (``descriptions.embedding_description``); it holds
     from the first frame to the last, as the spec does, so the run's epoch and accuracy are
-    left to the page's words.
+    left to the page's words. ``class_names``: each class's name drawn at the centre (mean)
+    of its points in the current frame, dark on a white halo so it reads over the points.
     """
     single = embedding_spec(classes, ranges, height=height, description=description)
     per_pixel, zoom = single["params"]
@@ -74,6 +76,7 @@ def picture_spec(
         beyond_layer(points, ranges, point_area),
         _picked_layer(x, y, point_area),
         _ring_layer(x, y, point_area),
+        *(_class_name_layers(x, y) if class_names else []),
     ]
     layered = {key: value for key, value in single.items() if key not in ("params", "mark", "encoding")}
     if thumbnails is not None:
@@ -103,6 +106,24 @@ def _points_layer(single: dict, zoom: dict, area: int, inputs: Sequence[str], pi
         layer["transform"] = [_PICTURE_LOOKUP]
         layer["encoding"]["tooltip"] = [_PICTURE_TOOLTIP, *tooltip]
     return layer
+
+
+# A class name's type on the picture (pixels) and its halo's width
+NAME_SIZE, NAME_HALO = 24, 6
+
+
+def _class_name_layers(x: dict, y: dict) -> list[dict]:
+    """Each class's name at the mean of its points in the frame shown: a white halo, then
+    the name over it (Vega strokes a text over its fill, so the halo is a layer of its own)."""
+    centres = [{"aggregate": [{"op": "mean", "field": "z1", "as": "z1"}, {"op": "mean", "field": "z2", "as": "z2"}],
+                "groupby": ["class"]}]  # fmt: skip
+    text = {"type": "text", "fontSize": NAME_SIZE, "fontWeight": "bold", "clip": True}
+    encoding = {"x": x, "y": y, "text": {"field": "class", "type": "nominal"}}
+    halo = {**text, "stroke": "white", "strokeWidth": NAME_HALO, "strokeJoin": "round", "fill": "white"}
+    return [
+        {"data": {"name": POINTS}, "transform": centres, "mark": halo, "encoding": encoding},
+        {"data": {"name": POINTS}, "transform": centres, "mark": {**text, "fill": "#1A1A1A"}, "encoding": encoding},
+    ]
 
 
 def _regions_layer(x: dict, y: dict) -> dict:

@@ -119,3 +119,54 @@ def test_presentation_does_not_round_an_almost_perfect_score_up_to_100(app):
     app.run()
     assert app.metric[0].label == "Test 5-NN accuracy (start 40%)"
     assert app.metric[0].value == "99.7%"
+
+
+def _view(app, view: str):
+    app.get("button_group")[0].set_value(view).run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_the_curves_the_replay_and_the_epochs_are_at_hand_in_projector_type(app):
+    """Beside the big picture: Picture / Curves / Replay / Epochs side by side, each drawn
+    in the picture's place with text of 18 pixels or more."""
+    _finished_presented_run(app, 12)
+    app.run()
+    (picker,) = app.get("button_group")
+    assert list(picker.options) == list(presentation.VIEWS) and picker.value == presentation.PICTURE
+    _view(app, presentation.CURVES)
+    specs = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")]
+    assert len(specs) == 2 and specs[0]["title"] == "objective"  # no picture beside the curves
+    assert '"format": ".0%"' in json.dumps(specs[1])  # the accuracy, in per cent
+    for spec in specs:
+        assert spec["config"]["axis"]["labelFontSize"] >= 18 and spec["config"]["legend"]["labelFontSize"] >= 18
+    _view(app, presentation.REPLAY)
+    (replay,) = app.get("plotly_chart")
+    layout = json.loads(replay.proto.spec)["layout"]
+    assert layout["font"]["size"] >= 18 and layout["sliders"] and not app.get("vega_lite_chart")
+    _view(app, presentation.EPOCHS)
+    (grid,) = app.get("plotly_chart")
+    layout = json.loads(grid.proto.spec)["layout"]
+    titles = [a["text"].split(" ·")[0] for a in layout["annotations"]]
+    assert titles == ["start", "epoch 1", "epoch 2", "epoch 5", "epoch 10", "epoch 12"]
+    assert min(a["font"]["size"] for a in layout["annotations"]) >= 18 and layout["legend"]["font"]["size"] >= 18
+    assert [b.label for b in app.get("download_button")] == ["Epochs side by side (PNG, for slides)"]
+    _view(app, presentation.PICTURE)
+    assert len(app.get("vega_lite_chart")) == 1 and not app.get("plotly_chart")
+
+
+def test_class_names_are_written_at_each_classes_centre_on_request(app):
+    _finished_presented_run(app, 3)
+    app.run()
+    texts = lambda at: [la for la in json.loads(at.get("vega_lite_chart")[0].proto.spec)["layer"]  # noqa: E731
+                        if la["mark"].get("type") == "text"]  # fmt: skip
+    assert texts(app) == []
+    app.toggle(key=presentation.NAMES_KEY + "-toggle").set_value(True).run()
+    halo, name = texts(app)
+    assert halo["encoding"]["text"]["field"] == name["encoding"]["text"]["field"] == "class"
+    assert halo["mark"]["stroke"] == "white" and halo["mark"]["strokeWidth"] >= 4 and name["mark"]["fontSize"] >= 18
+    (centres,) = name["transform"]
+    assert centres["groupby"] == ["class"] and {a["op"] for a in centres["aggregate"]} == {"mean"}
+    _view(app, presentation.CURVES)
+    _view(app, presentation.PICTURE)
+    assert len(texts(app)) == 2  # the names stay on while another view was shown

@@ -95,6 +95,7 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     spec = live_picture.picture_spec(
         data.classes, ranges, height=height, thumbnails=pictures, inputs=names, point_area=area,
         description=picture_description(active, data),
+        class_names=big and presentation.class_names_on(),
     )  # fmt: skip
     Z, labels = snap.embedding, run.display_labels
     tables = _lines(active, snap)

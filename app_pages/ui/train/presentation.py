@@ -23,15 +23,26 @@ _STYLE = """
   html { font-size: 20px; }
   [data-testid="stMainBlockContainer"] { padding: 1rem 2rem 1rem; max-width: 100%; }
   [data-testid="stCaptionContainer"] p { font-size: 1.05rem; }
+  [data-testid="stWidgetLabel"] p, [data-testid="stMetricLabel"] p, [data-testid="stMetricDelta"] div,
+  [data-testid="stBaseButton-segmented_control"] p, [data-testid="stBaseButton-segmented_controlActive"] p,
+  [data-testid="stAlertContentInfo"] p, [data-testid="stMarkdownContainer"] p { font-size: 1rem; }
 </style>
 """
 
-# Chart text sized for a projector: Vega-Lite config and Plotly font.
+# Chart text sized for a projector, 18 pixels at least (read from the back of a room at
+# 1024 x 768): Vega-Lite config and Plotly font.
 VEGA_CONFIG = {
-    "axis": {"labelFontSize": 16, "titleFontSize": 18},
-    "legend": {"labelFontSize": 18, "symbolSize": 160},
+    "axis": {"labelFontSize": 18, "titleFontSize": 20},
+    "legend": {"labelFontSize": 20, "titleFontSize": 20, "symbolSize": 200},
+    "title": {"fontSize": 22},
 }
 PLOTLY_FONT = {"size": 18}
+# What the big chart's place shows, picked beside it: the live picture, the curves, the
+# replay (once the run has ended) and epochs side by side.
+VIEW_KEY = "present-view"
+PICTURE, CURVES, REPLAY, EPOCHS = "Picture", "Curves", "Replay", "Epochs side by side"
+VIEWS = (PICTURE, CURVES, REPLAY, EPOCHS)
+NAMES_KEY = "present-class-names"  # the toggle that writes class names on the picture
 # The 2-D picture fills the window's height below the controls: Streamlit does not tell
 # the page the window's size, so CSS sizes the picture's container (``PICTURE_KEY``) and the
 # chart stretches to it, between these pixels (the legend and the axes included).
@@ -109,3 +120,69 @@ def big_spec(spec: dict) -> dict:
 def picture_container():
     """The container the 2-D picture fills, as tall as the window leaves below the controls."""
     return st.container(key=PICTURE_KEY)
+
+
+def view_picker() -> str:
+    """What the big chart's place shows (``VIEWS``), picked by the lecturer; the picture
+    until then."""
+    picked = st.segmented_control(
+        "Show", VIEWS, key=VIEW_KEY, default=PICTURE,
+        help="The live picture, the accuracy and objective curves, the replay of the run, or "
+        "chosen epochs side by side on one scale.",
+    )  # fmt: skip
+    return picked or PICTURE  # a second click on the picked one leaves none picked
+
+
+def class_names_toggle() -> bool:
+    """The toggle, drawn with the picture only; its state is kept apart (``NAMES_KEY``), so
+    it holds while another view is shown (a widget not drawn loses its own)."""
+    return st.toggle(
+        "Class names on the picture", key=NAMES_KEY + "-toggle", value=class_names_on(),
+        on_change=lambda: st.session_state.__setitem__(NAMES_KEY, st.session_state[NAMES_KEY + "-toggle"]),
+        help="Each class's name at the centre of its points, following them as they move.",
+    )  # fmt: skip
+
+
+def other_view(view: str, active, data, title: str, running: bool) -> None:
+    """The curves, the replay or epochs side by side in the big chart's place, with type
+    sized for a projector."""
+    if view == CURVES:
+        _curves(active)
+    elif view == REPLAY:
+        if running:
+            st.info("The replay is ready once the run has ended.", icon=":material/hourglass_top:")
+            return
+        from nca_core.plots import replay  # loads torch: not at the page's top
+
+        fig = replay.animation(active.snapshots, active.run.display_labels, data.classes, title=title, height=CHART_HEIGHT)
+        fig.update_layout(font=PLOTLY_FONT)
+        st.plotly_chart(fig, key="present-replay")
+    else:
+        from app_pages.ui.train import epochs  # loads torch: not at the page's top
+
+        epochs.side_by_side(active, data, title, choose=False, big=True)
+
+
+def _curves(active) -> None:
+    """The objective and the k-NN accuracy against epoch, side by side, whole epochs only."""
+    from nca_core.plots import live_curves  # loads torch: not at the page's top
+
+    snaps = [s for s in active.snapshots if s.fraction >= 1.0]
+    config, epochs = active.run.config, [s.epoch for s in snaps]
+    objective, accuracy = st.columns(2)
+    height = CHART_HEIGHT - 40
+    objective.vega_lite_chart(
+        live_curves.objective_rows(epochs, [s.objective for s in snaps]),
+        {**live_curves.objective_spec(config.objective, height=height), "config": VEGA_CONFIG},
+        key="present-objective-curve",
+    )
+    accuracy.vega_lite_chart(
+        live_curves.accuracy_rows(epochs, [s.train_accuracy for s in snaps], [s.test_accuracy for s in snaps]),
+        {**live_curves.accuracy_spec(config.k, height=height), "config": VEGA_CONFIG},
+        key="present-accuracy-curve",
+    )
+
+
+def class_names_on() -> bool:
+    """Whether the picture names its classes (``class_names_toggle``'s state)."""
+    return bool(st.session_state.get(NAMES_KEY, False))

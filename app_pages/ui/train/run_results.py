@@ -7,11 +7,11 @@ import numpy as np
 import streamlit as st
 
 from app_pages.ui.app_data import dataset_title
-from app_pages.ui.train import notices
+from app_pages.ui.train import epochs, notices
 from app_pages.ui.train.embedding_view import inspected_row
 from app_pages.ui.train.runs import ActiveRun
 from nca_core.datasets import Dataset
-from nca_core.plots import colours, epoch_grid, figures, replay
+from nca_core.plots import colours, figures, replay
 from nca_core.plots.gif import replay_gif
 from nca_core.runs.picks import point_picks
 
@@ -51,19 +51,12 @@ def results(active: ActiveRun, data: Dataset) -> None:
 
 def epochs_side_by_side(active: ActiveRun, data: Dataset) -> None:
     """Chosen epochs as small multiples on one scale (a 2-D picture of them for a 3-D run),
-    with the epochs to show chosen here; the camera in the chart's corner saves it as a PNG."""
-    snaps = active.snapshots
-    reached = sorted({s.epoch for s in snaps if s.fraction >= 1.0})
-    wanted = [e for e in epoch_grid.DEFAULT_EPOCHS if e in reached]
-    chosen = st.multiselect("Epochs", reached, default=wanted, key="grid-epochs",
-                            help="The last frame is always shown, after these.")  # fmt: skip
-    frames = epoch_grid.chosen_frames(snaps, sorted(chosen))
+    the epochs to show chosen here, and a PNG of them for slides."""
     st.caption(
         "The same points on one scale in every panel: what moved is what the map learnt, and the "
-        "picture grows as the map does. The camera above the chart saves it as one PNG for slides."
+        "picture grows as the map does. The button below the chart saves it as one PNG for slides."
     )
-    fig = epoch_grid.epoch_grid(frames, active.run.display_labels, data.classes, title=replay_title(active, data))
-    st.plotly_chart(fig, key="epoch-grid", config={"toImageButtonOptions": {"filename": "epochs-side-by-side", "scale": 2}})
+    epochs.side_by_side(active, data, replay_title(active, data))
 
 
 def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
