@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app_pages.ui import app_data, lesson, links, navigation
-from app_pages.ui.train import buttons, presentation, runs
+from app_pages.ui.train import buttons, following, presentation, runs
 
 LOADED = "train-loaded-dataset"  # session key: the dataset the page last loaded
 # Back to an address of this page draws it with that address's settings (the run settings'
@@ -39,6 +39,7 @@ loading = st.session_state.get(LOADED) != name
 # messages in between), and the browser then dropped the live picture and the curves and
 # built them anew (a tenth of a second with no picture at a Pause or Resume click).
 stage_slot, about_slot = (st.empty(), st.empty()) if loading else (st.container(), st.container())
+followed = following.followed(name)  # another page's run, followed read-only
 active = runs.current()
 if active is not None and (active.dataset != name or not app_data.still_loaded(name, active.run.data)):
     runs.reset()
@@ -52,7 +53,10 @@ requested = buttons.train_requested() and not (active is not None and active.job
 running = requested or (active is not None and active.job.alive)
 paused = runs.pending_pause() or (active is not None and active.job.pause_requested)
 with top:
-    buttons.run_buttons(running, paused, ready=not loading)
+    if followed is not None:
+        following.own_run_button()  # no Pause or Stop: the run is another page's
+    else:
+        buttons.run_buttons(running, paused, ready=not loading)
     if presenting:
         presentation.toggle()
 # While it loads, the picture's place says so ("Press Train" there would contradict a
@@ -64,7 +68,7 @@ if loading:
     )
     about_slot.empty()
 
-from app_pages.ui.train import embedding_view, epochs, live_status, notices, run_results  # noqa: E402  (see the buttons: these load torch)
+from app_pages.ui.train import embedding_view, epochs, live_status, notices, run_results, start_view  # noqa: E402  (see the buttons: these load torch)
 from app_pages.ui.train.sidebar import demo_for, run_settings  # noqa: E402
 from nca_core.runs.run import Run  # noqa: E402
 
@@ -87,6 +91,10 @@ address = {**links.to_params(name, chosen, presenting), **runs.run_link()}
 links.write_address(navigation.TRAIN.url_path, address)
 run = Run(chosen, data)  # the settings made possible for the data, resolved once
 config, notes = run.config, run.notes
+# Until a run has a frame, its start (epoch 0 under these settings) is drawn, so that a
+# class can guess what training will do before pressing Train.
+before = runs.shown()
+start = start_view.start_picture(name, data, chosen) if before is None or not before.snapshots else None
 with about:
     if not presenting:
         with st.expander(
@@ -116,10 +124,11 @@ if requested:
     active = runs.start(name, run, pace)
 
 
-def status_and_picture(page: dict, first_frame_due: bool = False) -> None:
+def status_and_picture(page: dict, first_frame_due: bool = False, start=None) -> None:
     """Progress, errors and the embedding: redrawn often while training (live_status.redraw_seconds).
     ``page``: what this page run decided (``picture``'s); ``first_frame_due``: the page run
-    that drew this had a run with no frame yet."""
+    that drew this had a run with no frame yet; ``start``: the start picture
+    (``start_view``), drawn until a run has a frame."""
     current = runs.current()
     # the start frame went out on an earlier tick (an app rerun drops what is not yet sent)
     start_sent = current is not None and current.job.start_released
@@ -129,7 +138,9 @@ def status_and_picture(page: dict, first_frame_due: bool = False) -> None:
         if current.job.error:
             st.error(current.job.error, icon=":material/error:")
     shown = runs.shown()
-    if shown is None or not shown.snapshots:
+    if (shown is None or not shown.snapshots) and start is not None:
+        start_view.draw(start, page["data"], page["demo"], page["presenting"], progress=current is None)
+    elif shown is None or not shown.snapshots:
         if current is not None and current.job.alive:
             st.info("Starting the run: the picture appears with its first frame.", icon=":material/hourglass_top:")
         else:
@@ -198,18 +209,20 @@ if running:
 # are drawn into a container too: at the same place in the page, the browser keeps the
 # chart through Stop, the run's end and the next Train, instead of dropping it and building
 # a new one (a moment with no picture, or two pictures and two rows of numbers).
-if presenting:  # the one big chart, full width
+if followed is not None:
+    following.show(stage, followed, page, picture)
+elif presenting:  # the one big chart, full width
     with stage:
         if running:
-            st.fragment(status_and_picture, run_every=picture_every)(page, first_frame_due)
+            st.fragment(status_and_picture, run_every=picture_every)(page, first_frame_due, start)
         else:
             with st.container():
-                status_and_picture(page)
+                status_and_picture(page, start=start)
 else:
     left, right = stage.columns([3, 2])
     if running:
         with left:
-            st.fragment(status_and_picture, run_every=picture_every)(page, first_frame_due)
+            st.fragment(status_and_picture, run_every=picture_every)(page, first_frame_due, start)
             # epochs reached so far, side by side: at a slower pace than the picture
             grid_every = max(epochs.LIVE_SECONDS, curves_every)
             st.fragment(epochs.during_run, run_every=grid_every)(data, run_results.replay_title(active, data))
@@ -217,7 +230,7 @@ else:
             st.fragment(curves, run_every=curves_every)()
     else:
         with left, st.container():
-            status_and_picture(page)
+            status_and_picture(page, start=start)
         with right, st.container():
             curves()
         done = runs.current()

@@ -51,18 +51,19 @@ def test_while_a_dataset_loads_or_a_run_starts_the_page_says_so_instead_of_askin
     page, app_url, screenshot
 ):
     """Picking a dataset this session has not shown disables Train while it loads; the
-    picture's place says it is loading, not "Press Train" (it did, over a disabled button),
-    and after Train, that the run is starting (it said "Press Train" for a second or two)."""
+    picture's place says it is loading, not the start picture's "Press Train" (it did, over
+    a disabled button), and after Train, that the run is preparing, over the start picture
+    (it said "Press Train" for a second or two)."""
     page.goto(app_url)
     page.get_by_role("heading", name="Train NCA and watch it learn").wait_for()
-    page.get_by_text("Press Train to start").wait_for()
+    page.get_by_text("Epoch 0, before training").wait_for()
     page.locator("[data-testid='stMain'] [data-testid='stSelectbox']").first.click()
     page.keyboard.type("Fashion")
     page.keyboard.press("Enter")
     # both texts read in one look: two lookups apart could straddle the page's next run
     # (it said "Loading" at the first and "Press Train" at the second, never both at once)
     look = """() => [document.body.innerText.includes("Loading Fashion-MNIST"),
-                     document.body.innerText.includes("Press Train to start")]"""
+                     document.body.innerText.includes("Press Train to see")]"""
     saw_loading = False
     for _ in range(400):  # 20 s at most: the files decode in a second or two
         showing_loading, asking_for_train = page.evaluate(look)
@@ -76,10 +77,10 @@ def test_while_a_dataset_loads_or_a_run_starts_the_page_says_so_instead_of_askin
     assert saw_loading
     train = page.get_by_role("button", name="Train", exact=True)
     train.and_(page.locator(":enabled")).wait_for()
-    train.click()  # while the run prepares, the picture's place says it starts, not "Press Train"
-    page.get_by_text("Starting the run").wait_for()
+    train.click()  # while the run prepares, the progress line says so, not "Press Train"
+    page.get_by_text("Preparing the run").wait_for()
     for _ in range(40):
-        assert page.get_by_text("Press Train to start").count() == 0
+        assert page.get_by_text("Press Train to see").count() == 0
         page.wait_for_timeout(50)
     # scoped to the page: Streamlit's header shows a Stop of its own while a rerun is slow
     page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop", exact=True).click()

@@ -1,5 +1,6 @@
-"""The Train page's picture never leaves the screen once a run has drawn it: a sampler in
-the page looks at the picture every 50 ms through Stop, a run's own end and the next Train."""
+"""The Train page's picture never leaves the screen once it is drawn: a sampler in the page
+looks at the picture every 50 ms from the start picture drawn before Train, through the
+first frames, Stop, a run's own end and the next Train."""
 
 import json
 import re
@@ -45,7 +46,7 @@ SAMPLER = """() => {
 
 
 def press(page, name: str) -> None:
-    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name=name).click()
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name=name, exact=True).click()
 
 
 def wait_for_progress(page, pattern: str) -> None:
@@ -81,6 +82,8 @@ def test_the_picture_stays_on_screen_through_stop_the_runs_end_and_the_next_trai
     samples = page.evaluate("clearInterval(window.sampler) || window.samples")
 
     first = next(i for i, s in enumerate(samples) if s["shown"] and s["ink"] > 20)
+    # the start picture is on screen before Train, and the run's frames take its place
+    assert (samples[first]["progress"] or "").startswith("Epoch 0 / 40 · before training"), samples[first]
     watched = samples[first:]
     progress = [s["progress"] or "" for s in watched]
     phases = [sum(word in p for p in progress) for word in ("· stopped", "· finished")]

@@ -5,6 +5,7 @@ what follows a run, ``run_results``."""
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
@@ -16,7 +17,7 @@ from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.config.settings import BY_NAME
 from nca_core.plots import descriptions, live_curves, replay
 from nca_core.runs.demo import SEPARATED, DemoStart
-from nca_core.runs.run import EVAL_POINTS, blow_up_note
+from nca_core.runs.run import EVAL_POINTS, Run, blow_up_note
 from nca_core.util.formatting import duration, percent
 
 # A 3-D chart is a Plotly WebGL figure built afresh for each frame (about a second in
@@ -93,14 +94,20 @@ def accuracy_metric(active: ActiveRun) -> None:
     """Presentation mode's one number: the latest k-NN accuracy and its change since the
     start (test set when there is one, else leave-one-out); and the run's state for screen
     readers (``announce``)."""
-    announce(active)
-    scored = [s for s in active.snapshots if s.train_accuracy is not None]
+    accuracy_row(active.snapshots, active.run.config.k, lambda: announce(active))
+
+
+def accuracy_row(snaps: list, k: int, say: Callable[[], None]) -> None:
+    """``accuracy_metric`` of the frames ``snaps`` with ``k`` neighbours, ``say()`` drawing
+    the live region (as ``metric_row``)."""
+    say()
+    scored = [s for s in snaps if s.train_accuracy is not None]
     if not scored:
         return
     test = scored[0].test_accuracy is not None
     first, last = ((s.test_accuracy if test else s.train_accuracy) for s in (scored[0], scored[-1]))
     st.metric(
-        f"{'Test' if test else 'Leave-one-out'} {active.run.config.k}-NN accuracy (start {percent(first)})",
+        f"{'Test' if test else 'Leave-one-out'} {k}-NN accuracy (start {percent(first)})",
         percent(last),
         f"{100 * (last - first):+.0f} points" if len(scored) > 1 else None,
     )
@@ -224,26 +231,37 @@ def announce(active: ActiveRun) -> None:
     ticket, last = st.session_state.get(ANNOUNCED_KEY, (None, None))
     said = next_announcement(last if ticket == job.ticket else None, text, job.state, job.elapsed)
     st.session_state[ANNOUNCED_KEY] = (job.ticket, said)
-    # st.markdown keeps the same element from one redraw to the next, as a live region needs
+    live_region(said.text)
+
+
+def live_region(text: str) -> None:
+    """``text`` in a polite live region, out of sight but read. st.markdown keeps the same
+    element from one redraw to the next, as a live region needs; the picture before Train
+    says its start in the same place (``start_view``)."""
     st.markdown(
-        f'<div aria-live="polite" role="status" style="{_VISUALLY_HIDDEN}">{html.escape(said.text)}</div>',
+        f'<div aria-live="polite" role="status" style="{_VISUALLY_HIDDEN}">{html.escape(text)}</div>',
         unsafe_allow_html=True,
     )
 
 
 def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
     """Epoch, objective and accuracy of the latest frame (drawn with the picture, so they
-    never lag it); accuracies from the latest whole epoch that has them. A start that
-    already separates the classes gets a word on where to start instead (``demo``'s start
-    when the dataset has one)."""
-    snaps = active.snapshots
+    never lag it), and the run's state for screen readers (``announce``)."""
+    metric_row(active.snapshots, active.run, demo, lambda: announce(active))
+
+
+def metric_row(snaps: list, run: Run, demo: DemoStart | None, say: Callable[[], None]) -> None:
+    """``metrics`` of the frames ``snaps`` of ``run``, ``say()`` drawing the live region;
+    accuracies from the latest whole epoch that has them. A start that already separates
+    the classes gets a word on where to start instead (``demo``'s start when the dataset has
+    one). The picture before Train (``start_view``) draws its start frame's row with this."""
     latest = snaps[-1]
-    config = active.run.config
+    config = run.config
     # Short labels, details in the help: three metrics share a third of a 1024-pixel screen.
     cols = st.columns(3)
     cols[0].metric("Epoch", replay.epoch_label(latest), help=f"Epochs done, of {config.max_iter}.")
     with cols[0]:  # under the shortest metric, its room taken from no other element
-        announce(active)
+        say()
     label = {"f": "mean pᵢ", "g": "mean log pᵢ", "mcml": "−KL"}[config.objective]
     # g and -KL are negative: a digit fewer keeps "-0.700" as wide as f's "0.9939", which a
     # third of a 1024-pixel screen shows whole
@@ -261,7 +279,7 @@ def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:
     )
     scored = next((s for s in reversed(snaps) if s.train_accuracy is not None), None)
     if scored is not None and scored.test_accuracy is not None:
-        sampled = len(active.run.data.y_test) > EVAL_POINTS
+        sampled = len(run.data.y_test) > EVAL_POINTS
         where = f"a stratified sample of {EVAL_POINTS:,} test points" if sampled else "the test set"
         cols[2].metric(
             f"Test {config.k}-NN",
