@@ -72,3 +72,72 @@ def test_the_caption_under_the_picture_says_what_the_lines_of_a_clicked_point_ar
     app.toggle(key="present").set_value(False).run()
     click_vega(app, "embedding", {"pick": []})  # a click on the background
     assert lines_caption(app) is None
+
+
+def finished_rings_run(app, epochs: int = 3, drawn: str = "700"):
+    from apptest_helpers import button, wait_for
+
+    app.sidebar.select_slider(key="rings-display_size").set_value(drawn)
+    app.sidebar.slider(key="rings-epochs-linear-2").set_value(epochs)
+    app.sidebar.slider(key="pace").set_value(0)
+    app.sidebar.toggle(key="slow-start").set_value(False)
+    button(app, "Train").click().run()
+    active = app.session_state["train_run"]
+    wait_for(app, lambda at: not active.job.alive)
+    app.run()
+    return active
+
+
+def inspected_heading(at) -> str:
+    (heading,) = [m.value for m in at.markdown if m.value.startswith("Training point **#")]
+    return heading
+
+
+def test_a_point_is_chosen_by_its_number_or_by_previous_and_next_as_a_click_chooses_it(app):
+    import numpy as np
+    from apptest_helpers import button, click_vega, vega_chart
+
+    active = finished_rings_run(app)
+    points, Z = active.run.display_index, active.snapshots[-1].embedding
+    assert app.number_input(key="inspect-number").value is None
+    number = int(np.sort(points)[10])
+    app.number_input(key="inspect-number").set_value(number).run()
+    row = int(np.flatnonzero(points == number)[0])
+    assert inspected_heading(app).startswith(f"Training point **#{number}**")
+    _, tables = vega_chart(app, "embedding")  # its lines in the picture, as for a click
+    assert tables["anchor"][["z1", "z2"]].to_numpy().tolist() == [Z[row, :2].tolist()]
+    assert not tables["links"].empty
+    button(app, "Next").click().run()
+    after = int(np.sort(points)[11])
+    assert inspected_heading(app).startswith(f"Training point **#{after}**")
+    assert app.number_input(key="inspect-number").value == after
+    button(app, "Previous").click().run()
+    button(app, "Previous").click().run()
+    assert app.number_input(key="inspect-number").value == int(np.sort(points)[9])
+    click_vega(app, "embedding", {"pick": [{"row": 5}]})  # a click sets the number
+    assert app.number_input(key="inspect-number").value == int(points[5])
+    assert inspected_heading(app).startswith(f"Training point **#{points[5]}**")
+    assert not app.exception
+
+
+def test_next_unsure_steps_to_points_more_likely_to_pick_another_class_and_a_number_not_drawn_says_so(app):
+    import numpy as np
+    from apptest_helpers import button
+
+    from nca_core.runs.picks import point_picks
+
+    active = finished_rings_run(app, epochs=1, drawn="500")  # one epoch: the rings still mix
+    snap, y, points = active.snapshots[-1], active.run.display_labels, active.run.display_index
+    unsure = [r for r in np.argsort(points) if point_picks(snap, y, r).p_i < 0.5]
+    assert len(unsure) >= 2
+    button(app, "Next unsure").click().run()
+    assert app.number_input(key="inspect-number").value == int(points[unsure[0]])
+    button(app, "Next unsure").click().run()
+    assert app.number_input(key="inspect-number").value == int(points[unsure[1]])
+    (p_i,) = [m for m in app.metric if m.label == "p_i (same class)"]
+    assert float(p_i.value) < 0.5
+    missing = min(set(range(int(points.max()))) - set(points.tolist()))  # 500 of the 700 are drawn
+    app.number_input(key="inspect-number").set_value(missing).run()
+    assert any(f"Training point #{missing} is not among the {len(points):,} points drawn" in w.value for w in app.warning)
+    assert app.number_input(key="inspect-number").value == int(points[unsure[1]])  # the point before stays
+    assert not app.exception

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from nca_core.runs.picks import SHOWN, point_picks
+from nca_core.runs.picks import SHOWN, class_chances, point_picks, step_point
 from nca_core.training.loop import Snapshot
 
 
@@ -102,3 +102,29 @@ def test_points_that_are_not_finite_are_never_picked_and_pick_nothing():
     assert not lost.p.any() and len(lost.rows) == 0 and lost.p_i == 0.0
     alone = point_picks(frame(np.array([[0.0, 0.0], [np.inf, 0.0]])), np.array([0, 0]), 0)
     assert len(alone.rows) == 0 and alone.p_i == 0.0
+
+
+@pytest.mark.parametrize("dof", [None, 2.5], ids=["gaussian", "student-t 2.5"])
+def test_every_points_p_i_at_once_is_each_points_own(rng, dof):
+    Z, y = blobs(rng, [(0.0, 0.0), (1.5, 0.5), (-1.0, 2.0)], per_class=15)
+    Z[4] = [np.inf, 0.0]  # a run that blew up: a lost point, which every other leaves out
+    chances = class_chances(frame(Z, dof), y, chunk=7)  # chunks that do not divide the rows
+    expected = [point_picks(frame(Z, dof), y, row).p_i for row in range(len(Z))]
+    np.testing.assert_allclose(chances, expected, rtol=1e-12, atol=1e-300)
+    assert chances[4] == 0.0 and 0.0 < chances.min(initial=1.0, where=np.arange(len(Z)) != 4)
+    alone = class_chances(frame(np.array([[0.0, 0.0], [np.nan, 0.0]])), np.array([0, 0]))
+    assert alone.tolist() == [0.0, 0.0]
+
+
+def test_stepping_goes_through_the_drawn_points_by_their_numbers_and_wraps_round():
+    points = np.array([40, 7, 23, 11, 90])  # training numbers of the drawn rows
+    assert step_point(points, None, 1) == 1 and step_point(points, None, -1) == 4  # #7, #90
+    assert step_point(points, 1, 1) == 3 and step_point(points, 3, 1) == 2  # 7 -> 11 -> 23
+    assert step_point(points, 2, -1) == 3 and step_point(points, 4, 1) == 1  # 23 -> 11, 90 -> 7
+    assert step_point(points, 1, -1) == 4  # 7 -> 90
+    unsure = np.array([True, False, False, True, True])  # #40, #11, #90
+    assert step_point(points, 1, 1, unsure) == 3  # from #7 (not one of them) to #11
+    assert step_point(points, 3, 1, unsure) == 0 and step_point(points, 0, 1, unsure) == 4
+    assert step_point(points, 2, -1, unsure) == 3 and step_point(points, 2, 1, unsure) == 0  # from #23
+    assert step_point(points, 4, 1, unsure) == 3  # wraps round to #11
+    assert step_point(points, 2, 1, np.zeros(5, dtype=bool)) is None

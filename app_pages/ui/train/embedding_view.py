@@ -16,7 +16,7 @@ from app_pages.ui.train.runs import ActiveRun
 from nca_core.datasets import Dataset
 from nca_core.plots import axes, colours, descriptions, figures, live_charts, live_picture, replay
 from nca_core.plots.regions import DRAWN_WIDTHS, decision_regions, region_box
-from nca_core.runs.picks import SHOWN, point_picks
+from nca_core.runs.picks import SHOWN, class_chances, point_picks, step_point
 
 
 def embedding(
@@ -84,35 +84,16 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     browser keeps the chart and swaps the points (``live_picture.picture_spec``). After the
     run, a toggle below it shades the k-NN decision regions.
     """
-    run = active.run
     ranges = active.axes.ranges(active.snapshots, points=lambda s: s.embedding[:, :2])
-    area = presentation.POINT_AREA if big else live_charts.POINT_AREA
-    height = axes.picture_height(ranges)  # presenting, the window's (presentation.big_spec)
-    pictures = thumbnails.for_points(
-        active.dataset, data, run.display_index, with_pictures=not _first_draw(active, ended=regions)
-    )
-    names, values = _inputs_behind(active, data)
-    spec = live_picture.picture_spec(
-        data.classes, ranges, height=height, thumbnails=pictures, inputs=names, point_area=area,
-        description=picture_description(active, data),
-        class_names=big and presentation.class_names_on(),
-    )  # fmt: skip
-    Z, labels = snap.embedding, run.display_labels
     tables = _lines(active, snap)
     if regions and st.session_state.get(REGIONS_KEY):
+        height = axes.picture_height(ranges)
         sizes = (presentation.PLOT_HEIGHTS, presentation.PLOT_WIDTHS) if big else ((height,), DRAWN_WIDTHS)
         tables["regions"] = _regions(active, snap, ranges, *sizes)
-    rows = live_picture.picture_rows(Z, labels, data.classes, run.display_index, values)
-    spec = live_picture.picture_data(spec, rows, **tables)
-    with presentation.picture_container() if big else nullcontext():
-        st.vega_lite_chart(
-            None,
-            presentation.big_spec(spec) if big else spec,
-            height="stretch" if big else "content",
-            key=PICTURE_KEY,
-            on_select=lambda: _remember_click(active),
-            selection_mode=[live_charts.PICK],
-        )
+    chart(
+        active.dataset, active.run, data, snap, ranges, tables,
+        with_pictures=not _first_draw(active, ended=regions), big=big, on_select=lambda: _remember_click(active),
+    )  # fmt: skip
     if "links" in tables and not big:
         _lines_caption(active, tables["links"], with_tab=regions)
     if regions:
@@ -124,12 +105,41 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
         )
 
 
-def picture_description(active: ActiveRun, data: Dataset) -> str:
+def chart(
+    dataset: str, run, data: Dataset, snap, ranges, tables: dict, *, with_pictures: bool, big: bool, on_select
+) -> None:
+    """The 2-D picture's one Vega-Lite chart (``PICTURE_KEY``) of ``snap``, a frame of
+    ``run``, on ``ranges``, with ``tables`` (lines, ring, regions): the picture before
+    Train (``start_view``) is drawn by this too, so that the live run's first frame, the
+    same spec, replaces it in place."""
+    area = presentation.POINT_AREA if big else live_charts.POINT_AREA
+    height = axes.picture_height(ranges)  # presenting, the window's (presentation.big_spec)
+    pictures = thumbnails.for_points(dataset, data, run.display_index, with_pictures=with_pictures)
+    names, values = inputs_behind(run, data)
+    spec = live_picture.picture_spec(
+        data.classes, ranges, height=height, thumbnails=pictures, inputs=names, point_area=area,
+        description=picture_description(dataset, data, len(run.display_index)),
+        class_names=big and presentation.class_names_on(),
+    )  # fmt: skip
+    rows = live_picture.picture_rows(snap.embedding, run.display_labels, data.classes, run.display_index, values)
+    spec = live_picture.picture_data(spec, rows, **tables)
+    with presentation.picture_container() if big else nullcontext():
+        st.vega_lite_chart(
+            None,
+            presentation.big_spec(spec) if big else spec,
+            height="stretch" if big else "content",
+            key=PICTURE_KEY,
+            on_select=on_select,
+            selection_mode=[live_charts.PICK],
+        )
+
+
+def picture_description(dataset: str, data: Dataset, n_drawn: int) -> str:
     """What a screen reader reads for the 2-D picture: the same from the first frame to the
     last, as its spec is (the metrics above it and the run's announcements give the epoch
     and the accuracy)."""
-    what = f"NCA's embedding of {dataset_title(active.dataset)}"
-    shown = descriptions.embedding_description(what, data.classes, len(active.run.display_index))
+    what = f"NCA's embedding of {dataset_title(dataset)}"
+    shown = descriptions.embedding_description(what, data.classes, n_drawn)
     return f"{shown} The epoch and the accuracy are above the picture."
 
 
@@ -186,10 +196,9 @@ def _regions(active: ActiveRun, snap, ranges, heights: tuple[int, ...], widths: 
     return kept[1]
 
 
-def _inputs_behind(active: ActiveRun, data: Dataset) -> tuple[list[str], np.ndarray | None]:
-    """For a linear map of tabular data, the two inputs it leans on most and their raw
-    values at each drawn point, so a hover says why the point sits where it does."""
-    run = active.run
+def inputs_behind(run, data: Dataset) -> tuple[list[str], np.ndarray | None]:
+    """For a linear map of tabular data, the two inputs ``run``'s map leans on most and
+    their raw values at each drawn point, so a hover says why the point sits where it does."""
     if data.image_shape is not None or not run.is_linear:
         return [], None
     top = run.top_features(2)
@@ -197,9 +206,9 @@ def _inputs_behind(active: ActiveRun, data: Dataset) -> tuple[list[str], np.ndar
 
 
 def _hover_text(active: ActiveRun, data: Dataset) -> list[str]:
-    """The 3-D view's hover: each point's training row and ``_inputs_behind``."""
+    """The 3-D view's hover: each point's training row and ``inputs_behind``."""
     rows = [f"training point #{i}" for i in active.run.display_index]
-    names, values = _inputs_behind(active, data)
+    names, values = inputs_behind(active.run, data)
     if values is None:
         return rows
     return [f"{r}<br>{names[0]} {a:.4g}<br>{names[1]} {b:.4g}" for r, (a, b) in zip(rows, values)]
@@ -234,12 +243,80 @@ def _remember_plotly_click(active: ActiveRun) -> None:
 
 
 def _remember(active: ActiveRun, row) -> None:
-    """Keep ``row`` as the inspected point; anything but a drawn point's row (None, or what
-    a crafted event sends) forgets it, so that no later page run meets a row it cannot draw."""
+    """Keep ``row`` as the inspected point, and its number in the Point number box;
+    anything but a drawn point's row (None, or what a crafted event sends) forgets it, so
+    that no later page run meets a row it cannot draw."""
     if not (isinstance(row, int | float) and 0 <= row < len(active.run.display_index)):
         st.session_state.pop(INSPECTED_KEY, None)
+        st.session_state[NUMBER_KEY] = None
     else:
         st.session_state[INSPECTED_KEY] = (active.job.ticket, int(row))
+        st.session_state[NUMBER_KEY] = int(active.run.display_index[int(row)])
+
+
+# The point to inspect by keyboard: its number, Previous and Next, and the next unsure point.
+NUMBER_KEY = "inspect-number"
+NOTICE_KEY = "inspect-notice"  # what the last keyboard choice could not do, said once
+UNSURE_P_I = 0.5
+
+
+def keyboard_picker(active: ActiveRun) -> None:
+    """Choose the inspected point without the mouse: by its number (the training point's,
+    as hovers and the Inspect tab name it), or with Previous and Next through the drawn
+    points in the order of their numbers, or Next unsure, to the next point more likely to
+    pick a neighbour of another class than of its own. Each sets the point a click sets,
+    and a click sets the number."""
+    row, points = inspected_row(active), active.run.display_index
+    st.session_state[NUMBER_KEY] = None if row is None else int(points[row])  # this run's point
+    bar = st.container(horizontal=True, vertical_alignment="bottom")
+    bar.number_input(
+        "Point number", min_value=0, max_value=int(points.max()), step=1, key=NUMBER_KEY,
+        on_change=_number_entered, args=(active,), placeholder=f"one of {len(points):,} drawn",
+        help="A training point's number, as the picture's hover shows it; Enter shows its picks.",
+    )  # fmt: skip
+    bar.button("Previous", icon=":material/arrow_back:", key="inspect-previous", on_click=_step, args=(active, -1))
+    bar.button("Next", icon=":material/arrow_forward:", key="inspect-next", on_click=_step, args=(active, 1))
+    bar.button(
+        "Next unsure", icon=":material/help:", key="inspect-unsure", on_click=_step, args=(active, 1, True),
+        help=f"The next point whose p_i is below {UNSURE_P_I:g}: more likely to pick a neighbour of "
+        "another class than of its own, where the map still mixes the classes.",
+    )  # fmt: skip
+    notice = st.session_state.pop(NOTICE_KEY, None)
+    if notice:
+        st.warning(notice, icon=":material/warning:")
+
+
+def _number_entered(active: ActiveRun) -> None:
+    """on_change of the Point number box: inspect that point if it is drawn; else say so
+    and keep the point inspected before."""
+    number, points = st.session_state.get(NUMBER_KEY), active.run.display_index
+    if number is None:
+        _remember(active, None)
+        return
+    rows = np.flatnonzero(points == int(number))
+    if len(rows):
+        _remember(active, int(rows[0]))
+        return
+    st.session_state[NOTICE_KEY] = (
+        f"Training point #{int(number)} is not among the {len(points):,} points drawn. Pick a number "
+        "from the picture's hover, or step to one with Previous and Next."
+    )
+    _remember(active, inspected_row(active))
+
+
+def _step(active: ActiveRun, step: int, unsure: bool = False) -> None:
+    """on_click of Previous, Next and Next unsure: move the inspected point ``step`` drawn
+    points on by number, among the unsure ones (p_i below ``UNSURE_P_I``) if asked."""
+    run = active.run
+    among = class_chances(active.snapshots[-1], run.display_labels) < UNSURE_P_I if unsure else None
+    row = step_point(run.display_index, inspected_row(active), step, among)
+    if row is None:
+        st.session_state[NOTICE_KEY] = (
+            f"No drawn point is unsure: every one has p_i of {UNSURE_P_I:g} or more, more likely to "
+            "pick a neighbour of its own class than of another."
+        )
+        return
+    _remember(active, row)
 
 
 def _points(event) -> list:
