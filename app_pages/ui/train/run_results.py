@@ -8,7 +8,7 @@ import streamlit as st
 
 from app_pages.ui.app_data import dataset_title
 from app_pages.ui.train import epochs, notices
-from app_pages.ui.train.embedding_view import inspected_row
+from app_pages.ui.train.embedding_view import inspected_row, keyboard_picker
 from app_pages.ui.train.runs import ActiveRun
 from nca_core.datasets import Dataset
 from nca_core.plots import colours, figures, replay
@@ -60,12 +60,15 @@ def epochs_side_by_side(active: ActiveRun, data: Dataset) -> None:
 
 
 def inspect(active: ActiveRun, data: Dataset, row: int | None) -> None:
-    """The clicked point's p_ij: p_i and its likeliest picks, then their inputs (pictures or
-    feature values) beside its own."""
+    """The chosen point's p_ij: p_i and its likeliest picks, then their inputs (pictures or
+    feature values) beside its own. A point is chosen by a click on the picture or by
+    keyboard (``keyboard_picker``)."""
     run, snap = active.run, active.snapshots[-1]
+    keyboard_picker(active)
     if row is None:
         st.info(
-            "Click a point in the embedding above to see it and its nearest neighbours here.",
+            "Click a point in the embedding above to see it and its nearest neighbours here, or "
+            "choose one by its number, or with Previous, Next and Next unsure.",
             icon=":material/ads_click:",
         )
         return
