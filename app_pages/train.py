@@ -238,3 +238,4 @@ else:
             run_results.results(done, data)
 if not presenting:
     lesson.show_next_step("train", name)
+buttons.keep_focus()  # after a run button's click, keyboard focus where the user acted

@@ -56,7 +56,7 @@ def test_while_a_dataset_loads_or_a_run_starts_the_page_says_so_instead_of_askin
     (it said "Press Train" for a second or two)."""
     page.goto(app_url)
     page.get_by_role("heading", name="Train NCA and watch it learn").wait_for()
-    page.get_by_text("Epoch 0, before training").wait_for()
+    page.get_by_text("What will training do to it?").wait_for()
     page.locator("[data-testid='stMain'] [data-testid='stSelectbox']").first.click()
     page.keyboard.type("Fashion")
     page.keyboard.press("Enter")
