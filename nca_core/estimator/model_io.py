@@ -54,11 +54,52 @@ _SAVED_PARAMS = (
 
 
 class ModelFileError(ValueError):
-    """A model file that is not a valid NCA Explorer model."""
+    """A model file that is not a valid NCA Explorer model.
+
+    ``load_model`` raises it, saying what is wrong, for anything it refuses: no .npz
+    archive, a missing or malformed member, a map of the wrong shape or not finite, or an
+    archive that would unpack to more than ``MAX_MODEL_BYTES`` (256 MiB).
+
+    Examples
+    --------
+    >>> from nca_core import ModelFileError, load_model
+    >>> try:
+    ...     load_model(b"not a model")
+    ... except ModelFileError as error:
+    ...     print(str(error).split(":")[0])
+    not a readable .npz model file
+    """
 
 
 def save_model(model: NCA, file) -> None:
-    """Write a fitted NCA to ``file`` (a path or a binary file object)."""
+    """Write a fitted NCA to ``file`` as an .npz archive of plain arrays, for ``load_model``:
+    the map (or the network's weights), ``center_``, the classes, the parameters, the
+    iterations and the objective curve, as format version ``FORMAT_VERSION`` (3).
+
+    Parameters
+    ----------
+    model : NCA
+        A fitted estimator.
+    file : str, os.PathLike or binary file object
+
+    Raises
+    ------
+    ValueError
+        ``model`` is not fitted.
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from nca_core import NCA, load_model, save_model
+    >>> X, y = load_iris(return_X_y=True)
+    >>> nca = NCA(n_components=2, random_state=0).fit(X, y)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     save_model(nca, os.path.join(folder, "iris.npz"))
+    ...     loaded = load_model(os.path.join(folder, "iris.npz"))
+    >>> bool(np.array_equal(loaded.transform(X), nca.transform(X)))
+    True
+    """
     if not (hasattr(model, "components_") or hasattr(model, "encoder_")):
         raise ValueError("only a fitted NCA can be saved: call fit first")
     params = {name: getattr(model, name) for name in _SAVED_PARAMS}
@@ -93,7 +134,38 @@ def save_model(model: NCA, file) -> None:
 
 
 def load_model(file) -> NCA:
-    """Read a model written by ``save_model``; raises ModelFileError if it is not one."""
+    """Read a model written by ``save_model`` (format versions 1 to 3).
+
+    Nothing is unpickled and every shape, dtype and value is checked before it is used, so
+    a file from anywhere can be opened.
+
+    Parameters
+    ----------
+    file : str, os.PathLike, bytes or binary file object
+
+    Returns
+    -------
+    NCA
+        An estimator that transforms as the saved one did (``components_`` or
+        ``encoder_``, ``center_``, ``classes_``, ``n_iter_``, ...); parameters the file
+        does not hold take their defaults.
+
+    Raises
+    ------
+    ModelFileError
+        Not a valid model file; the message says what is wrong.
+
+    Examples
+    --------
+    >>> import io
+    >>> from sklearn.datasets import load_iris
+    >>> from nca_core import NCA, load_model, save_model
+    >>> X, y = load_iris(return_X_y=True)
+    >>> save_model(NCA(n_components=2, random_state=0).fit(X, y), buffer := io.BytesIO())
+    >>> loaded = load_model(buffer.getvalue())  # a path, a file object or bytes
+    >>> loaded.transform(X[:3]).shape, loaded.classes_
+    ((3, 2), array([0, 1, 2]))
+    """
     arrays = _read_arrays(file)
     missing = {"classes", "metadata"} - set(arrays)
     if missing:

@@ -257,7 +257,8 @@ class NCA(Fitting, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             Size of the fixed, stratified subset of X whose embedding each snapshot carries
             (None: all of X; 0: none). ``display_index_`` holds its indices.
         eval_every : int or None, default=None
-            Measure kNN accuracy every this many epochs (and at the last); None never.
+            Measure kNN accuracy at epoch 0, every this many epochs and at epoch max_iter;
+            None never.
         k : int, default=5
             Neighbours for the kNN accuracies.
         eval_size : int or None, default=10000

@@ -7,6 +7,7 @@ reads in screens and the docstrings still run as doctests (tests/test_docstring_
 from __future__ import annotations
 
 import inspect
+import textwrap
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -18,12 +19,16 @@ T = TypeVar("T", bound=Callable)
 def appended(sections: str) -> Callable[[T], T]:
     """A decorator that ends a class's or function's docstring with ``sections``.
 
-    Both are dedented first (``inspect.cleandoc``), so that the sections of the whole line
-    up whatever each was indented by in its source.
+    The sections take the docstring's own indentation, so that the whole reads as one
+    docstring written in place (for ``inspect.cleandoc``, doctest and mkdocstrings alike).
     """
 
     def append(obj: T) -> T:
-        obj.__doc__ = f"{inspect.cleandoc(obj.__doc__ or '')}\n\n{inspect.cleandoc(sections)}\n"
+        doc = (obj.__doc__ or "").rstrip()
+        body = [line for line in doc.splitlines()[1:] if line.strip()]
+        margin = min((len(line) - len(line.lstrip()) for line in body), default=0)
+        text = textwrap.indent(inspect.cleandoc(sections), " " * margin)
+        obj.__doc__ = f"{doc}\n\n{text}\n{' ' * margin}"
         return obj
 
     return append

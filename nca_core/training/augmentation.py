@@ -24,7 +24,31 @@ class RandomShift:
     """Move each image by up to ``max_shift`` pixels along each axis, independently per image.
 
     Rows are flattened images of ``image_shape`` (height, width), row by row. The pixels
-    shifted in at an edge repeat that edge, which is background for centred digits.
+    shifted in at an edge repeat that edge, which is background for centred digits. Pass
+    one as ``NCA(augment=...)``, or let ``NCA(image_shape=..., shift=...)`` build it.
+
+    Parameters
+    ----------
+    image_shape : tuple of (int, int)
+        (height, width) of each image; each row of X has height * width pixels.
+    max_shift : int, default=1
+        Largest move along each axis, in pixels: from 1 to min(height, width) - 1.
+
+    Raises
+    ------
+    ValueError
+        A size below 1, or ``max_shift`` out of its range.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from nca_core import RandomShift
+    >>> shift = RandomShift(image_shape=(3, 3), max_shift=1)
+    >>> image = torch.arange(9.0).reshape(1, 9)
+    >>> shift(image, torch.Generator().manual_seed(1)).reshape(3, 3)
+    tensor([[1., 2., 2.],
+            [4., 5., 5.],
+            [7., 8., 8.]])
     """
 
     image_shape: tuple[int, int]
@@ -44,8 +68,18 @@ class RandomShift:
         object.__setattr__(self, "max_shift", int(self.max_shift))
 
     def __call__(self, X: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-        """X of shape (batch, height * width), shifted; the offsets are drawn from ``generator``
-        (on the CPU) and the result has X's shape, dtype and device."""
+        """Each image of X moved by its own offset.
+
+        Parameters
+        ----------
+        X : Tensor of shape (batch, height * width)
+        generator : torch.Generator or None, default=None
+            Draws the offsets (on the CPU); None: torch's global generator.
+
+        Returns
+        -------
+        Tensor of X's shape, dtype and device
+        """
         height, width = self.image_shape
         if X.ndim != 2 or X.shape[1] != height * width:
             raise ValueError(

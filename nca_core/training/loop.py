@@ -23,27 +23,57 @@ __all__ = ["Snapshot", "TrainingDiverged", "train"]
 Evaluator = Callable[[nn.Module], tuple[float | None, float | None]]
 
 class TrainingDiverged(FloatingPointError):
-    """The objective or the map stopped being finite; the last finite state is kept."""
+    """The objective or the map stopped being finite; the last finite state is kept.
+
+    Raised by ``NCA.fit`` and ``NCA.fit_iter`` with the epoch and the optimiser's step in
+    its message; the estimator's fitted attributes hold the last epoch whose objective and
+    map were finite. Usually the learning rate is too large, or the inputs are not
+    standardised. A ``FloatingPointError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from nca_core import NCA, TrainingDiverged
+    >>> X, y = load_iris(return_X_y=True)
+    >>> nca = NCA(n_components=2, optimizer="sgd", learning_rate=1e30, random_state=0)
+    >>> try:
+    ...     nca.fit(X, y)
+    ... except TrainingDiverged as error:
+    ...     print(str(error).split(":")[0])
+    training diverged at epoch 1
+    >>> nca.n_iter_, bool(np.isfinite(nca.components_).all())
+    (0, True)
+    """
 
 
 @dataclass(frozen=True)
 class Snapshot:
     """The state of a run after one epoch (or one L-BFGS iteration); epoch 0 is the start.
 
+    Made by ``NCA.fit_iter``, one per epoch; frozen, and its arrays are copies, so a list
+    of snapshots replays a run.
+
     Attributes
     ----------
     epoch : int
+        Epochs (or L-BFGS iterations) done; 0 is the starting map.
     objective : float
         The objective per anchor: mean p_i for "f" (expected leave-one-out accuracy),
-        mean log p_i for "g". For minibatch optimisers, the mean over the epoch's batches.
+        mean log p_i for "g", -KL(P || Q) for "mcml". For minibatch optimisers, the mean
+        over the epoch's batches.
     elapsed : float
         Seconds of training since the run started (evaluation time excluded).
     components : ndarray of shape (n_components, n_features) or None
         A copy of the map A; None for a nonlinear encoder.
     embedding : ndarray of shape (n_display, n_components), float32
-        The display subset mapped by A.
-    train_accuracy, test_accuracy : float or None
-        kNN accuracy (leave-one-out on training points, and on the test set) when asked for.
+        The display subset (``NCA.display_index_``) mapped by A or the network, as
+        ``NCA.transform`` maps it.
+    train_accuracy : float or None
+        kNN accuracy, leave-one-out on the training points, when ``eval_every`` asked for
+        it at this epoch.
+    test_accuracy : float or None
+        kNN accuracy on the held-out set, when there is one and it was measured.
     dof : float or None
         The Student-t kernel's degrees of freedom (learnt or fixed); None for the Gaussian.
     fraction : float
@@ -51,6 +81,20 @@ class Snapshot:
         frame taken part-way through a minibatch epoch (``train(frames_per_epoch=...)``),
         whose objective is the mean over the epoch's batches so far and which carries no
         accuracies.
+    accuracy : float or None
+        ``test_accuracy`` when measured, else ``train_accuracy``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from nca_core import NCA
+    >>> X, y = load_iris(return_X_y=True)
+    >>> nca = NCA(n_components=2, max_iter=5, random_state=0)
+    >>> first, *_, last = nca.fit_iter(X, y, display_size=12, eval_every=5)
+    >>> first.epoch, first.embedding.shape, first.embedding.dtype
+    (0, (12, 2), dtype('float32'))
+    >>> last.epoch, round(last.objective, 2), round(last.accuracy, 2)
+    (5, 0.97, 0.97)
     """
 
     epoch: int

@@ -18,7 +18,27 @@ GPU_MEMORY_PER_BLOCK_ENTRY = 64  # bytes of GPU memory for each entry of a block
 
 
 def available_devices() -> list[str]:
-    """Devices usable on this machine, best first; "cpu" is always last."""
+    """Devices usable on this machine, best first; "cpu" is always last.
+
+    Every CUDA GPU torch finds ("cuda" for the first, then "cuda:1", ...), then Apple's
+    "mps", then "cpu". ``NCA(device="auto")`` takes the first (``resolve_device``).
+
+    Returns
+    -------
+    list of str
+        Torch device strings.
+
+    See Also
+    --------
+    - ``resolve_device``: checks a requested device against this list.
+
+    Examples
+    --------
+    >>> from nca_core import available_devices
+    >>> devices = available_devices()
+    >>> devices[-1]
+    'cpu'
+    """
     found = []
     if torch.cuda.is_available():
         found += [f"cuda:{i}" if i else "cuda" for i in range(torch.cuda.device_count())]
@@ -29,7 +49,34 @@ def available_devices() -> list[str]:
 
 
 def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
-    """ "auto" (or None) picks CUDA, then Apple MPS, then CPU; anything else is checked."""
+    """ "auto" (or None) picks CUDA, then Apple MPS, then CPU; anything else is checked.
+
+    Parameters
+    ----------
+    device : str, torch.device or None, default="auto"
+        "auto" or None for the best available device (``available_devices``), or any
+        torch device ("cpu", "cuda", "cuda:1", "mps").
+
+    Returns
+    -------
+    torch.device
+
+    Raises
+    ------
+    ValueError
+        A CUDA or MPS device this machine does not have; the message says why (a torch
+        built for the CPU only, no GPU found, too few GPUs) and what is available.
+
+    Examples
+    --------
+    >>> from nca_core import resolve_device
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    >>> resolve_device("cuda:99")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: device 'cuda:99' was requested but ...
+    """
     if device is None or device == "auto":
         return torch.device(available_devices()[0])
     resolved = torch.device(device)

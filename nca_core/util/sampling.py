@@ -15,13 +15,33 @@ def stratified_subsample(y, n: int, seed: int = 0) -> np.ndarray:
 
     Parameters
     ----------
-    y : array of shape (n_samples,)
+    y : array-like of shape (n_samples,)
+        Class labels.
     n : int
-    seed : int
+        Points to keep, at least 1.
+    seed : int, default=0
+        Seeds the draw (``numpy.random.default_rng``).
 
     Returns
     -------
     ndarray of shape (min(n, n_samples),), dtype int64
+        Indices into ``y``, ascending.
+
+    Raises
+    ------
+    ValueError
+        ``n`` below 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nca_core import stratified_subsample
+    >>> y = np.repeat(["a", "b", "c"], [50, 30, 20])
+    >>> index = stratified_subsample(y, 10, seed=0)
+    >>> np.unique(y[index], return_counts=True)[1]
+    array([5, 3, 2])
+    >>> bool(np.array_equal(index, stratified_subsample(y, 10, seed=0)))
+    True
     """
     y = np.asarray(y)
     if n < 1:
