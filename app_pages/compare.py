@@ -13,7 +13,7 @@ page_style.compact()
 st.title("NCA against PCA and LDA")
 st.caption(
     "PCA keeps the directions of largest variance, LDA the ones that separate class means, "
-    "NCA the ones under which nearest neighbours share a class. Same data, same points, same colours."
+    "NCA the ones under which nearest neighbours share a class. Same data, same points, each class the same colour and shape in every panel."
 )
 
 # The dataset and the two settings share a row, so the first panel starts on the first screen.
