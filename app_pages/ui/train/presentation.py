@@ -62,8 +62,8 @@ WORDS_FIT_FROM = 1130
 PLOT_HEIGHTS, PLOT_WIDTHS = (300, 800), (600, 1600)
 # A 3-D chart (Plotly) keeps a height that fits a 1024 x 768 projector below the controls.
 CHART_HEIGHT = 440
-POINT_AREA = 70  # Vega-Lite mark size (square pixels); the page's own is 36
-PLOTLY_MARKER = 9  # Plotly marker diameter; the page's own is 6
+POINT_AREA = 70  # Vega-Lite mark size (square pixels); the page's own is live_charts.POINT_AREA, 50
+PLOTLY_MARKER = 9  # Plotly marker diameter in the 3-D view; the page's own is 3 (figures.embedding_scatter)
 _PICTURE_BOX = f'[data-testid="stLayoutWrapper"]:has(> .st-key-{PICTURE_KEY})'
 _PICTURE_STYLE = (
     f"<style>{_PICTURE_BOX} {{ height: clamp({PICTURE_HEIGHTS[0]}px, calc(100vh - {OUTSIDE_PICTURE}px), {PICTURE_HEIGHTS[1]}px); }}</style>"
