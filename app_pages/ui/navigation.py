@@ -1,4 +1,4 @@
-"""The app's pages, defined once: app.py navigates with them and pages link to them."""
+"""The app's pages, defined once: app_pages/main.py navigates with them and pages link to them."""
 
 from pathlib import Path
 
