@@ -139,7 +139,7 @@ def status_and_picture(page: dict, first_frame_due: bool = False, start=None) ->
             st.error(current.job.error, icon=":material/error:")
     shown = runs.shown()
     if (shown is None or not shown.snapshots) and start is not None:
-        start_view.draw(start, page["data"], page["demo"], page["presenting"], progress=current is None)
+        start_view.draw(start, page["data"], page["demo"], page["presenting"], waiting=current is None)
     elif shown is None or not shown.snapshots:
         if current is not None and current.job.alive:
             st.info("Starting the run: the picture appears with its first frame.", icon=":material/hourglass_top:")

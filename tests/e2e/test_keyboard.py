@@ -60,3 +60,26 @@ def test_train_pause_resume_step_and_stop_keep_the_keyboard_focus_where_the_user
     page.keyboard.press("Enter")  # and Train again at once
     focus_lands_on(page, "pause-resume", "Pause")
     page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop", exact=True).click()
+
+
+def test_a_point_is_inspected_by_its_number_and_with_next_and_focus_stays_on_next(page, app_url, screenshot):
+    from browser_helpers import without_slow_motion
+
+    page.goto(f"{app_url}/?dataset=rings&epochs=3")
+    page.get_by_text("What will training do to it?").wait_for()
+    without_slow_motion(page)
+    tab_to(page, "Train")
+    page.keyboard.press("Enter")
+    page.get_by_text(re.compile(r"^Epoch 3 / 3 · finished")).wait_for()
+    page.get_by_role("tab", name="Inspect a point").click()
+    number = page.get_by_label("Point number", exact=True).and_(page.locator("input"))
+    number.fill("12")
+    number.press("Enter")
+    page.get_by_text("Training point #12,").wait_for()
+    page.get_by_text("Lines from training point #12 to").wait_for()  # its lines in the picture
+    tab_to(page, "Next")
+    page.keyboard.press("Enter")
+    page.get_by_text("Training point #13,").wait_for()
+    focus_lands_on(page, "inspect-next", "Next")
+    assert number.input_value() == "13"
+    screenshot(page, "inspect-by-keyboard")

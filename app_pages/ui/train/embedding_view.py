@@ -85,6 +85,8 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     run, a toggle below it shades the k-NN decision regions.
     """
     ranges = active.axes.ranges(active.snapshots, points=lambda s: s.embedding[:, :2])
+    if big and not active.job.alive:  # presented once it has ended, the picture fills its plot
+        ranges = axes.bulk_ranges([snap.embedding[:, :2]])
     tables = _lines(active, snap)
     if regions and st.session_state.get(REGIONS_KEY):
         height = axes.picture_height(ranges)
@@ -123,7 +125,7 @@ def chart(
     )  # fmt: skip
     rows = live_picture.picture_rows(snap.embedding, run.display_labels, data.classes, run.display_index, values)
     spec = live_picture.picture_data(spec, rows, **tables)
-    with presentation.picture_container() if big else nullcontext():
+    with presentation.picture_container(ranges) if big else nullcontext():
         st.vega_lite_chart(
             None,
             presentation.big_spec(spec) if big else spec,
@@ -270,7 +272,7 @@ def keyboard_picker(active: ActiveRun) -> None:
     st.session_state[NUMBER_KEY] = None if row is None else int(points[row])  # this run's point
     bar = st.container(horizontal=True, vertical_alignment="bottom")
     bar.number_input(
-        "Point number", min_value=0, max_value=int(points.max()), step=1, key=NUMBER_KEY,
+        "Point number", width=220, min_value=0, max_value=int(points.max()), step=1, key=NUMBER_KEY,
         on_change=_number_entered, args=(active,), placeholder=f"one of {len(points):,} drawn",
         help="A training point's number, as the picture's hover shows it; Enter shows its picks.",
     )  # fmt: skip

@@ -108,14 +108,18 @@ def _embedding(start: StartPicture, data: Dataset, big: bool) -> None:
     st.plotly_chart(fig, key="live-embedding")
 
 
-def draw(start: StartPicture, data: Dataset, demo: DemoStart | None, presenting: bool, progress: bool) -> None:
-    """The start picture in the live picture's place and layout, under a progress line at
-    epoch 0 where no run draws its own (``progress``)."""
+def draw(start: StartPicture, data: Dataset, demo: DemoStart | None, presenting: bool, waiting: bool) -> None:
+    """The start picture in the live picture's place and layout; ``waiting`` for Train (no
+    run is preparing, which would draw its own progress line), under a progress line at
+    epoch 0 and with a question for the class."""
     config = start.run.config
-    if progress:
+    if waiting:
         st.progress(0.0, text=f"Epoch 0 / {config.max_iter} · before training")
     said = words(start)
-    guess = " What will training do to it? Press **Train** to see."
+    if waiting:
+        guess = " What will training do to it? Press **Train** to see."
+    else:
+        guess = " The run is preparing: its first frame takes this picture's place."
     if not presenting:
         live_status.metric_row([start.snapshot], start.run, demo, lambda: live_status.live_region(said))
         _embedding(start, data, big=False)
