@@ -1,8 +1,9 @@
 """Who may take up the run a Train page's address names: the browser that started it, after
-a reload; anyone else sees it once it has ended, and never takes over one that trains."""
+a reload; anyone else follows it, read-only, while it trains, and sees it once it has ended."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -11,7 +12,9 @@ from apptest_helpers import APP, button, wait_for
 from streamlit.testing.v1 import AppTest
 from streamlit.web.server.starlette import starlette_app_utils
 
-from app_pages.ui.train import runs
+from app_pages.engine import collection
+from app_pages.engine.frames import progress
+from app_pages.ui.train import following, runs
 
 
 def _page(address: dict[str, str] | None = None) -> AppTest:
@@ -39,21 +42,94 @@ def _said(at: AppTest) -> list[str]:
     return [i.value for i in at.info] + [w.value for w in at.warning]
 
 
+def _epoch(at: AppTest) -> float:
+    """The epochs done that the page's first metric shows (12.5 part-way through the 13th)."""
+    return float(at.metric[0].value)
+
+
+def _labels(at: AppTest) -> list[str]:
+    return [b.label for b in at.button]
+
+
 @pytest.mark.parametrize("owners_tab", ["open", "closed"])
-def test_a_visitor_never_takes_over_a_run_that_trains(owners_tab):
+def test_a_visitor_follows_a_run_that_trains_live_and_read_only(owners_tab):
     owner = _page()
     active = _start(owner, epochs=300, pace=5)
     try:
         if owners_tab == "closed":  # within the grace a reload has, the run still trains
             active.job.connected = lambda: False
         watched_by = active.job.connected
+        wait_for(owner, lambda at: active.job.latest is not None and active.job.latest.epoch >= 2)
         visitor = _page(_address(owner))
-        assert "train_run" not in visitor.session_state
-        assert any("training on another page" in text for text in _said(visitor)), _said(visitor)
+        assert "train_run" not in visitor.session_state  # no run of its own
+        assert "Train my own run" in _labels(visitor)
+        assert not {"Train", "Pause", "Resume", "Step", "Stop"} & set(_labels(visitor))
+        assert not [t for t in _said(visitor) if "another page" in t], _said(visitor)
+        first = _epoch(visitor)
+        assert first >= 2
+        # the follower draws the owner's latest frame as the run advances: never a replay
+        wait_for(visitor, lambda at: _epoch(at) >= first + 2)
+        assert progress(active.job.latest) - _epoch(visitor) <= 1
         assert active.job.connected is watched_by and active.job.alive
-        assert [b.label for b in visitor.button][:1] == ["Train"]
+        assert not (active.job.pause_requested or active.job.stop_requested)
+        view = visitor.session_state[following.VIEW]
+        with pytest.raises(AttributeError, match="read-only"):
+            view.job.stop()
+        assert _address(visitor)["run"] == active.token  # a reload follows it on
     finally:
         active.job.stop()
+
+
+def test_a_run_trains_once_however_many_follow_it():
+    owner = _page()
+    active = _start(owner, epochs=300, pace=5)
+    try:
+        followers = [_page(_address(owner)) for _ in range(3)]
+        for _ in range(3):
+            for follower in followers:
+                follower.run()
+        assert all(_epoch(f) >= 1 for f in followers)
+        computing = [job for job in collection._every_job() if job.alive]
+        assert computing == [active.job]
+        assert runs.job_slots().running == 1
+    finally:
+        active.job.stop()
+
+
+def test_a_follower_trains_a_run_of_its_own_with_the_same_settings():
+    owner = _page()
+    active = _start(owner, epochs=300, pace=5)
+    try:
+        visitor = _page(_address(owner))
+        button(visitor, "Train my own run").click().run()
+        own = visitor.session_state["train_run"]
+        try:
+            assert own.job is not active.job and own.token != active.token
+            assert own.run.config == active.run.config
+            assert {"Pause", "Stop"} <= set(_labels(visitor)) and "Train my own run" not in _labels(visitor)
+            assert _address(visitor)["run"] == own.token
+            button(visitor, "Stop").click().run()
+            own.job.join(timeout=30)
+            assert not own.job.alive and active.job.alive  # its Stop stops its run alone
+        finally:
+            own.job.stop()
+    finally:
+        active.job.stop()
+
+
+def test_a_follower_sees_the_run_as_finished_once_it_ends():
+    owner = _page()
+    active = _start(owner, epochs=300, pace=5)
+    visitor = _page(_address(owner))
+    assert "Train my own run" in _labels(visitor)
+    active.job.stop()
+    active.job.join(timeout=30)
+    visitor.run()
+    shown = visitor.session_state["train_run"]
+    assert shown.job is active.job and shown.token == active.token
+    assert "Train my own run" not in _labels(visitor) and "Train" in _labels(visitor)
+    assert _epoch(visitor) == progress(active.job.latest)
+    assert _address(visitor)["run"] == active.token
 
 
 def test_the_browser_that_started_a_run_takes_it_up_again_after_a_reload(monkeypatch):
@@ -97,3 +173,26 @@ def test_a_browser_is_named_by_its_xsrf_token_across_reloads_and_never_by_the_to
     assert names[0] == names[1] and names[0] != names[2]
     assert names[3:] == [None, None, None]
     assert token.hex() not in names[0]
+
+
+def test_a_run_of_an_upload_is_never_followed_from_another_browser():
+    """The file is its uploader's: another browser opening the address of a run on it sees
+    neither the run nor its picture, while it trains."""
+    sample = Path(APP).parent / "app_pages" / "assets" / "sample-iris.csv"
+    owner = _page()
+    owner.switch_page("app_pages/your_data.py").run()
+    owner.file_uploader(key="upload").set_value(("iris.csv", sample.read_bytes(), "text/csv")).run()
+    button(owner, "Use this dataset on every page").click().run()
+    owner.switch_page("app_pages/train.py")
+    owner.sidebar.slider(key="uploaded-epochs-linear-2").set_value(300)
+    owner.sidebar.slider(key="pace").set_value(5)
+    button(owner, "Train").click().run()
+    active = owner.session_state["train_run"]
+    try:
+        assert active.dataset == "uploaded" and active.job.alive
+        visitor = _page(_address(owner))
+        assert runs.FOLLOWED not in visitor.session_state and "train_run" not in visitor.session_state
+        assert "Train my own run" not in _labels(visitor)
+        assert visitor.selectbox(key="dataset").value == "rings"  # the link's word on uploads says why
+    finally:
+        active.job.stop()

@@ -122,28 +122,6 @@ def test_a_reload_during_training_finds_the_run_again(page, app_url):
     assert page.locator("[data-testid='stException']").count() == 0
 
 
-def test_another_browser_opening_a_training_runs_address_does_not_take_it_over(page, app_url, browser):
-    """A student's browser opening the lecturer's address while the run trains, even once the
-    lecturer's tab is closed, gets a word and a Train button, and the run is not theirs."""
-    page.goto(f"{app_url}/?dataset=rings&epochs=300")
-    without_slow_motion(page)
-    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
-    page.wait_for_function("() => new URLSearchParams(location.search).has('run')", timeout=60_000)
-    address = page.url
-    page.close()  # the lecturer's tab is gone: within the grace a reload has, the run trains on
-    student = browser.new_context(viewport={"width": 1024, "height": 768})
-    try:
-        theirs = student.new_page()
-        theirs.goto(address)
-        theirs.get_by_text("The run in this address is training on another page").wait_for(timeout=60_000)
-        main = theirs.get_by_test_id("stMainBlockContainer")
-        assert main.get_by_role("button", name="Train").is_enabled()
-        assert main.get_by_role("button", name="Stop").is_disabled()
-        assert theirs.locator("[data-testid='stException']").count() == 0
-    finally:
-        student.close()
-
-
 def _epoch_or_none(page) -> float | None:
     try:
         return epoch_shown(page)

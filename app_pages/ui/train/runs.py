@@ -80,6 +80,7 @@ def run_registry() -> RunRegistry:
 
 
 FOUND = "train-found-again"  # session key: what the page says about the run its address named
+FOLLOWED = "train-followed"  # session key: another page's run that this page follows (``following``)
 
 
 def find_again(token: str | None) -> None:
@@ -91,8 +92,8 @@ def find_again(token: str | None) -> None:
 
 def _taken_up(token: str) -> str | None:
     """The browser that started a run takes it up again once its tab is gone (a reload);
-    any other session that opens its address sees it once it has ended, and never takes
-    over a run that trains: that stays with the page that started it, to pause or stop.
+    any other page that opens its address follows it while it trains, read-only (``FOLLOWED``:
+    the page that started it alone pauses or stops it), and sees it as it is once it ended.
     A run of an upload is shown to the uploader's browser alone: the file is theirs."""
     active = run_registry().find(token)
     if active is None:
@@ -101,12 +102,11 @@ def _taken_up(token: str) -> str | None:
     own = active.browser is not None and active.browser == browser_id()
     if active.dataset == UPLOAD_NAME and not own:
         return None  # the link's word on uploads says why (``links.show_notices``)
-    if job.alive and not (own and not (job.connected is not None and job.connected())):
-        return (
-            "The run in this address is training on another page, which alone can pause or stop it. "
-            "Press **Train** for a run of your own with the same settings."
-        )
     st.session_state["dataset_choice"] = active.dataset
+    if job.alive and not (own and not (job.connected is not None and job.connected())):
+        reset()  # this page's own run gives way to the one it follows
+        st.session_state[FOLLOWED] = active
+        return None
     if not own:  # a finished run, shown as it is: the same run, looked at from here
         st.session_state[RUN_KEY] = ActiveRun(active.dataset, active.trained, job, active.token, active.browser)
         return None
@@ -137,8 +137,8 @@ def browser_id() -> str | None:
 
 
 def run_link() -> dict[str, str]:
-    """The current run's part of the page's address (nothing without one)."""
-    active = current()
+    """The part of the page's address naming its run, or the run it follows (nothing without one)."""
+    active = current() or st.session_state.get(FOLLOWED)
     return {} if active is None else {links.RUN_PARAM: active.token}
 
 
