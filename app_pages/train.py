@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app_pages.ui import app_data, lesson, links, navigation
-from app_pages.ui.train import buttons, presentation, runs
+from app_pages.ui.train import buttons, following, presentation, runs
 
 LOADED = "train-loaded-dataset"  # session key: the dataset the page last loaded
 # Back to an address of this page draws it with that address's settings (the run settings'
@@ -39,6 +39,7 @@ loading = st.session_state.get(LOADED) != name
 # messages in between), and the browser then dropped the live picture and the curves and
 # built them anew (a tenth of a second with no picture at a Pause or Resume click).
 stage_slot, about_slot = (st.empty(), st.empty()) if loading else (st.container(), st.container())
+followed = following.followed(name)  # another page's run, followed read-only
 active = runs.current()
 if active is not None and (active.dataset != name or not app_data.still_loaded(name, active.run.data)):
     runs.reset()
@@ -52,7 +53,10 @@ requested = buttons.train_requested() and not (active is not None and active.job
 running = requested or (active is not None and active.job.alive)
 paused = runs.pending_pause() or (active is not None and active.job.pause_requested)
 with top:
-    buttons.run_buttons(running, paused, ready=not loading)
+    if followed is not None:
+        following.own_run_button()  # no Pause or Stop: the run is another page's
+    else:
+        buttons.run_buttons(running, paused, ready=not loading)
     if presenting:
         presentation.toggle()
 # While it loads, the picture's place says so ("Press Train" there would contradict a
@@ -205,7 +209,9 @@ if running:
 # are drawn into a container too: at the same place in the page, the browser keeps the
 # chart through Stop, the run's end and the next Train, instead of dropping it and building
 # a new one (a moment with no picture, or two pictures and two rows of numbers).
-if presenting:  # the one big chart, full width
+if followed is not None:
+    following.show(stage, followed, page, picture)
+elif presenting:  # the one big chart, full width
     with stage:
         if running:
             st.fragment(status_and_picture, run_every=picture_every)(page, first_frame_due, start)
