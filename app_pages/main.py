@@ -7,11 +7,12 @@ import streamlit as st
 
 from app_pages import ASSETS
 from app_pages.engine import process
-from app_pages.ui import links, navigation
+from app_pages.ui import links, navigation, quiet_server
 
 
 def main() -> None:
     process.start()  # the training engine's process-wide settings (the interpreter's switch interval)
+    quiet_server.watch()  # once no tab has been open for a while, the server lets go of what a class left
     st.set_page_config(
         page_title="NCA Explorer",
         page_icon=str(ASSETS / "icon.png"),

@@ -10,12 +10,13 @@ upload manager. Past their two minutes this shuts them down itself.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import streamlit as st
 from streamlit import runtime
 
-from app_pages.engine.quiet import QuietRelease
+from app_pages.engine.quiet import QUIET_SECONDS, QuietRelease
 from app_pages.ui.train import runs
 
 _LOG = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ SHARED_CACHES = (
     ("app_pages.ui.compare.fits", "_shared_raw"),
     ("app_pages.ui.thumbnails", "_shared"),
     ("app_pages.ui.train.sidebar", "_demo_start"),
+    ("app_pages.ui.train.start_view", "_shared"),  # each start picture's run holds its data
 )
 
 
@@ -66,12 +68,18 @@ def clear_shared_caches() -> None:
             getattr(sys.modules[module], name).clear()
 
 
+def quiet_seconds() -> float:
+    """How long the server waits with no tab open: $NCA_QUIET_SECONDS, else ``QUIET_SECONDS``."""
+    return float(os.environ.get("NCA_QUIET_SECONDS", QUIET_SECONDS))
+
+
 def release_for(manager) -> QuietRelease:
     """The server's ``QuietRelease``: closed sessions shut down, ended runs and shared
-    caches let go, once no tab has been open for ``quiet.QUIET_SECONDS``."""
+    caches let go, once no tab has been open for ``quiet_seconds()``."""
     return QuietRelease(
         lambda: open_tabs(manager),
         [lambda: close_expired_sessions(manager), runs.run_registry().let_go_ended, clear_shared_caches],
+        quiet_seconds=quiet_seconds(),
     )
 
 
