@@ -167,3 +167,19 @@ def test_a_quiet_server_lets_go_of_every_ended_run_and_keeps_those_training():
     registry.add(training)
     registry.let_go_ended()
     assert registry.find(ended.token) is None and registry.find(training.token) is training
+
+
+def test_the_apps_release_shuts_the_closed_sessions_down_and_lets_go_of_the_shared_datasets(
+    monkeypatch, trims
+):
+    monkeypatch.setenv("NCA_QUIET_SECONDS", "0")
+    manager, shut = _manager(ttl_seconds=0.05), []
+    manager._session_storage.save(
+        SessionInfo(client=None, session=SimpleNamespace(id="closed", shutdown=lambda: shut.append(1)))
+    )
+    first = app_data._load_registered("wine")
+    time.sleep(0.1)  # the closed tab's session past its time for a reconnect
+    release = quiet_server.release_for(manager)
+    assert release.quiet_seconds == 0 and release.check()
+    assert shut == [1] and trims == [1]
+    assert app_data._load_registered("wine") is not first
