@@ -170,7 +170,7 @@ def picture(shown, data, demo, running: bool, presenting: bool) -> None:
         embedding_view.embedding(shown, data, select=not running)
         st.caption(notice)
         return
-    chart, side = st.columns([3, 1])
+    chart, side = st.columns([2, 1])  # the picture is as wide as its data needs (presentation.picture_width_style)
     with side:
         live_status.accuracy_metric(shown)
         view = presentation.view_picker()  # the curves, the replay, epochs side by side at hand

@@ -122,7 +122,7 @@ def test_presentation_does_not_round_an_almost_perfect_score_up_to_100(app):
 
 
 def _view(app, view: str):
-    app.get("button_group")[0].set_value(view).run()
+    app.radio(key=presentation.VIEW_KEY).set_value(view).run()
     assert not app.exception, app.exception
     return app
 
@@ -132,7 +132,7 @@ def test_the_curves_the_replay_and_the_epochs_are_at_hand_in_projector_type(app)
     in the picture's place with text of 18 pixels or more."""
     _finished_presented_run(app, 12)
     app.run()
-    (picker,) = app.get("button_group")
+    picker = app.radio(key=presentation.VIEW_KEY)
     assert list(picker.options) == list(presentation.VIEWS) and picker.value == presentation.PICTURE
     _view(app, presentation.CURVES)
     specs = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")]
@@ -170,3 +170,19 @@ def test_class_names_are_written_at_each_classes_centre_on_request(app):
     _view(app, presentation.CURVES)
     _view(app, presentation.PICTURE)
     assert len(texts(app)) == 2  # the names stay on while another view was shown
+
+
+def test_a_presented_picture_is_as_wide_as_its_data_needs_at_one_scale(app):
+    """Once the run has ended the picture's axes fit its last frame (a small margin), and its
+    box is as wide as that data needs at the box's height, so the clusters fill the plot
+    on a wide projector instead of a third of it (tests/e2e: the CSS in the browser)."""
+    from nca_core.plots import axes
+
+    run = _finished_presented_run(app, 3)
+    app.run()
+    (x0, x1), (y0, y1) = axes.bulk_ranges([run.snapshots[-1].embedding[:, :2]])
+    (style,) = [body for body in styles(app) if "width: calc(" in body]
+    assert f"* {(x1 - x0) / (y1 - y0):.4f} + {presentation.AXES_BESIDE}px" in style and "max-width: 100%" in style
+    spec = json.loads(app.get("vega_lite_chart")[0].proto.spec)
+    (per_pixel,) = [p["expr"] for p in spec["params"] if p["name"] == "units_per_pixel"]
+    assert per_pixel == f"max({x1 - x0!r} / width, {y1 - y0!r} / height)"  # the last frame's, not the run's

@@ -96,3 +96,60 @@ def test_the_presented_picture_fills_the_height_the_window_leaves(browser, app_u
 def _middle(element) -> float:
     box = element.bounding_box()
     return box["y"] + box["height"] / 2
+
+
+# Every text on the page that the browser draws smaller than ``least`` pixels: HTML whose
+# own text is in sight, and SVG text (Plotly's ticks, legend, slider and titles).
+_SMALL_TEXT = """least => {
+  const small = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    const box = el.getBoundingClientRect();
+    if (!own || box.width === 0 || box.height === 0 || getComputedStyle(el).visibility === 'hidden') continue;
+    const size = parseFloat(el instanceof SVGElement ? (el.getAttribute('font-size') || getComputedStyle(el).fontSize)
+                                                    : getComputedStyle(el).fontSize);
+    if (size < least) small.push(`${size}px ${el.tagName} "${el.textContent.trim().slice(0, 30)}"`);
+  }
+  return small;
+}"""
+
+
+def test_every_view_of_a_presented_run_reads_from_the_back_of_a_room(browser, app_url):
+    """At 1024 x 768 every text of the page is 18 pixels or more, with the picture, the
+    curves, the replay or epochs side by side in the picture's place (each a click away);
+    the grid downloads as one PNG."""
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{app_url}/?dataset=wine&epochs=12")
+        without_slow_motion(page)
+        page.get_by_text("Presentation mode").click()
+        page.get_by_test_id("stSidebar").wait_for(state="hidden")
+        page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True).click()
+        page.get_by_text(" · finished").wait_for()
+        page.get_by_test_id("stVegaLiteChart").wait_for()
+        assert page.evaluate(_SMALL_TEXT, 18) == []
+        page.get_by_text("Class names on the picture").click()
+        page.wait_for_timeout(500)
+        assert page.evaluate(_SMALL_TEXT, 18) == []
+        page.get_by_text("Curves", exact=True).click()
+        page.wait_for_function("document.querySelectorAll('[data-testid=stVegaLiteChart]').length === 2")
+        assert page.evaluate(_SMALL_TEXT, 18) == []
+        plots = "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p._fullLayout)"
+        page.get_by_text("Replay", exact=True).click()
+        page.wait_for_function(f"{plots}.length === 1 && {plots}[0]._fullLayout.sliders.length === 1")
+        page.wait_for_timeout(500)
+        assert page.evaluate(_SMALL_TEXT, 18) == []
+        page.get_by_text("Epochs side by side", exact=True).click()
+        page.wait_for_function(f"{plots}.length === 1 && {plots}[0]._fullLayout.annotations.length === 6")
+        page.wait_for_timeout(500)
+        assert page.evaluate(_SMALL_TEXT, 18) == []
+        fonts = page.evaluate(f"{plots}.map(p => [p._fullLayout.legend.font.size, ...p._fullLayout.annotations.map(a => a.font.size)])")
+        assert min(fonts[0]) >= 18, fonts
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Epochs side by side (PNG, for slides)").click()
+        with open(download.value.path(), "rb") as png:
+            assert png.read(8) == b"\x89PNG\r\n\x1a\n"
+    finally:
+        context.close()

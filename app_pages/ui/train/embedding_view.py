@@ -85,6 +85,8 @@ def _picture(active: ActiveRun, data: Dataset, snap, *, regions: bool, big: bool
     run, a toggle below it shades the k-NN decision regions.
     """
     ranges = active.axes.ranges(active.snapshots, points=lambda s: s.embedding[:, :2])
+    if big and not active.job.alive:  # presented once it has ended, the picture fills its plot
+        ranges = axes.bulk_ranges([snap.embedding[:, :2]])
     tables = _lines(active, snap)
     if regions and st.session_state.get(REGIONS_KEY):
         height = axes.picture_height(ranges)
@@ -123,7 +125,7 @@ def chart(
     )  # fmt: skip
     rows = live_picture.picture_rows(snap.embedding, run.display_labels, data.classes, run.display_index, values)
     spec = live_picture.picture_data(spec, rows, **tables)
-    with presentation.picture_container() if big else nullcontext():
+    with presentation.picture_container(ranges, data.classes) if big else nullcontext():
         st.vega_lite_chart(
             None,
             presentation.big_spec(spec) if big else spec,

@@ -24,7 +24,6 @@ _STYLE = """
   [data-testid="stMainBlockContainer"] { padding: 1rem 2rem 1rem; max-width: 100%; }
   [data-testid="stCaptionContainer"] p { font-size: 1.05rem; }
   [data-testid="stWidgetLabel"] p, [data-testid="stMetricLabel"] p, [data-testid="stMetricDelta"] div,
-  [data-testid="stBaseButton-segmented_control"] p, [data-testid="stBaseButton-segmented_controlActive"] p,
   [data-testid="stAlertContentInfo"] p, [data-testid="stMarkdownContainer"] p { font-size: 1rem; }
 </style>
 """
@@ -117,20 +116,44 @@ def big_spec(spec: dict) -> dict:
     return {**spec, "height": "container", "config": {**spec.get("config", {}), **VEGA_CONFIG}}
 
 
-def picture_container():
-    """The container the 2-D picture fills, as tall as the window leaves below the controls."""
+# Pixels of the chart outside its plot: the y axis's labels and title beside it, the
+# legend above and the x axis below (at the mode's type sizes, measured in Chromium).
+AXES_BESIDE, AXES_ABOVE_AND_BELOW = 90, 120
+
+
+def picture_width_style(ranges, classes=()) -> str:
+    """CSS that makes the picture's box as wide as its data at one scale on both axes need
+    at the box's height (``_PICTURE_STYLE``), and no wider than its column: a plot wider
+    than its data left the clusters a third of its width on a 1920 x 1080 projector. It is
+    as wide as the legend of ``classes`` above it at least (about 11 pixels a letter and 50
+    a symbol at the mode's 20-pixel legend type), so no class name is cut off."""
+    (x0, x1), (y0, y1) = ranges[0], ranges[1]
+    aspect = (x1 - x0) / (y1 - y0) if x1 > x0 and y1 > y0 else 1.0
+    height = f"clamp({PICTURE_HEIGHTS[0]}px, calc(100vh - {OUTSIDE_PICTURE}px), {PICTURE_HEIGHTS[1]}px)"
+    width = f"calc(({height} - {AXES_ABOVE_AND_BELOW}px) * {aspect:.4f} + {AXES_BESIDE}px)"
+    legend = sum(11 * len(str(name)) + 50 for name in classes)
+    return (
+        f"<style>{_PICTURE_BOX} {{ width: {width}; min-width: min(100%, {legend}px); max-width: 100%; "
+        "align-self: center; }</style>"
+    )
+
+
+def picture_container(ranges=None, classes=()):
+    """The container the 2-D picture fills, as tall as the window leaves below the controls
+    and, given the picture's ``ranges``, as wide as they need (``picture_width_style``)."""
+    if ranges is not None:
+        st.html(picture_width_style(ranges, classes))
     return st.container(key=PICTURE_KEY)
 
 
 def view_picker() -> str:
     """What the big chart's place shows (``VIEWS``), picked by the lecturer; the picture
     until then."""
-    picked = st.segmented_control(
-        "Show", VIEWS, key=VIEW_KEY, default=PICTURE,
+    return st.radio(
+        "Show", VIEWS, key=VIEW_KEY,
         help="The live picture, the accuracy and objective curves, the replay of the run, or "
         "chosen epochs side by side on one scale.",
     )  # fmt: skip
-    return picked or PICTURE  # a second click on the picked one leaves none picked
 
 
 def class_names_toggle() -> bool:
@@ -155,8 +178,7 @@ def other_view(view: str, active, data, title: str, running: bool) -> None:
         from nca_core.plots import replay  # loads torch: not at the page's top
 
         fig = replay.animation(active.snapshots, active.run.display_labels, data.classes, title=title, height=CHART_HEIGHT)
-        fig.update_layout(font=PLOTLY_FONT)
-        st.plotly_chart(fig, key="present-replay")
+        st.plotly_chart(projector_type(fig), key="present-replay")
     else:
         from app_pages.ui.train import epochs  # loads torch: not at the page's top
 
@@ -186,3 +208,20 @@ def _curves(active) -> None:
 def class_names_on() -> bool:
     """Whether the picture names its classes (``class_names_toggle``'s state)."""
     return bool(st.session_state.get(NAMES_KEY, False))
+
+
+def projector_type(fig):
+    """``fig`` (Plotly) with every text at ``PLOTLY_FONT``'s size or more: the replay sets
+    its own smaller sizes for ticks, legend, slider and buttons."""
+    size = PLOTLY_FONT["size"]
+    fig.update_layout(font=PLOTLY_FONT, legend={"font": {"size": size + 2}, "title": {"font": {"size": size + 2}}})
+    fig.update_xaxes(tickfont_size=size, title_font_size=size + 2)
+    fig.update_yaxes(tickfont_size=size, title_font_size=size + 2)
+    for slider in fig.layout.sliders:
+        slider.font = {"size": size}
+        slider.currentvalue.font = {"size": size}
+    for menu in fig.layout.updatemenus:
+        menu.font = {"size": size}
+    if fig.layout.title.text:
+        fig.update_layout(title_font_size=size + 4)
+    return fig
