@@ -19,7 +19,7 @@ st.caption(
     "below to see whom it listens to, before and after; the idea and the paper's formulas follow."
 )
 
-st.subheader("Who does a point listen to?")
+st.header("Who does a point listen to?")
 same, other = colours.SAME_CLASS_LINE[1], colours.OTHER_CLASS_LINE[1]
 st.caption(
     "A toy set with three classes side by side and a noisy vertical axis. Click a point: lines "
@@ -66,7 +66,7 @@ for column, (key, label, A) in zip(st.columns(2), panels):
             help="The effective number of neighbours, exp(entropy of p_i·): how many points it listens to.",
         )
 
-st.subheader("The idea, and the paper's formulas")
+st.header("The idea, and the paper's formulas")
 st.markdown(
     """
 A k-nearest-neighbour classifier is only as good as its notion of distance. NCA

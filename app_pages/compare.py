@@ -14,6 +14,9 @@ st.title("NCA against PCA and LDA")
 st.caption(
     "PCA keeps the directions of largest variance, LDA the ones that separate class means, "
     "NCA the ones under which nearest neighbours share a class. Same data, same points, each class the same colour and shape in every panel."
+    # Screen readers move by headings: the panels' titles (h3) sit under this h2, out of sight.
+    f'<h2 style="{page_style.VISUALLY_HIDDEN}">The maps side by side</h2>',
+    unsafe_allow_html=True,
 )
 
 # The dataset and the two settings share a row, so the first panel starts on the first screen.

@@ -13,6 +13,13 @@ import streamlit as st
 # ways, so that Step and Stop do not move under the pointer when Pause is clicked.
 STEADY_BUTTONS = "<style>.st-key-pause-resume button { min-width: 6.1rem; }</style>"
 
+# Out of sight but read by screen readers (a live region, a heading over the panels): not
+# hidden, which would take them from the accessibility tree too.
+VISUALLY_HIDDEN = (
+    "position:absolute;width:1px;height:1px;margin:-1px;padding:0;border:0;"
+    "overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap"
+)
+
 COMPACT = """
 <style>
   [data-testid="stMainBlockContainer"] { padding: 2.5rem 1.5rem 4rem; }

@@ -82,6 +82,6 @@ def test_panel_titles_sit_above_the_figures_and_follow_the_scale(app):
 def test_the_toy_comes_first_and_the_formulas_after_it(app):
     """A student opens the page on the toy to click, not two screens of formulas above it."""
     at = app.switch_page("app_pages/about.py").run()
-    assert [h.value for h in at.subheader] == ["Who does a point listen to?", "The idea, and the paper's formulas"]
+    assert [h.value for h in at.header] == ["Who does a point listen to?", "The idea, and the paper's formulas"]
     kinds = [element.type for element in at.main if element.type in ("plotly_chart", "latex")]
     assert kinds.index("latex") > kinds.index("plotly_chart")

@@ -12,6 +12,7 @@ import streamlit as st
 
 from app_pages.engine.frames import progress as progress_of
 from app_pages.engine.jobs import JobState
+from app_pages.ui import page_style
 from app_pages.ui.train.runs import ActiveRun
 from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.config.settings import BY_NAME
@@ -165,10 +166,7 @@ def progress(active: ActiveRun) -> None:
 ANNOUNCE_SECONDS = 5.0
 ANNOUNCED_KEY = "run-announcement"  # session key: (the run's ticket, its last Announcement)
 # Out of sight but read: a live region must stay in the page to be heard, so it is not hidden.
-_VISUALLY_HIDDEN = (
-    "position:absolute;width:1px;height:1px;margin:-1px;padding:0;border:0;"
-    "overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap"
-)
+_VISUALLY_HIDDEN = page_style.VISUALLY_HIDDEN
 
 
 @dataclass(frozen=True)
