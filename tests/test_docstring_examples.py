@@ -7,6 +7,7 @@ from __future__ import annotations
 import doctest
 import inspect
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,10 +33,30 @@ def test_every_exported_name_has_an_examples_section(name):
 @pytest.mark.parametrize("name", nca_core.__all__)
 def test_the_examples_run_and_print_what_they_say(name, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # an example that wrote a file by mistake would write it here
-    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    runner = doctest.DocTestRunner(optionflags=FLAGS, verbose=False)
     for test in examples(name):
         runner.run(test, out=pytest.fail)  # the report names the docstring and the example
     assert runner.summarize(verbose=False).attempted > 0
+
+
+REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference"
+
+
+def page_examples() -> list[doctest.DocTest]:
+    """The ``>>>`` examples in the fenced Python blocks of the API reference's pages."""
+    parser = doctest.DocTestParser()
+    return [
+        parser.get_doctest(block, {}, f"{page.name}[{i}]", str(page), 0)
+        for page in sorted(REFERENCE.glob("*.md"))
+        for i, block in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S))
+        if ">>>" in block
+    ]
+
+
+@pytest.mark.parametrize("test", page_examples(), ids=lambda test: test.name)
+def test_the_reference_pages_examples_run_and_print_what_they_say(test, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    doctest.DocTestRunner(optionflags=FLAGS, verbose=False).run(test, out=pytest.fail)
 
 
 def documented_attributes(doc: str) -> set[str]:
