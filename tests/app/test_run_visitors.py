@@ -196,3 +196,24 @@ def test_a_run_of_an_upload_is_never_followed_from_another_browser():
         assert visitor.selectbox(key="dataset").value == "rings"  # the link's word on uploads says why
     finally:
         active.job.stop()
+
+
+def test_a_networks_run_is_followed_too():
+    """A network's frames keep no weights but do keep the embedding: a follower draws them."""
+    owner = _page()
+    owner.sidebar.selectbox(key="rings-encoder").set_value("mlp").run()
+    owner.sidebar.slider(key="rings-epochs-mlp-2").set_value(300)
+    owner.sidebar.slider(key="pace").set_value(5)
+    owner.sidebar.toggle(key="slow-start").set_value(False)
+    button(owner, "Train").click().run()
+    active = owner.session_state["train_run"]
+    try:
+        assert active.run.config.encoder == "mlp"
+        visitor = _page(_address(owner))
+        assert "Train my own run" in _labels(visitor)
+        wait_for(visitor, lambda at: _epoch(at) >= 1)
+        first = _epoch(visitor)
+        wait_for(visitor, lambda at: _epoch(at) >= first + 1)
+        assert [job for job in collection._every_job() if job.alive] == [active.job]
+    finally:
+        active.job.stop()
