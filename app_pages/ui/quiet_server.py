@@ -58,7 +58,10 @@ def close_expired_sessions(manager) -> int:
     with lock:  # the lock Streamlit takes to store and resume sessions
         expired = cache.expire()
     for _, info in expired:
-        info.session.shutdown()
+        try:
+            info.session.shutdown()
+        except Exception:  # one session that fails to shut down leaves the others to be
+            _LOG.exception("shutting down the closed session %s failed", info.session.id)
     return len(expired)
 
 

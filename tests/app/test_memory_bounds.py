@@ -183,3 +183,18 @@ def test_the_apps_release_shuts_the_closed_sessions_down_and_lets_go_of_the_shar
     assert release.quiet_seconds == 0 and release.check()
     assert shut == [1] and trims == [1]
     assert app_data._load_registered("wine") is not first
+
+
+def test_a_closed_session_that_fails_to_shut_down_leaves_the_others_to_be(caplog):
+    manager, shut = _manager(ttl_seconds=0.05), []
+
+    def broken():
+        raise RuntimeError("a session's script thread would not stop")
+
+    for name, shutdown in (("broken", broken), ("fine", lambda: shut.append("fine"))):
+        manager._session_storage.save(
+            SessionInfo(client=None, session=SimpleNamespace(id=name, shutdown=shutdown))
+        )
+    time.sleep(0.1)
+    assert quiet_server.close_expired_sessions(manager) == 2
+    assert shut == ["fine"] and "would not stop" in caplog.text
