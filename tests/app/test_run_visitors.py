@@ -9,12 +9,13 @@ from unittest import mock
 import pytest
 import streamlit as st
 from apptest_helpers import APP, button, wait_for
+from engine_helpers import wait_until
 from streamlit.testing.v1 import AppTest
 from streamlit.web.server.starlette import starlette_app_utils
 
 from app_pages.engine import collection
-from app_pages.engine.frames import progress
 from app_pages.ui.train import following, runs
+from nca_core.plots import replay
 
 
 def _page(address: dict[str, str] | None = None) -> AppTest:
@@ -43,8 +44,10 @@ def _said(at: AppTest) -> list[str]:
 
 
 def _epoch(at: AppTest) -> float:
-    """The epochs done that the page's first metric shows (12.5 part-way through the 13th)."""
-    return float(at.metric[0].value)
+    """The epochs done that the page's Epoch metric shows (12.5 part-way through the 13th;
+    rounded to two decimals), -1 before it shows one."""
+    shown = [m.value for m in at.metric if m.label == "Epoch"]
+    return float(shown[0]) if shown else -1.0
 
 
 def _labels(at: AppTest) -> list[str]:
@@ -69,9 +72,12 @@ def test_a_visitor_follows_a_run_that_trains_live_and_read_only(owners_tab):
         assert first >= 2
         # the follower draws the owner's latest frame as the run advances: never a replay
         wait_for(visitor, lambda at: _epoch(at) >= first + 2)
-        assert progress(active.job.latest) - _epoch(visitor) <= 1
         assert active.job.connected is watched_by and active.job.alive
         assert not (active.job.pause_requested or active.job.stop_requested)
+        active.job.pause()  # the lecturer pauses: the follower shows the very frame it paused at
+        wait_until(lambda: active.job.state == "paused")
+        visitor.run()
+        assert visitor.metric[0].value == replay.epoch_label(active.job.latest)
         view = visitor.session_state[following.VIEW]
         with pytest.raises(AttributeError, match="read-only"):
             view.job.stop()
@@ -85,10 +91,8 @@ def test_a_run_trains_once_however_many_follow_it():
     active = _start(owner, epochs=300, pace=5)
     try:
         followers = [_page(_address(owner)) for _ in range(3)]
-        for _ in range(3):
-            for follower in followers:
-                follower.run()
-        assert all(_epoch(f) >= 1 for f in followers)
+        for follower in followers:
+            wait_for(follower, lambda at: _epoch(at) >= 1)
         computing = [job for job in collection._every_job() if job.alive]
         assert computing == [active.job]
         assert runs.job_slots().running == 1
@@ -128,7 +132,7 @@ def test_a_follower_sees_the_run_as_finished_once_it_ends():
     shown = visitor.session_state["train_run"]
     assert shown.job is active.job and shown.token == active.token
     assert "Train my own run" not in _labels(visitor) and "Train" in _labels(visitor)
-    assert _epoch(visitor) == progress(active.job.latest)
+    assert visitor.metric[0].value == replay.epoch_label(active.job.latest)
     assert _address(visitor)["run"] == active.token
 
 
