@@ -80,6 +80,9 @@ def test_students_follow_the_lecturers_live_run_read_only(page, app_url, browser
             main.get_by_role("button", name="Train", exact=True).wait_for()
             assert main.get_by_role("button", name="Train", exact=True).is_enabled()
             assert main.get_by_role("button", name="Train my own run").count() == 0
+        deadline = time.monotonic() + 30  # the lecturer's page draws the run's end too
+        while time.monotonic() < deadline and epoch_shown(followers[0][0]) != epoch_shown(page):
+            page.wait_for_timeout(200)
         assert epoch_shown(followers[0][0]) == epoch_shown(page)
     finally:
         for context in students:
