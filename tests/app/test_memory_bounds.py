@@ -264,3 +264,31 @@ def test_an_uploads_parse_leaves_the_server_its_size_before_once_let_go(tmp_path
     before, parsed, after = (float(v) for v in out.stdout.split())
     assert parsed - before > 80, f"the parse held only {parsed - before:.0f} MB: nothing to let go"
     assert after - before < 30, f"{after - before:.0f} MB of the upload's {parsed - before:.0f} MB stayed"
+
+
+_POOL_AFTER_START = """
+import sys
+if sys.argv[1] == "loaded":
+    import pyarrow
+from app_pages.engine import process
+process.start()
+import pyarrow
+print(pyarrow.default_memory_pool().backend_name)
+"""
+
+
+@pytest.mark.parametrize(
+    ("pyarrow_before_start", "chosen", "pool"),
+    [("not loaded", None, "system"), ("loaded", None, "system"), ("not loaded", "mimalloc", "mimalloc")],
+)
+def test_the_start_puts_arrows_buffers_on_the_heap_the_trim_returns_unless_the_pool_is_chosen(
+    pyarrow_before_start, chosen, pool
+):
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if chosen is not None:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+    out = subprocess.run(
+        [sys.executable, "-c", _POOL_AFTER_START, pyarrow_before_start],
+        cwd=Path(__file__).parents[2], env=env, capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    assert out.stdout.split() == [pool]
