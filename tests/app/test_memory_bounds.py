@@ -248,7 +248,7 @@ print(before, parsed, resident_mb())
 def test_an_uploads_parse_leaves_the_server_its_size_before_once_let_go(tmp_path):
     """A 20 MB CSV of 784 pixel columns took 141 to 153 MB to hold parsed; once its session
     let go of it and the quiet release ran, 104 to 113 MB of it stayed while Arrow kept its
-    text cells in its own allocator, and 3 to 5 MB stay now (three runs each)."""
+    text cells in its own allocator (four runs), and 3 to 5 MB stay now (eight runs)."""
     rng = np.random.default_rng(0)
     pixels = rng.integers(1, 256, size=(11_000, 784)) * (rng.random((11_000, 784)) < 0.2)
     path = tmp_path / "pixels.csv"
