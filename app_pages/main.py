@@ -11,7 +11,7 @@ from app_pages.ui import links, navigation, quiet_server
 
 
 def main() -> None:
-    process.start()  # the training engine's process-wide settings (the interpreter's switch interval)
+    process.start()  # process-wide settings: the interpreter's switch interval, Arrow's allocator
     quiet_server.watch()  # once no tab has been open for a while, the server lets go of what a class left
     st.set_page_config(
         page_title="NCA Explorer",
