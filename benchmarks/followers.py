@@ -21,7 +21,7 @@ Bounded: one run, N pages, a hard time limit; traffic only to 127.0.0.1.
 
     python benchmarks/followers.py                     # 40 followers
     python benchmarks/followers.py --followers 100
-    python benchmarks/followers.py --followers 3       # a check that it works
+    python benchmarks/followers.py --quick             # 3 followers of 30 epochs; kept nowhere
 
 The table is kept in results/followers.json (``_results``), one per number of followers.
 """
@@ -215,7 +215,10 @@ def main() -> None:
     )
     parser.add_argument("--time-limit", type=float, default=600.0)
     parser.add_argument("--timelines", help="a JSON file to write every page's [time, epoch shown] to")
+    parser.add_argument("--quick", action="store_true", help="3 followers of a 30-epoch run; kept nowhere")
     args = parser.parse_args()
+    if args.quick:
+        args.followers, args.epochs = 3, 30
     from playwright.sync_api import sync_playwright
 
     print(f"machine: {machine()}\n")
@@ -225,7 +228,9 @@ def main() -> None:
         )
         found = follow(browser, args)
         browser.close()
-    table = Table("followers", key(args.dataset, f"{args.followers}-followers"), ["measure", "value"])
+    table = Table(
+        "followers", key(args.dataset, f"{args.followers}-followers"), ["measure", "value"], keep=not args.quick
+    )
     n = args.followers
     rows = {
         "followers (each a browser context of its own)": n,

@@ -70,25 +70,32 @@ class RunControl:
 
 class Watch:
     """Whether anybody still watches a job: its tab (``connected``), gone for
-    ``reload_grace`` seconds ends it unless a reload takes it up (``adopt``), and its page's
-    polls (``heartbeat``), none for ``heartbeat_timeout`` seconds ends it (a backstop); and
-    how long it has held its slot."""
+    ``reload_grace`` seconds ends it unless a reload takes it up (``adopt``) or pages follow
+    it (``followed``, within the same grace), and its page's polls (``heartbeat``), none for
+    ``heartbeat_timeout`` seconds ends it (a backstop); and how long it has held its slot."""
 
     def __init__(self, clock: Clock):
         self.clock = clock
         self.last_heartbeat = clock.now()
+        self.last_followed: float | None = None  # when a follower's page last drew the job
         self.gone_since: float | None = None  # when ``connected`` first said the tab was gone
         self.slot_since: float | None = None  # when the job took its training slot
 
     def heartbeat(self) -> None:
         self.last_heartbeat = self.clock.now()
 
+    def followed(self) -> None:
+        """A page following the job has just drawn it: a class still watches, whatever
+        became of the tab that started it."""
+        self.last_followed = self.clock.now()
+
     def abandoned(self, connected: Callable[[], bool] | None, reload_grace: float, timeout: float) -> str | None:
         """Why nobody is watching any more, if so."""
         now = self.clock.now()
         if connected is not None and not connected():
             self.gone_since = self.gone_since or now
-            if now - self.gone_since >= reload_grace:
+            unwatched_since = max(self.gone_since, self.last_followed or self.gone_since)
+            if now - unwatched_since >= reload_grace:
                 return "the browser tab was closed"
         else:
             self.gone_since = None

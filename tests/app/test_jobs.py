@@ -137,6 +137,28 @@ def test_a_reloaded_tab_takes_up_its_job_within_the_grace_and_a_closed_one_ends_
     assert len(job.snapshots) == adopted_at + 4  # it trained on through the new tab's grace
 
 
+def test_a_followed_run_goes_on_while_its_tab_is_gone_and_ends_once_nobody_follows(engine):
+    """Under a class's load the lecturer's tab can drop its connection for longer than the
+    grace while thirty pages follow the run: it must not end for all of them. Followers'
+    draws (``followed``) count as watching, within the same grace; once they stop, the
+    run ends as for any closed tab."""
+    tab = [True]
+    job = engine.job(max_epochs_per_second=4, connected=lambda: tab[0], reload_grace=1.0)
+    engine.advance(0.25)
+    tab[0] = False
+    for _ in range(12):  # three seconds with the tab gone, a follower drawing every frame
+        job.watch.followed()
+        engine.advance(0.25)
+    assert job.alive and job.stop_reason is None
+    for _ in range(2):  # the followers leave: the grace runs from their last draw
+        engine.advance(0.25)
+    assert job.alive
+    for _ in range(2):
+        engine.advance(0.25)
+    job.join(30)
+    assert not job.alive and job.stop_reason == "the browser tab was closed"
+
+
 def test_slots_queue_jobs_in_order(engine):
     slots = JobSlots(1)
     first = engine.job(slots=slots, max_epochs_per_second=20)

@@ -51,7 +51,13 @@ class FollowedJob:
         raise AttributeError(f"a followed run is read-only: only the page that started it may {name} it")
 
     def heartbeat(self) -> None:
-        """Nothing: the page that started the run keeps it going, not its followers."""
+        """Nothing: a follower's page never keeps a run going past its time limits."""
+
+    def followed(self) -> None:
+        """This page has drawn the run: while a class follows it, the run goes on even if the
+        tab that started it drops its connection for a while (under a class's load the
+        lecturer's tab was counted as closed and the run ended for everyone)."""
+        self.source.watch.followed()
 
     def drawn(self) -> None:
         """Nothing: the start frame waits for the page that started the run alone."""
@@ -162,6 +168,7 @@ def _live(view: runs.ActiveRun, page: dict, picture: Callable[..., None]) -> Non
     session = _session_id()
     if session is not None:
         _followers.seen(view.token, session)
+    view.job.followed()
     live_status.progress(view)
     if view.job.error:
         st.error(view.job.error, icon=":material/error:")
