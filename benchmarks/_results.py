@@ -71,7 +71,8 @@ def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                               text=True, check=True).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "nca_core", "benchmarks", "app_pages"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "nca_core", "benchmarks", "app_pages",
+                                ":!benchmarks/results"],  # the tables a run writes are no change to the code
                                cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     except (OSError, subprocess.CalledProcessError):
         return UNSTATED
