@@ -19,7 +19,7 @@ def main() -> None:
         layout="wide",
         menu_items={"About": "NCA Explorer: Neighbourhood Components Analysis, learnt live in PyTorch."},
     )
-    page = st.navigation(navigation.ALL)
+    page = st.navigation(navigation.pages())  # its own pages: see navigation.pages
     links.arrive(page.url_path)  # Back to a page brings its settings back (links.follow_address)
     page.run()
 
