@@ -70,7 +70,7 @@ def live_run(url: str, dataset: str, watch: float, full_speed: bool) -> dict:
         main = page.get_by_test_id("stMainBlockContainer")
         page.wait_for_timeout(1000)
         clicked = time.monotonic()
-        main.get_by_role("button", name="Train").click()
+        main.get_by_role("button", name="Train", exact=True).click()
         seen: list[tuple[float, float]] = []
         while time.monotonic() - clicked < 300 and (not seen or time.monotonic() - seen[0][0] < watch):
             status = page.evaluate(_STATUS)

@@ -145,7 +145,7 @@ def _train_each_set_once(browser, url: str, time_limit: float = 120.0) -> None:
 
 
 def _train_button(page):
-    return page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train")
+    return page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True)
 
 
 def _follow(pages, pressed, time_limit: float, server_pid: int, errors_logged: list[list[str]]) -> dict:
@@ -253,7 +253,7 @@ def main() -> None:
             )
             warm = browser.new_page()
             warm.goto(url)
-            warm.get_by_role("button", name="Train").first.wait_for(timeout=60_000)
+            warm.get_by_role("button", name="Train", exact=True).first.wait_for(timeout=60_000)
             warm.close()
             time.sleep(2)
             memory_before = rss_mb(server.pid)

@@ -68,7 +68,7 @@ class PeakRss:
 
 
 def _train_button(page):
-    return page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train")
+    return page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True)
 
 
 def _press_train(page, time_limit: float) -> None:

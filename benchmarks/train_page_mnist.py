@@ -56,7 +56,7 @@ def measure(url: str, width: int, height: int, shots: Path, limit: float, datase
         browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": width, "height": height})
         page.goto(f"{url}/?dataset={dataset}&encoder={encoder}")
-        train = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train")
+        train = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True)
         train.wait_for(timeout=60000)
         page.wait_for_timeout(3000)  # the page's first run settles
         train.click()

@@ -48,7 +48,7 @@ def test_students_follow_the_lecturers_live_run_read_only(page, app_url, browser
     without_slow_motion(page)
     _slow_pace(page, 2)
     lecturer = page.get_by_test_id("stMainBlockContainer")  # the header has its own "Stop"
-    lecturer.get_by_role("button", name="Train").click()
+    lecturer.get_by_role("button", name="Train", exact=True).click()
     page.wait_for_function("() => new URLSearchParams(location.search).has('run')", timeout=60_000)
     address = page.url
     _wait_for_epoch(page, 2)

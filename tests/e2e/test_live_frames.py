@@ -107,7 +107,7 @@ def test_pause_and_step_take_effect_whatever_the_moment_of_the_click(page, app_u
         stepped = status(page)
         assert stepped[0] == pytest.approx(held[0] + 1), f"Step from {held[0]} ended at {stepped[0]}"
         press(page, "Stop")
-        page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").wait_for()
+        page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True).wait_for()
         page.wait_for_function(
             """() => ![...document.querySelectorAll("button")].some(b => b.innerText.includes("Train") && b.disabled)""",
             timeout=8000,

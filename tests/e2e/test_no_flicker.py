@@ -81,7 +81,9 @@ def test_the_picture_stays_on_screen_through_stop_the_runs_end_and_the_next_trai
     page.wait_for_timeout(1000)
     samples = page.evaluate("clearInterval(window.sampler) || window.samples")
 
-    first = next(i for i, s in enumerate(samples) if s["shown"] and s["ink"] > 20)
+    # the first sample with the chart drawn and its status line beside it (the chart can be
+    # sampled a moment before the line under which it sits)
+    first = next(i for i, s in enumerate(samples) if s["shown"] and s["ink"] > 20 and s["progress"])
     # the start picture is on screen before Train, and the run's frames take its place
     assert (samples[first]["progress"] or "").startswith("Epoch 0 / 40 · before training"), samples[first]
     watched = samples[first:]

@@ -142,7 +142,7 @@ def _open(browser, url: str):
     page = context.new_page()
     page.set_default_timeout(120_000)
     page.goto(f"{url}/{BASE}/?dataset=rings&epochs=5")
-    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").wait_for()
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True).wait_for()
     (cookie,) = [c["value"] for c in context.cookies() if c["name"] == "nca_replica"]
     return context, page, cookie
 
@@ -166,7 +166,7 @@ def test_each_browser_stays_on_one_replica_and_trains_uploads_and_downloads_thro
     assert len({visitor for _, _, visitor in opened}) == len(opened), "two browsers were given one key"
     for _, page, _ in opened:
         without_slow_motion(page)
-        page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
+        page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True).click()
     for _, page, _ in opened:
         page.get_by_text(re.compile(r"^Epoch 5 / 5 · finished")).wait_for(timeout=180_000)
         page.get_by_role("tab", name="Downloads").click()

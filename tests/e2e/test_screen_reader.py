@@ -38,7 +38,7 @@ def test_the_run_is_heard_every_few_seconds_and_each_chart_by_its_description(pa
     page.goto(f"{app_url}/?dataset=rings&epochs=300")
     without_slow_motion(page)
     main = page.get_by_test_id("stMainBlockContainer")
-    main.get_by_role("button", name="Train").click()
+    main.get_by_role("button", name="Train", exact=True).click()
     page.locator(REGION).wait_for(state="attached")
     page.evaluate(LISTENER, REGION)
     deadline = time.monotonic() + 16

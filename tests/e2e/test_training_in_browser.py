@@ -28,7 +28,7 @@ def test_train_watch_stop_replay_download(page, app_url, screenshot):
     # when Stop is pressed even on a loaded machine (the default 60 epochs can end first).
     page.goto(f"{app_url}/?dataset=rings&epochs=300")
     main = page.get_by_test_id("stMainBlockContainer")  # the header has its own "Stop"
-    main.get_by_role("button", name="Train").click()
+    main.get_by_role("button", name="Train", exact=True).click()
     deadline = time.monotonic() + 60
     seen = set()
     while time.monotonic() < deadline:
@@ -84,14 +84,14 @@ def test_closing_a_tab_mid_run_frees_its_training_slot(browser, app_url):
     page = first.new_page()
     page.goto(f"{app_url}/?dataset=rings&epochs=300")
     without_slow_motion(page)  # at 10 frames a second: epoch 3 at once, the run 30 s long
-    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True).click()
     page.get_by_text(re.compile(r"^Epoch ([3-9]|\d\d+) / 300 · training")).wait_for(timeout=60_000)
     first.close()
 
     second = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = second.new_page()
     page.goto(f"{app_url}/?dataset=rings&epochs=20")
-    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True).click()
     clicked = time.monotonic()
     page.get_by_text(re.compile(r"^Epoch \d+ / 20 · (training|finished)")).wait_for(timeout=60_000)
     waited = time.monotonic() - clicked
@@ -105,7 +105,7 @@ def test_a_reload_during_training_finds_the_run_again(page, app_url):
     page.goto(f"{app_url}/?dataset=rings&epochs=300")
     without_slow_motion(page)
     main = page.get_by_test_id("stMainBlockContainer")
-    main.get_by_role("button", name="Train").click()
+    main.get_by_role("button", name="Train", exact=True).click()
     page.wait_for_function("() => new URLSearchParams(location.search).has('run')", timeout=60_000)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and _epoch_or_none(page) is None:
