@@ -67,7 +67,8 @@ def test_status_of_a_stopped_run_freezes_and_never_says_zero_speed(app):
 
 def test_the_start_frame_is_on_screen_before_training_goes_on(app):
     run = start(app, epochs=60, pace=10, slow=True)
-    wait_for(app, lambda at: any(m.label == "Epoch" for m in at.metric))
+    # the start picture shows epoch 0 before the run has a frame: wait for the run's own
+    wait_for(app, lambda at: len(run.snapshots) >= 1 and any(m.label == "Epoch" for m in at.metric))
     assert app.metric[0].value == "0"
     assert [s.epoch for s in run.snapshots] == [0]  # held until the page has drawn it
     wait_for(app, lambda at: len(run.snapshots) > 1, timeout=10)

@@ -37,7 +37,7 @@ def watch(page, seconds: float, until=lambda seen: False) -> list[tuple[float, f
 
 
 def press(page, name: str) -> None:
-    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name=name).click()
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name=name, exact=True).click()
 
 
 def test_rings_show_the_start_then_a_journey_of_seconds(page, app_url, screenshot):
