@@ -4,6 +4,7 @@ user acted, and a point is inspected by its number or with Next."""
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
 
@@ -40,6 +41,8 @@ def tab_to(page, label: str) -> None:
 def test_train_pause_resume_step_and_stop_keep_the_keyboard_focus_where_the_user_acted(page, app_url):
     page.goto(f"{app_url}/?dataset=rings&epochs=300")
     page.get_by_text("What will training do to it?").wait_for()  # the page has settled
+    # Tab passes a disabled button by: Train is enabled once the page's first run has ended
+    expect(page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True)).to_be_enabled()
     tab_to(page, "Train")
     page.keyboard.press("Enter")
     focus_lands_on(page, "pause-resume", "Pause")  # Train is disabled while its run trains
