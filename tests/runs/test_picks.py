@@ -128,3 +128,20 @@ def test_stepping_goes_through_the_drawn_points_by_their_numbers_and_wraps_round
     assert step_point(points, 2, -1, unsure) == 3 and step_point(points, 2, 1, unsure) == 0  # from #23
     assert step_point(points, 4, 1, unsure) == 3  # wraps round to #11
     assert step_point(points, 2, 1, np.zeros(5, dtype=bool)) is None
+
+
+@pytest.mark.parametrize("dof", [None, 2.5], ids=["gaussian", "student-t 2.5"])
+@pytest.mark.parametrize(
+    "centres",
+    [
+        [(0.0, 0.0), (300.0, 0.0), (0.0, -900.0)],  # far apart: exp(-s) underflows between them
+        [(1e4, -2e4), (1e4 + 2.0, -2e4), (1e4, -2e4 + 3.0)],  # far from the origin
+    ],
+    ids=["far apart", "far from the origin"],
+)
+def test_every_points_p_i_at_once_matches_the_float64_formula(rng, centres, dof):
+    """``class_chances`` on float32 frames, each p_i against the float64 transcription."""
+    Z, y = blobs(rng, centres)
+    chances = class_chances(frame(Z, dof), y, chunk=5)
+    expected = [reference_p(Z, row, dof)[y == y[row]].sum() for row in range(len(Z))]
+    np.testing.assert_allclose(chances, expected, rtol=1e-9, atol=1e-12)
