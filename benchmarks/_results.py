@@ -13,6 +13,13 @@ RESULTS.md, so the page says exactly what the scripts measured.
     table.save()                    # benchmarks/results/scaling.json
 
 A table built with ``keep=False`` (a quick mode) prints the same and writes nothing.
+
+A table is kept only from a clean checkout: with uncommitted changes or untracked files
+anywhere in the repository (``benchmarks/results`` aside, where the tables themselves go),
+building a kept table or writing one stops the run with one line naming what changed, so
+every kept figure belongs to the commit it names. There is no switch to keep one anyway:
+commit (or move aside) the changes and run again. Tests point ``REPO`` at a repository of
+their own.
 """
 
 from __future__ import annotations
@@ -66,17 +73,41 @@ def device_name(device: str = "cpu") -> str:
     return torch.cuda.get_device_name(torch.device(device))
 
 
-def _commit() -> str:
-    """The checkout's short commit, marked when the library or benchmarks hold changes."""
+class UncommittedChanges(SystemExit):
+    """A kept table refused: the checkout differs from its commit. Uncaught, it ends the run
+    with its one-line message (exit status 1) rather than a traceback."""
+
+
+def changes(repo: Path | None = None) -> list[str]:
+    """What ``git status`` lists in the checkout: changed, staged, deleted and untracked
+    paths, less ``benchmarks/results`` (the tables a run writes are no change to the code).
+    Raises ``UncommittedChanges`` where git cannot tell (no git, not a checkout)."""
+    repo = REPO if repo is None else repo
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+        status = subprocess.run(["git", "status", "--porcelain", "--", ".", ":(exclude)benchmarks/results"],
+                                cwd=repo, capture_output=True, text=True, check=True).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError) as error:
+        raise UncommittedChanges(f"cannot keep a table: git cannot tell whether {repo} is a clean checkout "
+                                 f"({error})") from error  # fmt: skip
+    return [line[3:] for line in status.splitlines() if line.strip()]
+
+
+def require_clean(what: str, repo: Path | None = None) -> None:
+    """Stop with one line naming the changed files if the checkout is not clean."""
+    found = changes(repo)
+    if found:
+        shown = ", ".join(found[:10]) + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+        raise UncommittedChanges(f"refusing to write {what}: the checkout has uncommitted changes ({shown}); "
+                                 "a kept table is measured at a clean commit, so commit them and run again")  # fmt: skip
+
+
+def _commit() -> str:
+    """The checkout's short commit (a kept table's checkout is clean: ``require_clean``)."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                               text=True, check=True).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "nca_core", "benchmarks", "app_pages",
-                                ":!benchmarks/results"],  # the tables a run writes are no change to the code
-                               cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     except (OSError, subprocess.CalledProcessError):
         return UNSTATED
-    return f"{head} with uncommitted changes" if dirty else head
 
 
 def command() -> str:
@@ -161,6 +192,8 @@ class Table:
         self.rows: list[dict] = []
         self.notes: list[str] = []
         self._printed_header = False
+        if keep:  # before measuring, not after an hour's run: the table could not be kept
+            require_clean(str(results_path(benchmark, self.results_dir)))
 
     def _header(self) -> None:
         if not self._printed_header:
@@ -217,12 +250,18 @@ def read(benchmark: str, results_dir: Path | None = None) -> dict:
 
 
 def write_table(benchmark: str, key: str, table: Mapping, results_dir: Path | None = None) -> Path:
-    """Put ``table`` under ``key`` in the benchmark's file (the file's other keys stay)."""
+    """Put ``table`` under ``key`` in the benchmark's file (the file's other keys stay).
+
+    Refuses (``UncommittedChanges``, nothing written) unless the checkout is clean; the file
+    is replaced whole, never left half-written."""
+    path = results_path(benchmark, results_dir)
+    require_clean(str(path))
     found = read(benchmark, results_dir)
     found["tables"][key] = dict(table)
-    path = results_path(benchmark, results_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n")
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n")
+    os.replace(partial, path)
     return path
 
 

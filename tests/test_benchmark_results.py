@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -25,7 +26,69 @@ def tools():
         sys.path.remove(str(BENCHMARKS))
 
 
-def test_a_table_prints_its_rows_and_replaces_only_its_own_key(tools, tmp_path, capsys):
+@pytest.fixture
+def checkout(tools, tmp_path, monkeypatch):
+    """A git repository of one commit (a library file and an earlier table), taken by
+    ``_results`` as the checkout whose cleanliness decides whether a table may be kept."""
+    results, _ = tools
+    repo = tmp_path / "repo"
+    (repo / "nca_core").mkdir(parents=True)
+    (repo / "nca_core" / "model.py").write_text("STEP = 1\n")
+    (repo / "benchmarks" / "results").mkdir(parents=True)
+    (repo / "benchmarks" / "results" / "demo.json").write_text('{"benchmark": "demo", "tables": {}}\n')
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
+    for command in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "start"]):
+        subprocess.run([*git, *command], cwd=repo, check=True, capture_output=True)
+    monkeypatch.setattr(results, "REPO", repo)
+    return repo
+
+
+def _kept(results, results_dir):
+    table = {"title": "", "columns": ["x"], "formats": {}, "rows": [{"x": 1}], "notes": [], "environment": {}}
+    return results.write_table("demo", "cpu", table, results_dir)
+
+
+@pytest.mark.parametrize("change", ["modified", "untracked", "staged"])
+def test_a_table_from_a_changed_checkout_is_refused_and_nothing_is_written(tools, checkout, change):
+    results, _ = tools
+    results_dir = checkout / "benchmarks" / "results"
+    before = (results_dir / "demo.json").read_text()
+    changed = {"modified": "nca_core/model.py", "untracked": "notes.txt", "staged": "nca_core/new.py"}[change]
+    (checkout / changed).write_text("STEP = 2\n")
+    if change == "staged":
+        subprocess.run(["git", "add", changed], cwd=checkout, check=True)
+    with pytest.raises(results.UncommittedChanges, match=f"refusing to write .*demo.json.*{changed}") as refused:
+        _kept(results, results_dir)
+    assert "\n" not in str(refused.value)  # one line
+    assert (results_dir / "demo.json").read_text() == before
+    assert sorted(path.name for path in results_dir.iterdir()) == ["demo.json"]  # no half-written file
+    with pytest.raises(results.UncommittedChanges, match=changed):  # refused before anything is measured
+        results.Table("demo", "cpu", ["x"], results_dir=results_dir)
+
+
+def test_a_table_from_a_clean_checkout_is_written(tools, checkout):
+    results, _ = tools
+    results_dir = checkout / "benchmarks" / "results"
+    (results_dir / "earlier.json").write_text("{}\n")  # the tables a run writes change nothing
+    table = results.Table("demo", "cpu", ["x"], results_dir=results_dir)
+    table.add(1)
+    table.save()
+    stored = json.loads((results_dir / "demo.json").read_text())
+    assert stored["tables"]["cpu"]["rows"] == [{"x": 1}]
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
+    assert stored["tables"]["cpu"]["environment"]["commit"] == head.stdout.strip()
+
+
+def test_a_table_is_refused_where_git_cannot_tell_the_commit(tools, tmp_path, monkeypatch):
+    results, _ = tools
+    monkeypatch.setattr(results, "REPO", tmp_path)  # no repository here
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    with pytest.raises(results.UncommittedChanges, match="cannot keep a table"):
+        _kept(results, tmp_path)
+    assert not (tmp_path / "demo.json").exists()
+
+
+def test_a_table_prints_its_rows_and_replaces_only_its_own_key(tools, checkout, tmp_path, capsys):
     results, _ = tools
     first = results.Table("demo", "cpu", ["N", "s / epoch"], formats={"N": "{:,}", "s / epoch": "{:.2f}"},
                           results_dir=tmp_path)  # fmt: skip
@@ -59,7 +122,7 @@ def test_a_quick_table_prints_and_writes_nothing(tools, tmp_path, capsys):
     assert "| 1 |" in capsys.readouterr().out
 
 
-def test_a_row_names_only_the_tables_columns(tools, tmp_path):
+def test_a_row_names_only_the_tables_columns(tools, checkout, tmp_path):
     results, _ = tools
     table = results.Table("demo", "cpu", ["a", "b"], results_dir=tmp_path)
     with pytest.raises(ValueError, match="no such column: c"):
@@ -68,7 +131,7 @@ def test_a_row_names_only_the_tables_columns(tools, tmp_path):
         table.add(1, 2, 3)
 
 
-def test_the_page_shows_each_table_under_its_command_machine_and_date(tools, tmp_path):
+def test_the_page_shows_each_table_under_its_command_machine_and_date(tools, checkout, tmp_path):
     results, render = tools
     env = {"machine": "Some CPU, 2 cores", "device": "CPU", "versions": {"python": "3.11.7"}, "date": "unstated",
            "commit": "abc1234", "command": "python benchmarks/demo.py"}  # fmt: skip
