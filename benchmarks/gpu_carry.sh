@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# What a GPU machine without network access needs beside the code, gathered here before
-# the code is copied to it (it reaches no package index and has no ../shared):
-#   .whl/      wheels of what its Python 3.12 lacks, at the versions our venv has: faiss-cpu,
-#              plotly, pooch, and Streamlit with what it needs (pydeck left out: nothing
-#              imports it, and what is copied there is kept under 64 MiB)
-#   .gpudata/  MNIST and USPS from the data folder (Fashion-MNIST does not fit; its loading
-#              test skips there)
-# Both folders are copied with the code and stay out of git (.git/info/exclude). Then, there:
-#   NCA_DATA_DIR=$PWD/.gpudata DEADLINE_SECONDS=525 bash benchmarks/gpu_figures.sh env tests ...
+# Gathers, on a machine with network access, what a GPU machine without it needs beside a
+# checkout of the code to run gpu_figures.sh or gpu_training.sh:
+#   .whl/      wheels for Python 3.12 of the packages a plain CUDA torch install lacks, at
+#              the versions this checkout's .venv has: faiss-cpu, plotly, pooch, and
+#              Streamlit with what it needs (pydeck left out: nothing imports it)
+#   .gpudata/  MNIST and USPS copied from the data folder (Fashion-MNIST left out to keep the
+#              copy small; its loading test skips without it)
+# Both stay out of git (.git/info/exclude); gpu_steps.sh installs the wheels on the GPU
+# machine. Copy the checkout with both folders there, then point NCA_DATA_DIR at the
+# copied data folder:
+#   NCA_DATA_DIR=/path/to/data bash benchmarks/gpu_figures.sh env tests ...
 #
-#   bash benchmarks/gpu_carry.sh [DATA_DIR]      # default ../shared/data
+#   NCA_DATA_DIR=/path/to/data bash benchmarks/gpu_carry.sh   # or: bash benchmarks/gpu_carry.sh /path/to/data
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DATA=${1:-../shared/data}
+DATA=${1:-${NCA_DATA_DIR:-../shared/data}}
 PACKAGES=(faiss-cpu plotly pooch platformdirs streamlit altair jsonschema jsonschema-specifications
           referencing rpds-py itsdangerous python-multipart starlette uvicorn watchdog websockets)
 for folder in .whl .gpudata; do

@@ -3,10 +3,12 @@
 # that has a CUDA build of torch. Each step's log goes to $OUT (default /tmp/gpu-figures);
 # a summary of exit codes and seconds is printed last.
 #
-#   NCA_DATA_DIR=../shared/data bash benchmarks/gpu_figures.sh env tests exact scaling torchrun
+#   NCA_DATA_DIR=/path/to/data bash benchmarks/gpu_figures.sh env tests exact scaling torchrun
 #
-# With DEADLINE_SECONDS set, no step runs past that many seconds from the script's start
-# (each step's limit is cut to what is left), so a run with a time limit ends with its logs written.
+# NCA_DATA_DIR is the folder with the real datasets (MNIST and USPS). Each step runs under its
+# own time limit; with DEADLINE_SECONDS set, no step runs past that many seconds from the
+# script's start (each step's limit is cut to what is left), so a job with a wall-clock limit
+# still ends with every log written.
 #
 # Steps: env (GPU, driver, versions), profile (torch.profiler's table of one exact epoch),
 # small (iris, wine, digits fitted on the CPU and the GPU), nearest (one approximate epoch
@@ -32,14 +34,15 @@
 # the compiled kernels against the float64 reference on the GPU as well as the interpreter)
 # and engine_tests_fused (the engine's, training's and estimator's tests with the engine
 # taking the fused kernels: NCA_FUSED=1).
-# Wheels for missing packages (faiss-cpu, plotly, streamlit and what it needs) may lie in
-# .whl/; they go to /tmp/site. benchmarks/gpu_carry.sh gathers them and the data beforehand.
+# On a GPU machine without network access, wheels for the packages its Python lacks
+# (faiss-cpu, plotly, streamlit and what it needs) may lie in .whl/; they are installed to
+# /tmp/site. benchmarks/gpu_carry.sh gathers them and a copy of the data beforehand.
 set -u
 OUT=${OUT:-/tmp/gpu-figures}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-source "$(dirname "$0")/gpu_steps.sh"  # the carried wheels, and step
+source "$(dirname "$0")/gpu_steps.sh"  # the wheels in .whl/, and step
 
 for name in "$@"; do
     case $name in

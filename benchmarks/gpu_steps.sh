@@ -1,5 +1,5 @@
-# Sourced by the GPU scripts (gpu_figures.sh, gpu_training.sh): the wheels carried in .whl/
-# installed into /tmp/site, and `step`, which runs one command of a call under a time limit.
+# Sourced by the GPU scripts (gpu_figures.sh, gpu_training.sh): the wheels gathered in .whl/
+# (gpu_carry.sh) installed into /tmp/site, and `step`, which runs one command under a time limit.
 # Expects PY and OUT; DEADLINE_SECONDS (on bash's SECONDS) cuts each step to what is left;
 # STEP_FLOOR_SECONDS (default 10) skips a step with less left; TAIL_LINES (default 40) of
 # each log are printed.

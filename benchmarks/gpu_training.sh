@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Training through the fused Triton kernels on one CUDA GPU (an H100 or H200), beside the
-# blocked schedule in the same run, in about 7 minutes and at most DEADLINE_SECONDS
-# (default 470) from the start: each step runs under its own limit, cut to what is left.
+# Training through the fused Triton kernels on one CUDA GPU, beside the blocked schedule in
+# the same run, within DEADLINE_SECONDS (default 470) from the start: each step runs under
+# its own limit, cut to what is left.
 #
 #   tests          tests/objective and tests/training/test_fused_training.py with the engine
 #                  taking the fused kernels (NCA_FUSED=1): the compiled kernels and training
@@ -15,16 +15,16 @@
 # benchmarks/gpu_training.py says what each measures. Each step's log goes to $OUT (default
 # /tmp/gpu-training) and its last lines are printed; the tables go to
 # benchmarks/results/gpu_training.json, copied to $OUT at the end, and a summary of exit codes
-# and seconds is printed last. The GPU machine reaches no network: beforehand, here,
-# benchmarks/gpu_carry.sh puts MNIST in .gpudata (and wheels in .whl, installed to /tmp/site
-# as gpu_figures.sh does); then, there, with .gpudata carried:
+# and seconds is printed last. NCA_DATA_DIR is the folder with MNIST (on a GPU machine without
+# network access, benchmarks/gpu_carry.sh gathers a copy of the data and the wheels its
+# Python lacks beforehand; they are installed to /tmp/site as gpu_figures.sh does):
 #
-#   NCA_DATA_DIR=$PWD/.gpudata bash benchmarks/gpu_training.sh
+#   NCA_DATA_DIR=/path/to/data bash benchmarks/gpu_training.sh
 #
 # --dry-run runs each step's quick mode on whatever device there is, collects the tests
 # without running them, and keeps nothing: a check that the script starts, on any machine.
 #
-#   NCA_DATA_DIR=../shared/data PYTHON=.venv/bin/python bash benchmarks/gpu_training.sh --dry-run
+#   NCA_DATA_DIR=/path/to/data PYTHON=.venv/bin/python bash benchmarks/gpu_training.sh --dry-run
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-training}
@@ -39,7 +39,7 @@ if [ "${1:-}" = "--dry-run" ]; then
     tests=(--collect-only)
 fi
 STEP_FLOOR_SECONDS=20 TAIL_LINES=25
-source "$(dirname "$0")/gpu_steps.sh"  # the carried wheels, and step
+source "$(dirname "$0")/gpu_steps.sh"  # the wheels in .whl/, and step
 
 $PY -c 'import torch; print("device:", torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU", "| torch", torch.__version__)'
 step tests 120 env NCA_FUSED=1 $PY -m pytest -q -p no:cacheprovider "${tests[@]}" tests/objective tests/training/test_fused_training.py
