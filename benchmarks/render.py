@@ -27,6 +27,36 @@ OUTPUT = BENCHMARKS / "RESULTS.md"
 PLACEHOLDER = re.compile(r"^<!-- table: (?P<benchmark>[\w-]+)/(?P<key>[\w.+-]+) -->$")
 
 
+COMMIT = re.compile(r"^[0-9a-f]{7,40}$")  # one commit, as _results writes it from a clean checkout
+
+
+def draft(env: dict) -> list[str]:
+    """Why a table's figures are not a result reproduced at a clean commit (empty: they are).
+
+    A table is a result only where one command ran at one clean commit on a stated date;
+    a table carried over from elsewhere, measured with uncommitted changes, at several
+    commits or none stated, or undated is shown, marked, until its command is run again."""
+    reasons = [f"figures {env['source']}"] if env.get("source") else []
+    commit = str(env.get("commit", UNSTATED))
+    if "uncommitted" in commit:
+        reasons.append("measured with uncommitted changes")
+    elif commit == UNSTATED:
+        reasons.append("commit unstated")
+    elif not COMMIT.match(commit):
+        reasons.append("not measured at one commit")
+    if env.get("date", UNSTATED) == UNSTATED:
+        reasons.append("undated")
+    return reasons
+
+
+def mark(env: dict) -> str:
+    """The words RESULTS.md puts before a draft table's provenance ("" for a result)."""
+    reasons = draft(env)
+    if not reasons:
+        return ""
+    return f"**Not reproduced at a clean commit** ({'; '.join(reasons)}); the command above measures it again. "
+
+
 def provenance(env: dict) -> str:
     """Where and when, in one line: machine, device, versions, date and commit."""
     packages = ", ".join(f"{name} {version}" for name, version in env.get("versions", {}).items())
@@ -40,10 +70,7 @@ def provenance(env: dict) -> str:
         f"date {date}" if date != UNSTATED else "date unstated",
         f"commit {env.get('commit', UNSTATED)}",
     ]
-    line = "; ".join(parts) + "."
-    if env.get("source"):
-        line += f" Figures {env['source']}; the command above measures them again."
-    return line
+    return mark(env) + "; ".join(parts) + "."
 
 
 def _table(benchmark: str, key: str, results_dir: Path | None = None) -> dict:
@@ -65,9 +92,9 @@ def table_block(benchmark: str, key: str, results_dir: Path | None = None, after
     env = table["environment"]
     same = after is not None and _where(after) == _where(env)
     if same and after.get("command") == env.get("command"):
-        lines = ["The same command, machine, date and commit as the table above:", ""]
+        lines = [mark(env) + "The same command, machine, date and commit as the table above:", ""]
     else:
-        where = "Machine, device, versions, date and commit as above." if same else provenance(env)
+        where = mark(env) + "Machine, device, versions, date and commit as above." if same else provenance(env)
         lines = ["```bash", env.get("command", UNSTATED), "```", "", where, ""]
     if table.get("title"):
         lines += [table["title"], ""]
