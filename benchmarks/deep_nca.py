@@ -12,9 +12,12 @@ its epoch count or its time budget, whichever comes first.
     python benchmarks/deep_nca.py --datasets usps --dims 30 --methods dt-NCA --set dof=1
     python benchmarks/deep_nca.py --datasets usps --shift 0 --set learning_rate_schedule=constant
     python benchmarks/deep_nca.py --quick     # one epoch of dt-NCA on USPS at d = 2: seconds
+    NCA_DATA_DIR=../shared/data python benchmarks/deep_nca.py --suite methods   # hours
 
 Each table is kept in results/deep_nca.json (``_results``), under a key naming the options
-that set the run apart from the defaults.
+that set the run apart from the defaults. ``--suite NAME`` runs every run of one of
+RESULTS.md's tables (``SUITES``, ``CHANGES``: "methods", "longer", "usps-30-changes") and
+prints and keeps that one table under NAME, its rows in the page's order.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import shlex
+import statistics
 import time
 
 import numpy as np
@@ -53,6 +58,39 @@ PAPER = {
     ("mnist", 2): {"dG-NCA": 7.95, "dt-NCA": 3.48, "dt-MCML": 2.03},
     ("mnist", 30): {"dG-NCA": 1.11, "dt-NCA": 0.92},
 }
+
+
+COLUMNS = ["dataset", "d", "method", "seed", "shift", "epochs", "train time (s)", "5-NN test error",
+           "paper (Min et al. 2010)"]  # fmt: skip
+# The runs that make each of RESULTS.md's method tables, in its row order (``--suite``).
+SUITES = {
+    "methods": [
+        "--datasets usps",
+        "--datasets mnist --dims 2 --methods dG-NCA --seeds 0 1 2",
+        "--datasets mnist --dims 2 --methods dt-NCA dt-MCML",
+        "--datasets mnist --dims 30 --methods dG-NCA dt-NCA dt-MCML",
+    ],
+    "longer": [
+        "--datasets mnist --dims 2 --methods dt-MCML --epochs 16",
+        "--datasets mnist --dims 2 --methods dt-MCML --epochs 20",
+        "--datasets mnist --dims 30 --methods dt-NCA --epochs 24 --minutes 30",
+    ],
+}
+# "usps-30-changes": dt-MCML on USPS at d = 30 over three seeds, one setting changed at a
+# time; a row per change, its options added to CHANGES_BASE.
+CHANGES_BASE = "--datasets usps --dims 30 --methods dt-MCML --seeds 0 1 2"
+CHANGES = {
+    "none: shift 1, cosine decay, batch 256, memory bank, 500-500": "",
+    "constant step": "--set learning_rate_schedule=constant",
+    "no shift": "--shift 0",
+    "no shift, constant step": "--shift 0 --set learning_rate_schedule=constant",
+    "batch 128": "--set batch_size=128",
+    "batch 512": "--set batch_size=512",
+    "batch 1024": "--set batch_size=1024",
+    'batch-only neighbours (`neighbors="batch"`)': "--set neighbors=batch",
+    "the paper's 500-500-2000 network": "--set hidden_sizes=500,500,2000",
+}
+CHANGES_NOTE = "dt-MCML on USPS at d = 30, 40 epochs, one setting changed at a time; 5-NN test error per seed and their mean."
 
 
 def test_error(model, data) -> float:
@@ -107,18 +145,12 @@ def parse_overrides(pairs: list[str]) -> dict:
     return overrides
 
 
-def results_table(
-    names, dims, budget, methods=tuple(METHODS), overrides=None, epochs=None, every=None, seeds=(0,),
-    shift=None, table_key="methods", keep=True,
-) -> list[dict]:  # fmt: skip
-    """One row per dataset, d, method and seed. Deep methods shift images by ``shift``
-    pixels (None: the library's ``rules.image_shift`` for the dataset); linear NCA never."""
+def method_rows(names, dims, budget, methods=tuple(METHODS), overrides=None, epochs=None, every=None, seeds=(0,),
+                shift=None):  # fmt: skip
+    """Train each dataset, d, method and seed in turn; yield its cells (``COLUMNS``) and
+    its record. Deep methods shift images by ``shift`` pixels (None: the library's
+    ``rules.image_shift`` for the dataset); linear NCA never."""
     overrides = overrides or {}
-    note = f" (deep methods with {overrides})" if overrides else ""
-    table = Table("deep_nca", table_key, ["dataset", "d", "method", "seed", "shift", "epochs", "train time (s)",
-                  "5-NN test error", "paper (Min et al. 2010)"], title=f"## Linear and deep NCA: 5-NN test error{note}",
-                  keep=keep)  # fmt: skip
-    rows = []
     for name in names:
         data = datasets.load(name, download=False)
         for d, method, seed in itertools.product(dims, methods, seeds):
@@ -128,22 +160,67 @@ def results_table(
             pixels = (image_shift(data.image_shape) if shift is None else shift) if deep else 0
             result = run(data, d, settings, epochs or EPOCHS[name], budget, every, seed, pixels)
             paper = PAPER.get((name, d), {}).get(method)
-            paper_text = f"{paper:.2f}%" if paper is not None else "-"
-            table.add(name, d, method, seed, pixels, result["epochs"], f"{result['seconds']:.0f}",
-                      f"{result['error']:.2%}", paper_text)  # fmt: skip
-            rows.append(
-                {
-                    "dataset": name,
-                    "d": d,
-                    "method": method,
-                    "seed": seed,
-                    "shift": pixels,
-                    **overrides,
-                    **result,
-                }
-            )
+            cells = [name, d, method, seed, pixels, result["epochs"], f"{result['seconds']:.0f}",
+                     f"{result['error']:.2%}", f"{paper:.2f}%" if paper is not None else "-"]  # fmt: skip
+            record = {"dataset": name, "d": d, "method": method, "seed": seed, "shift": pixels, **overrides, **result}
+            yield cells, record
+
+
+def results_table(
+    names, dims, budget, methods=tuple(METHODS), overrides=None, epochs=None, every=None, seeds=(0,),
+    shift=None, table_key="methods", keep=True,
+) -> list[dict]:  # fmt: skip
+    """One row per dataset, d, method and seed (``method_rows``), printed and kept."""
+    note = f" (deep methods with {overrides})" if overrides else ""
+    table = Table("deep_nca", table_key, COLUMNS, title=f"## Linear and deep NCA: 5-NN test error{note}", keep=keep)
+    rows = []
+    for cells, record in method_rows(names, dims, budget, methods, overrides, epochs, every, seeds, shift):
+        table.add(*cells)
+        rows.append(record)
     table.save()
     return rows
+
+
+def _options(parser: argparse.ArgumentParser, options: str, minutes: float | None = None) -> argparse.Namespace:
+    """One run of a suite: its options as the command line would give them."""
+    args = parser.parse_args(shlex.split(options))
+    if minutes is not None and "--minutes" not in options:
+        args.minutes = minutes
+    return args
+
+
+def changes_cells(label: str, records: list[dict]) -> list:
+    """One row of the changes table: the label, each seed's error, their mean, and the
+    range of the runs' train times ("14-15", or "8" where they agree)."""
+    errors = [record["error"] for record in records]
+    times = sorted({f"{record['seconds']:.0f}" for record in records}, key=int)
+    span = times[0] if len(times) == 1 else f"{times[0]}-{times[-1]}"
+    return [label, *(f"{error:.2%}" for error in errors), f"{statistics.mean(errors):.2%}", span]
+
+
+def run_suite(parser: argparse.ArgumentParser, name: str, minutes: float | None = None, keep: bool = True) -> None:
+    """Every run of one of RESULTS.md's tables, printed and kept as that one table."""
+    if name == "usps-30-changes":
+        seeds = _options(parser, CHANGES_BASE).seeds
+        columns = ["change from the defaults", *(f"seed {seed}" for seed in seeds), "mean", "train time per run (s)"]
+        table = Table("deep_nca", name, columns, keep=keep)
+        for label, change in CHANGES.items():
+            args = _options(parser, f"{CHANGES_BASE} {change}", minutes)
+            records = [record for _, record in method_rows(*_run_arguments(args))]
+            table.add(*changes_cells(label, records))
+        table.note(CHANGES_NOTE)
+    else:
+        table = Table("deep_nca", name, COLUMNS, keep=keep)
+        for options in SUITES[name]:
+            for cells, _ in method_rows(*_run_arguments(_options(parser, options, minutes))):
+                table.add(*cells)
+    table.save()
+
+
+def _run_arguments(args: argparse.Namespace) -> tuple:
+    """``method_rows``'s arguments from parsed options."""
+    return (args.datasets, args.dims, args.minutes * 60, args.methods, parse_overrides(args.set), args.epochs,
+            args.every, args.seeds, args.shift)  # fmt: skip
 
 
 def bank_table(names, budget, d: int = 2, batch_size: int = 128, keep: bool = True) -> list[dict]:
@@ -164,7 +241,7 @@ def bank_table(names, budget, d: int = 2, batch_size: int = 128, keep: bool = Tr
     return rows
 
 
-def main() -> None:
+def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -197,7 +274,20 @@ def main() -> None:
     )
     parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument("--quick", action="store_true", help="one epoch of dt-NCA on USPS at d = 2; kept nowhere")
-    args = parser.parse_args()
+    parser.add_argument("--suite", choices=[*SUITES, "usps-30-changes"],
+                        help="every run of this RESULTS.md table, printed and kept as that one table "
+                             "(--minutes, where given, caps each run; other options are the suite's own)")  # fmt: skip
+    return parser
+
+
+def main(argv=None) -> None:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if args.suite:
+        print(f"machine: {machine()}\n")
+        given = args.minutes if args.minutes != parser.get_default("minutes") else None
+        run_suite(make_parser(), args.suite, given)
+        return
     if args.quick:
         args.datasets, args.dims, args.methods, args.tables, args.epochs = ["usps"], [2], ["dt-NCA"], ["methods"], 1
     overrides = parse_overrides(args.set)

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -149,6 +150,35 @@ def test_the_page_shows_each_table_under_its_command_machine_and_date(tools, che
         render.render("<!-- table: demo/third -->\n", tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"commit": "7ab1c0a with uncommitted changes"}, "measured with uncommitted changes"),
+        ({"source": "carried over from the hand-written page"}, "figures carried over from the hand-written page"),
+        ({"commit": "unstated"}, "commit unstated"),
+        ({"commit": "391f4ab (before) and 03e11d5 (after)"}, "not measured at one commit"),
+        ({"date": "unstated"}, "undated"),
+        ({}, None),
+    ],
+)
+def test_a_table_not_measured_at_one_clean_commit_is_marked(tools, checkout, tmp_path, changes, reason):
+    """Every table carried over, measured on a changed checkout, at several commits or none,
+    or undated says so on the page, the second of two tables sharing a command too."""
+    results, render = tools
+    env = {"machine": "Some CPU, 2 cores", "device": "CPU", "versions": {"python": "3.11.7"}, "date": "2026-11-27",
+           "commit": "abc1234", "command": "python benchmarks/demo.py", **changes}  # fmt: skip
+    for key in ("first", "second"):
+        results.write_table("demo", key, {"title": "", "columns": ["x"], "formats": {}, "rows": [{"x": 1}],
+                                          "notes": [], "environment": env}, tmp_path)  # fmt: skip
+    page = render.render("<!-- table: demo/first -->\n\n<!-- table: demo/second -->\n", tmp_path)
+    first, second = page.split("| 1 |")[:2]
+    for block in (first, second):
+        if reason is None:
+            assert "Not reproduced" not in block
+        else:
+            assert f"**Not reproduced at a clean commit** ({reason});" in block
+
+
 def test_results_md_is_what_the_results_files_give(tools):
     """`make results` has been run since the last change to a results file or the template."""
     _, render = tools
@@ -174,3 +204,56 @@ def test_every_benchmark_keeps_its_tables():
                  for node in ast.walk(ast.parse(script.read_text())) if isinstance(node, ast.Call)}  # fmt: skip
         assert "Table" in calls, f"{script.name} prints tables that RESULTS.md cannot be built from"
         assert '"--quick"' in script.read_text(), f"{script.name} has no quick mode"
+
+
+def _stored(benchmark: str, key: str) -> dict:
+    return json.loads((BENCHMARKS / "results" / f"{benchmark}.json").read_text())["tables"][key]
+
+
+@pytest.fixture
+def deep_nca(tools, checkout, monkeypatch):
+    """benchmarks/deep_nca.py with its training replaced by a record of what it was asked
+    (seconds 10 + seed, error 1% + seed / 10), its tables kept in the checkout."""
+    results, _ = tools
+    module = importlib.import_module("deep_nca")
+    monkeypatch.setattr(results, "RESULTS_DIR", checkout / "benchmarks" / "results")
+    monkeypatch.setattr(module.datasets, "load", lambda name, download: SimpleNamespace(image_shape=(16, 16)))
+
+    def trained(data, d, params, epochs, budget, every=None, seed=0, shift=0):
+        return {"error": 0.01 + seed / 1000, "epochs": epochs, "seconds": 10.2 + seed, "dof": 1.0}
+
+    monkeypatch.setattr(module, "run", trained)
+    return module
+
+
+@pytest.mark.parametrize("suite", ["methods", "longer"])
+def test_a_deep_nca_suite_prints_and_keeps_the_table_results_md_shows(deep_nca, checkout, suite, capsys):
+    """`deep_nca.py --suite NAME`, the command above the table, gives its columns and its
+    rows (dataset, d, method, seed, epochs) in the page's order, as one table."""
+    deep_nca.main(["--suite", suite])
+    kept = json.loads((checkout / "benchmarks" / "results" / "deep_nca.json").read_text())["tables"][suite]
+    shown = _stored("deep_nca", suite)
+    assert kept["columns"] == shown["columns"]
+    which = ["dataset", "d", "method", "seed", "epochs"]
+    assert [[row[c] for c in which] for row in kept["rows"]] == [[row[c] for c in which] for row in shown["rows"]]
+    printed = capsys.readouterr().out
+    assert printed.count("| dataset | d | method |") == 1  # one table, not one per run
+    assert render_row(kept["columns"], kept["rows"][0]) in printed
+
+
+def render_row(columns, row) -> str:
+    return "| " + " | ".join(str(row[c]) for c in columns) + " |"
+
+
+def test_the_deep_nca_changes_suite_prints_one_row_per_change_over_three_seeds(deep_nca, checkout, capsys):
+    deep_nca.main(["--suite", "usps-30-changes"])
+    kept = json.loads((checkout / "benchmarks" / "results" / "deep_nca.json").read_text())["tables"]["usps-30-changes"]
+    shown = _stored("deep_nca", "usps-30-changes")
+    assert kept["columns"] == shown["columns"] and kept["notes"] == shown["notes"]
+    assert [row["change from the defaults"] for row in kept["rows"]] == [
+        row["change from the defaults"] for row in shown["rows"]
+    ]
+    first = kept["rows"][0]  # seeds 0, 1, 2: errors 1.0%, 1.1%, 1.2%, 10 to 12 s
+    assert [first["seed 0"], first["seed 1"], first["seed 2"], first["mean"]] == ["1.00%", "1.10%", "1.20%", "1.10%"]
+    assert first["train time per run (s)"] == "10-12"
+    assert "| constant step | 1.00% | 1.10% | 1.20% | 1.10% | 10-12 |" in capsys.readouterr().out
