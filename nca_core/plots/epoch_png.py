@@ -1,4 +1,5 @@
 """Epochs side by side as one PNG for slides: the grid of ``epoch_grid``, drawn with Pillow.
+``panels_png`` draws any maps of the same points the same way (PCA, LDA and NCA).
 
 A slide takes a picture file, not a chart, so the panels are drawn here as the replay's GIF
 draws its frames (``gif``): the same class colours and shapes, one scale on both axes. All
@@ -22,7 +23,7 @@ from .axes import _grid_step, bulk_ranges
 from .colours import class_colors, class_shapes
 from .gif import _INK, _MUTED, _PAPER, _fit, _fitted, _font, _marker, _planar, _rgb, _tick_text, _ticks
 
-__all__ = ["GridLayout", "epoch_grid_png", "grid_layout", "panel_caption"]
+__all__ = ["GridLayout", "epoch_grid_png", "grid_layout", "panel_caption", "panels_png"]
 
 _GRID = (225, 225, 225)
 
@@ -92,11 +93,45 @@ def epoch_grid_png(
     """
     if not frames:
         raise ValueError("no frames to show")
-    if frames[0].embedding.shape[1] < 2:
+    captions = [panel_caption(frame, k) for frame in frames]
+    return panels_png([f.embedding for f in frames], y, classes, captions, columns=columns, title=title, width=width)
+
+
+def panels_png(
+    embeddings: Sequence[np.ndarray],
+    y: np.ndarray,
+    classes: Sequence[str],
+    captions: Sequence[str],
+    *,
+    columns: int = 3,
+    title: str = "",
+    width: int = 1600,
+) -> bytes:
+    """A PNG of several maps of the same points side by side on one scale, each under its
+    caption (an epoch of a run, or PCA, LDA and NCA), with one legend of the classes.
+
+    Parameters
+    ----------
+    embeddings : arrays of shape (n, d), d >= 2, the same n points in each
+    y : ndarray of shape (n,), class indices into ``classes``
+    captions : one a panel, above it
+    columns : panels a row
+    title : above the panels
+    width : in pixels; the height follows from the rows and the legend
+
+    Returns
+    -------
+    bytes : the PNG file
+    """
+    if not embeddings:
+        raise ValueError("no frames to show")
+    if len(captions) != len(embeddings):
+        raise ValueError(f"{len(embeddings)} panels and {len(captions)} captions")
+    if np.asarray(embeddings[0]).shape[1] < 2:
         raise ValueError("a grid of epochs needs embeddings of at least 2 dimensions")
-    embeddings, _ = _planar([np.asarray(f.embedding, dtype=np.float64) for f in frames])
-    layout = grid_layout(len(frames), classes, columns=columns, width=width)
-    origin, scale = _fit(bulk_ranges(embeddings), layout.boxes[0])  # one scale: every box is the same size
+    planar, _ = _planar([np.asarray(Z, dtype=np.float64) for Z in embeddings])
+    layout = grid_layout(len(planar), classes, columns=columns, width=width)
+    origin, scale = _fit(bulk_ranges(planar), layout.boxes[0])  # one scale: every box is the same size
     image = Image.new("RGB", layout.size, _PAPER)
     draw = ImageDraw.Draw(image)
     u = layout.unit
@@ -105,11 +140,11 @@ def epoch_grid_png(
     labels = np.asarray(y)
     order = np.random.default_rng(0).permutation(len(labels))  # no class always on top
     marks = list(zip([_rgb(c) for c in class_colors(len(classes))], class_shapes(len(classes))))
-    columns = max(1, min(columns, len(frames)))
-    for i, (frame, Z, box) in enumerate(zip(frames, embeddings, layout.boxes)):
-        outer_left, bottom_row = i % columns == 0, i + columns >= len(frames)
+    columns = max(1, min(columns, len(planar)))
+    for i, (caption, Z, box) in enumerate(zip(captions, planar, layout.boxes)):
+        outer_left, bottom_row = i % columns == 0, i + columns >= len(planar)
         _panel_axes(draw, box, origin, scale, u, ticks_left=outer_left, ticks_below=bottom_row)
-        caption = _fitted(panel_caption(frame, k), _font(26 * u), box[2] - box[0])
+        caption = _fitted(caption, _font(26 * u), box[2] - box[0])
         draw.text((box[0], box[1] - 10 * u), caption, fill=_INK, font=_font(26 * u), anchor="ld")
         _panel_points(draw, box, origin, scale, Z[order], labels[order], marks, u)
     _legend(draw, layout, classes)

@@ -113,3 +113,20 @@ def test_the_png_says_why_it_cannot_draw():
         epoch_grid_png([], np.zeros(0), [])
     with pytest.raises(ValueError, match="at least 2 dimensions"):
         epoch_grid_png([frame(0, np.zeros((3, 1)))], np.zeros(3, dtype=int), ["a"])
+
+
+def test_maps_of_the_same_points_are_drawn_as_epochs_are_under_their_own_captions():
+    """PCA, LDA and NCA side by side (the gallery's wine figure): the panels an epoch grid
+    draws, captioned with the maps' names, each caption once per panel."""
+    from nca_core.plots.epoch_png import epoch_grid_png, panel_caption, panels_png
+
+    rng = np.random.default_rng(4)
+    y = np.repeat(np.arange(2), 10)
+    frames = [frame(0, rng.normal(size=(20, 2))), frame(3, 3 * rng.normal(size=(20, 2)), test=0.75)]
+    captions = [panel_caption(f, 5) for f in frames]
+    drawn = panels_png([f.embedding for f in frames], y, ["a", "b"], captions, title="t", width=800)
+    assert drawn == epoch_grid_png(frames, y, ["a", "b"], title="t", k=5, width=800)
+    renamed = panels_png([f.embedding for f in frames], y, ["a", "b"], ["PCA 2-D", "NCA 2-D"], width=800)
+    assert renamed != panels_png([f.embedding for f in frames], y, ["a", "b"], captions, width=800)
+    with pytest.raises(ValueError, match="2 panels and 1 captions"):
+        panels_png([f.embedding for f in frames], y, ["a", "b"], ["PCA 2-D"])
