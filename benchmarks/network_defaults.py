@@ -9,15 +9,19 @@ what "auto" means for a network) are chosen from these rows.
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py
     NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py --dims 2 30 --seeds 0 1 2
     python benchmarks/network_defaults.py --quick      # digits, d = 30, seed 0, the defaults: seconds
+    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py --suite cpu   # hours
 
 The table is kept in results/network_defaults.json (``_results``), under a key naming the
-dataset, dimensions, input scale and device.
+dataset, dimensions, input scale and device. ``--suite cpu`` runs every run of RESULTS.md's
+table of the defaults and their candidates (``SUITES``) and prints and keeps it as that one
+table, under "cpu".
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import shlex
 import statistics
 import time
 
@@ -28,7 +32,11 @@ from _results import Table, key, machine
 from nca_core import NCA, datasets, knn_predict
 from nca_core.config.rules import DataShape
 
-SHOWN = ("kernel", "objective", "neighbors", "learning_rate_schedule", "shift", "max_iter", "batch_size", "learning_rate")
+# What the "resolved" column shows of the settings a fit resolves "auto" to: the ones the
+# candidates change.
+SHOWN = ("objective", "max_iter", "batch_size", "learning_rate")
+RESOLVED = "resolved (objective, epochs, batch, step)"
+NAMES = {"usps": "USPS", "mnist": "MNIST"}  # a dataset as the table names it
 
 CANDIDATES = {
     "defaults": {},
@@ -41,7 +49,27 @@ CANDIDATES = {
     "batch_size=256, max_iter=12": {"batch_size": 256, "max_iter": 12},
     "objective=mcml, learning_rate=0.001": {"objective": "mcml", "learning_rate": 0.001},
     "objective=mcml, learning_rate=0.003": {"objective": "mcml", "learning_rate": 0.003},
+    # The defaults before MCML at step 0.001 became the preset of a wide map of a small set:
+    # objective g at step 0.003 in batches of 256, here for 40 epochs.
+    "old defaults, max_iter=40": {"objective": "g", "learning_rate": 0.003, "batch_size": 256, "max_iter": 40},
+    "old defaults, objective=mcml, max_iter=40": {
+        "objective": "mcml", "learning_rate": 0.003, "batch_size": 256, "max_iter": 40,
+    },
+    "old defaults, objective=mcml, max_iter=40, learning_rate=0.001": {
+        "objective": "mcml", "learning_rate": 0.001, "batch_size": 256, "max_iter": 40,
+    },
+}  # fmt: skip
+# The runs that make RESULTS.md's table of the defaults, in its row order (``--suite``).
+SUITES = {
+    "cpu": [
+        "--dims 30 --candidates 'old defaults, max_iter=40' 'old defaults, objective=mcml, max_iter=40' "
+        "'old defaults, objective=mcml, max_iter=40, learning_rate=0.001' defaults",
+        "--dims 2 --candidates 'old defaults, max_iter=40' defaults",
+        "--dataset digits --dims 30 --candidates defaults objective=g 'objective=mcml, learning_rate=0.003'",
+        "--dataset mnist --dims 30 --seeds 0 --candidates defaults",
+    ],
 }
+COLUMNS = ["data", "d", "settings", RESOLVED, "5-NN test error per seed", "mean", "train time (s) per seed"]
 
 
 def five_nn_error(model: NCA, data) -> float:
@@ -50,7 +78,7 @@ def five_nn_error(model: NCA, data) -> float:
     return float(np.mean(knn_predict(Z_test, Z_train, data.y_train, k=5, device="cpu") != data.y_test))
 
 
-def main() -> None:
+def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", default="usps")
     parser.add_argument("--dims", nargs="+", type=int, default=[30])
@@ -58,19 +86,20 @@ def main() -> None:
     parser.add_argument("--candidates", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES))
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every input by this (how far from unit scale)")
     parser.add_argument("--quick", action="store_true", help="digits, d = 30, seed 0, the defaults; kept nowhere")
-    args = parser.parse_args()
-    if args.quick:
-        args.dataset, args.dims, args.seeds, args.candidates = "digits", [30], [0], ["defaults"]
-    device = "cuda" if torch.cuda.is_available() else "cpu"  # where NCA's "auto" trains
+    parser.add_argument("--suite", choices=list(SUITES),
+                        help="every run of this RESULTS.md table, printed and kept as that one table")  # fmt: skip
+    return parser
+
+
+def load(args: argparse.Namespace):
     data = datasets.load(args.dataset, download=False)
     if args.scale != 1.0:
         data = dataclasses.replace(data, X_train=data.X_train * args.scale, X_test=data.X_test * args.scale)
-    print(f"machine: {machine()}\n")
-    print(f"{args.dataset}: {len(data.y_train):,} training, {len(data.y_test):,} test images, inputs x {args.scale:g}\n")
-    scale = None if args.scale == 1.0 else f"x{args.scale:g}"
-    table = Table("network_defaults", key(args.dataset, [f"d{d}" for d in args.dims], scale, device),
-                  ["data", "d", "settings", "resolved", "5-NN test error per seed", "mean", "train time (s) per seed"],
-                  device=device, keep=not args.quick)  # fmt: skip
+    return data
+
+
+def rows(args: argparse.Namespace, data):
+    """Fit each d, candidate and seed of ``args`` in turn; yield each candidate's cells."""
     for d in args.dims:
         for name in args.candidates:
             errors, seconds, resolved = [], [], ""
@@ -82,9 +111,32 @@ def main() -> None:
                 errors.append(five_nn_error(model, data))
                 if not resolved:
                     settings = model.plan(DataShape(len(data.y_train), data.n_features, data.n_classes)).settings
-                    resolved = ", ".join(f"{k}={settings[k]}" for k in SHOWN)
-            table.add(args.dataset, d, name, resolved, ", ".join(f"{e:.2%}" for e in errors),
-                      f"{statistics.mean(errors):.2%}", ", ".join(f"{s:.0f}" for s in seconds))  # fmt: skip
+                    resolved = ", ".join(str(settings[k]) for k in SHOWN)
+            yield [NAMES.get(args.dataset, args.dataset), d, name, resolved, ", ".join(f"{e:.2%}" for e in errors),
+                   f"{statistics.mean(errors):.2%}", ", ".join(f"{s:.0f}" for s in seconds)]  # fmt: skip
+
+
+def main(argv=None) -> None:
+    args = make_parser().parse_args(argv)
+    if args.quick:
+        args.dataset, args.dims, args.seeds, args.candidates = "digits", [30], [0], ["defaults"]
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # where NCA's "auto" trains
+    print(f"machine: {machine()}\n")
+    if args.suite:
+        table = Table("network_defaults", args.suite, COLUMNS, device=device)
+        for options in SUITES[args.suite]:
+            run = make_parser().parse_args(shlex.split(options))
+            for cells in rows(run, load(run)):
+                table.add(*cells)
+        table.save()
+        return
+    data = load(args)
+    print(f"{args.dataset}: {len(data.y_train):,} training, {len(data.y_test):,} test images, inputs x {args.scale:g}\n")
+    scale = None if args.scale == 1.0 else f"x{args.scale:g}"
+    table = Table("network_defaults", key(args.dataset, [f"d{d}" for d in args.dims], scale, device), COLUMNS,
+                  device=device, keep=not args.quick)  # fmt: skip
+    for cells in rows(args, data):
+        table.add(*cells)
     table.save()
 
 

@@ -257,3 +257,38 @@ def test_the_deep_nca_changes_suite_prints_one_row_per_change_over_three_seeds(d
     assert [first["seed 0"], first["seed 1"], first["seed 2"], first["mean"]] == ["1.00%", "1.10%", "1.20%", "1.10%"]
     assert first["train time per run (s)"] == "10-12"
     assert "| constant step | 1.00% | 1.10% | 1.20% | 1.10% | 10-12 |" in capsys.readouterr().out
+
+
+def test_the_network_defaults_suite_prints_and_keeps_the_table_results_md_shows(tools, checkout, monkeypatch, capsys):
+    """`network_defaults.py --suite cpu` gives the page's columns and rows (data, d,
+    candidate, seeds) in its order, as one table; fits replaced by a record of the seed."""
+    results, _ = tools
+    module = importlib.import_module("network_defaults")
+    monkeypatch.setattr(results, "RESULTS_DIR", checkout / "benchmarks" / "results")
+    data = SimpleNamespace(X_train=[], y_train=[0] * 7291, n_features=256, n_classes=10, image_shape=(16, 16))
+    monkeypatch.setattr(module.datasets, "load", lambda name, download: data)
+
+    class Fitted:
+        def __init__(self, d, encoder, image_shape, random_state, **settings):
+            self.seed, self.settings = random_state, settings
+
+        def fit(self, X, y):
+            return self
+
+        def plan(self, shape):
+            return SimpleNamespace(settings={"objective": "g", "max_iter": 40, "batch_size": 256,
+                                             "learning_rate": 0.003, **self.settings})  # fmt: skip
+
+    monkeypatch.setattr(module, "NCA", Fitted)
+    monkeypatch.setattr(module, "five_nn_error", lambda model, data: 0.01 + model.seed / 1000)
+    module.main(["--suite", "cpu"])
+    kept = json.loads((checkout / "benchmarks" / "results" / "network_defaults.json").read_text())["tables"]["cpu"]
+    shown = _stored("network_defaults", "cpu")
+    assert kept["columns"] == shown["columns"]
+
+    def which(row):
+        return [row["data"], row["d"], row["settings"], row["5-NN test error per seed"].count("%")]
+
+    assert [which(row) for row in kept["rows"]] == [which(row) for row in shown["rows"]]
+    assert kept["rows"][0]["resolved (objective, epochs, batch, step)"] == "g, 40, 256, 0.003"
+    assert "| USPS | 30 | defaults | g, 40, 256, 0.003 | 1.00%, 1.10%, 1.20% | 1.10% |" in capsys.readouterr().out
