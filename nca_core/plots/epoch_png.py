@@ -40,14 +40,16 @@ class GridLayout:
     legend_rows: int
 
 
-def grid_layout(n_panels: int, classes: Sequence[str], *, columns: int = 3, width: int = 1600) -> GridLayout:
+def grid_layout(
+    n_panels: int, classes: Sequence[str], *, columns: int = 3, width: int = 1600, gap: float = 40
+) -> GridLayout:
     """The layout of a grid of ``n_panels`` square panels, ``columns`` a row, ``width``
-    pixels wide, with a legend of ``classes`` below them."""
+    pixels wide, ``gap`` (of 1600) between them, with a legend of ``classes`` below them."""
     if n_panels < 1:
         raise ValueError("no frames to show")
     columns = max(1, min(columns, n_panels))
     u = width / 1600
-    left, right, top, gap_x, gap_y = 70 * u, 30 * u, 80 * u, 40 * u, 90 * u
+    left, right, top, gap_x, gap_y = 70 * u, 30 * u, 80 * u, gap * u, 90 * u
     side = (width - left - right - gap_x * (columns - 1)) / columns
     boxes = []
     for i in range(n_panels):
@@ -106,9 +108,12 @@ def panels_png(
     columns: int = 3,
     title: str = "",
     width: int = 1600,
+    one_scale: bool = True,
 ) -> bytes:
     """A PNG of several maps of the same points side by side on one scale, each under its
     caption (an epoch of a run, or PCA, LDA and NCA), with one legend of the classes.
+    With ``one_scale=False`` each panel has its own scale and tick values (a network's map
+    beside a linear one's, ten times wider); within a panel both axes always share one.
 
     Parameters
     ----------
@@ -118,6 +123,7 @@ def panels_png(
     columns : panels a row
     title : above the panels
     width : in pixels; the height follows from the rows and the legend
+    one_scale : the same scale in every panel
 
     Returns
     -------
@@ -130,8 +136,8 @@ def panels_png(
     if np.asarray(embeddings[0]).shape[1] < 2:
         raise ValueError("a grid of epochs needs embeddings of at least 2 dimensions")
     planar, _ = _planar([np.asarray(Z, dtype=np.float64) for Z in embeddings])
-    layout = grid_layout(len(planar), classes, columns=columns, width=width)
-    origin, scale = _fit(bulk_ranges(planar), layout.boxes[0])  # one scale: every box is the same size
+    layout = grid_layout(len(planar), classes, columns=columns, width=width, gap=40 if one_scale else 90)
+    shared = _fit(bulk_ranges(planar), layout.boxes[0])  # one scale: every box is the same size
     image = Image.new("RGB", layout.size, _PAPER)
     draw = ImageDraw.Draw(image)
     u = layout.unit
@@ -142,7 +148,8 @@ def panels_png(
     marks = list(zip([_rgb(c) for c in class_colors(len(classes))], class_shapes(len(classes))))
     columns = max(1, min(columns, len(planar)))
     for i, (caption, Z, box) in enumerate(zip(captions, planar, layout.boxes)):
-        outer_left, bottom_row = i % columns == 0, i + columns >= len(planar)
+        outer_left, bottom_row = i % columns == 0 or not one_scale, i + columns >= len(planar) or not one_scale
+        origin, scale = shared if one_scale else _fit(bulk_ranges([Z]), box)
         _panel_axes(draw, box, origin, scale, u, ticks_left=outer_left, ticks_below=bottom_row)
         caption = _fitted(caption, _font(26 * u), box[2] - box[0])
         draw.text((box[0], box[1] - 10 * u), caption, fill=_INK, font=_font(26 * u), anchor="ld")

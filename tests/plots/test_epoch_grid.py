@@ -130,3 +130,27 @@ def test_maps_of_the_same_points_are_drawn_as_epochs_are_under_their_own_caption
     assert renamed != panels_png([f.embedding for f in frames], y, ["a", "b"], captions, width=800)
     with pytest.raises(ValueError, match="2 panels and 1 captions"):
         panels_png([f.embedding for f in frames], y, ["a", "b"], ["PCA 2-D"])
+
+
+def test_maps_of_different_sizes_each_fill_their_panel_on_scales_of_their_own():
+    """A network's map ten times smaller than the linear one's: on one scale it is a dot, on
+    its own scale it fills its panel as the other does."""
+    import io
+
+    from PIL import Image
+
+    from nca_core.plots.colours import class_colors
+    from nca_core.plots.epoch_png import grid_layout, panels_png
+
+    rng = np.random.default_rng(5)
+    y = np.repeat(np.arange(2), 40)
+    Z = rng.normal(size=(80, 2)) + np.array([[0, 0], [3, 0]])[y]
+    rgb = tuple(int(class_colors(2)[0][i : i + 2], 16) for i in (1, 3, 5))
+    widths = {}
+    for one_scale in (True, False):
+        png = panels_png([Z, Z / 10], y, ["a", "b"], ["linear", "deep"], columns=2, width=1000, one_scale=one_scale)
+        pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+        boxes = grid_layout(2, ["a", "b"], columns=2, width=1000, gap=40 if one_scale else 90).boxes
+        widths[one_scale] = [_colour_extent(pixels, box, rgb)[0] for box in boxes]
+    assert widths[True][1] < widths[True][0] / 5
+    assert 0.8 < widths[False][1] / widths[False][0] < 1.25
