@@ -81,6 +81,24 @@ def app_url(tmp_path_factory):
         server.kill()
 
 
+@pytest.fixture(autouse=True)
+def no_traceback_in_the_server_log(request):
+    """Fail a browser test during which the server logged a traceback: an exception in the
+    app (Streamlit's "Uncaught app execution"), in Streamlit or in a job, which the page may
+    not show and the test's own assertions may not reach."""
+    if "app_url" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("app_url")  # the server, and its log, first
+    start = SERVER_LOG.stat().st_size
+    yield
+    with SERVER_LOG.open(errors="replace") as log:
+        log.seek(start)
+        logged = log.read()
+    if "Traceback (most recent call last)" in logged:
+        pytest.fail(f"the server logged a traceback during this test:\n{logged[-EVIDENCE_CHARS:]}")
+
+
 @pytest.fixture(scope="session")
 def browser():
     chromium = shutil.which("chromium")
