@@ -68,6 +68,10 @@ def test_the_picture_stays_on_screen_through_stop_the_runs_end_and_the_next_trai
     page.goto(f"{app_url}/?dataset=rings&epochs=40")
     page.get_by_text("About this dataset").wait_for()
     page.evaluate(SAMPLER)
+    # the start picture comes after the page's text: on a busy machine seconds after (CI ran
+    # the unit tests beside these), and a Train pressed before it draws the run's frames first
+    wait_for_progress(page, r"^Epoch 0 / 40 · before training")
+    page.wait_for_timeout(500)
     press(page, "Train")
     wait_for_progress(page, r"^Epoch [1-9][\d.]* / 40 · training")
     press(page, "Stop")  # mid-run
