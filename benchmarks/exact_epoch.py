@@ -35,10 +35,18 @@ clock, and float32 products stay float32 (PyTorch's default) unless ``--tf32`` l
 epoch and the floors alike use TF32.
 
 ``--count-recomputed`` also counts the anchors the engine recomputes because its fused
-pass cannot keep their p_i in float32 (with ``PYTHONPATH`` set to another checkout, that
-checkout's engine).
+pass cannot keep their p_i in float32 (with ``--engines``, each commit's engine).
 
-The table is kept in results/exact_epoch.json (``_results``) under the device and n.
+``--engines REV [REV ...]`` times the library as it stood at each commit, one after another
+on one machine, each in a fresh process of this script with that commit's ``nca_core``
+(``git archive``) first on ``PYTHONPATH``, and prints one row per engine: the epoch, the
+floors and the anchors recomputed, with the figures of all engines in one table:
+
+    NCA_DATA_DIR=../shared/data python benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 \
+        --count-recomputed --engines 391f4ab 03e11d5
+
+The table is kept in results/exact_epoch.json (``_results``) under the device and n
+("engines-" before them for ``--engines``).
 ``quick()`` (``--quick``, and ``make bench``) times one repeat on all 60,000 MNIST images.
 """
 
@@ -46,9 +54,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
+import json
+import os
 import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
+from pathlib import Path
 
+import _results
 import numpy as np
 import torch
 from _results import Table, key, machine, print_quick
@@ -200,7 +217,58 @@ def quick() -> list[dict]:
     ]  # fmt: skip
 
 
-def main() -> None:
+ENGINE_COLUMNS = ["engine", "epoch (s)", "pair floor (s)", "encoder (s)", "epoch / floor", "anchors recomputed"]
+
+
+def export_engine(rev: str, dest: Path) -> Path:
+    """``nca_core`` as it stood at commit ``rev``, written under ``dest``: a folder to put
+    first on ``PYTHONPATH``."""
+    archive = subprocess.run(["git", "archive", rev, "nca_core"], cwd=_results.REPO, capture_output=True,
+                             check=True).stdout  # fmt: skip
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def engine_timings(rev: str, args: argparse.Namespace) -> dict:
+    """One engine's timings, in a fresh process of this script with ``nca_core`` at ``rev``:
+    {"timings": {measure: [seconds]}, "recomputed": anchors or None}."""
+    with tempfile.TemporaryDirectory() as folder:
+        tree, out = export_engine(rev, Path(folder) / "tree"), Path(folder) / "timings.json"
+        options = ["--n", str(args.n), "--d", str(args.d), "--repeats", str(args.repeats), "--device", args.device]
+        options += ["--tf32"] * args.tf32 + ["--count-recomputed"] * args.count_recomputed
+        paths = [str(tree), *filter(None, [os.environ.get("PYTHONPATH")])]
+        subprocess.run([sys.executable, __file__, *options, "--timings-json", str(out)], check=True,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)})  # fmt: skip
+        found = json.loads(out.read_text())
+        if not Path(found["library"]).resolve().is_relative_to(tree.resolve()):
+            raise RuntimeError(f"the engine of {rev} was not the one imported: {found['library']}")
+    return found
+
+
+def engines_table(args: argparse.Namespace, timings_of=engine_timings) -> Table:
+    """One row per engine of ``args.engines``, timed in turn: medians, epoch / pair floor
+    and the anchors recomputed ("-" without ``--count-recomputed``)."""
+    device = str(resolve_device(args.device))
+    table = Table("exact_epoch", key("engines", device.split(":")[0], args.n, "tf32" if args.tf32 else None),
+                  ENGINE_COLUMNS, device=device)  # fmt: skip
+    for rev in args.engines:
+        found = timings_of(rev, args)
+        median = {name: statistics.median(t) for name, t in found["timings"].items()}
+        recomputed = "-" if found["recomputed"] is None else f"{found['recomputed']:,}"
+        table.add(rev, *(f"{median[name]:.2f}" for name in ("epoch", "pair floor", "encoder")),
+                  f"{median['epoch'] / median['pair floor']:.2f}x", recomputed)  # fmt: skip
+    images = "MNIST" if args.n <= 60000 else "mnist-deformed"
+    each = "one epoch each" if args.repeats == 1 else f"the median of {args.repeats} epochs each"
+    tf32 = ", TF32 products" if args.tf32 else ""
+    table.note(f"{images} n = {args.n:,}, d = {args.d}, blocks of {BATCH} anchors{tf32}; {each}, in this order, "
+               "on one machine")  # fmt: skip
+    table.save()
+    return table
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=60000, help="training images (default all 60,000)")
     parser.add_argument("--d", type=int, default=32)
@@ -212,9 +280,15 @@ def main() -> None:
         "--count-recomputed", action="store_true", help="count the far anchors the engine recomputes (see below)"
     )
     parser.add_argument("--quick", action="store_true", help="quick(): one repeat on MNIST; kept nowhere")
-    args = parser.parse_args()
+    parser.add_argument("--engines", nargs="+", metavar="REV",
+                        help="time the library at each of these commits in turn, one table (see above)")  # fmt: skip
+    parser.add_argument("--timings-json", help=argparse.SUPPRESS)  # --engines' processes: timings to this file
+    args = parser.parse_args(argv)
     if args.quick:
         print_quick("exact_epoch", quick())
+        return
+    if args.engines:
+        engines_table(args)
         return
     if args.tf32:
         torch.backends.cuda.matmul.allow_tf32 = True
@@ -223,6 +297,13 @@ def main() -> None:
         return
     with counting_recomputed_passes() if args.count_recomputed else contextlib.nullcontext() as recomputed:
         timings = measure(args.n, args.d, args.repeats, args.device, lambda name, t: print(f"{name}: {t:.2f} s", flush=True))
+    if args.timings_json:
+        import nca_core
+
+        found = {"timings": timings, "recomputed": None if recomputed is None else sum(recomputed),
+                 "library": nca_core.__file__}  # fmt: skip
+        Path(args.timings_json).write_text(json.dumps(found))
+        return
     device = str(resolve_device(args.device))
     tf32 = "; TF32 products" if args.tf32 else ""
     print(f"machine: {machine(device)}{tf32}")

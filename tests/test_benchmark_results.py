@@ -292,3 +292,49 @@ def test_the_network_defaults_suite_prints_and_keeps_the_table_results_md_shows(
     assert [which(row) for row in kept["rows"]] == [which(row) for row in shown["rows"]]
     assert kept["rows"][0]["resolved (objective, epochs, batch, step)"] == "g, 40, 256, 0.003"
     assert "| USPS | 30 | defaults | g, 40, 256, 0.003 | 1.00%, 1.10%, 1.20% | 1.10% |" in capsys.readouterr().out
+
+
+def test_exact_epoch_engines_prints_one_row_per_engine_as_results_md_shows(tools, checkout, monkeypatch, capsys):
+    """`exact_epoch.py --engines A B` gives the page's two-engine table: its columns, a row
+    per commit in order, and the note; the timings here are given, not measured."""
+    results, _ = tools
+    module = importlib.import_module("exact_epoch")
+    monkeypatch.setattr(results, "RESULTS_DIR", checkout / "benchmarks" / "results")
+    given = {
+        "391f4ab": {"timings": {"epoch": [68.03], "pair floor": [9.72], "encoder": [3.1], "fresh floor": [20.0]},
+                    "recomputed": 267494},
+        "03e11d5": {"timings": {"epoch": [31.02], "pair floor": [9.75], "encoder": [3.11], "fresh floor": [20.0]},
+                    "recomputed": 1038},
+    }  # fmt: skip
+    args = SimpleNamespace(n=1_000_000, d=32, repeats=1, device="cpu", tf32=False, engines=["391f4ab", "03e11d5"])
+    module.engines_table(args, timings_of=lambda rev, args: given[rev])
+    kept = json.loads((checkout / "benchmarks" / "results" / "exact_epoch.json").read_text())["tables"]
+    table, shown = kept["engines-cpu-1000000"], _stored("exact_epoch", "engines-cuda-1000000")
+    assert table["columns"] == shown["columns"] and table["notes"] == shown["notes"]
+    assert [row["engine"] for row in table["rows"]] == ["391f4ab", "03e11d5"]
+    assert table["rows"][1] == {"engine": "03e11d5", "epoch (s)": "31.02", "pair floor (s)": "9.75",
+                                "encoder (s)": "3.11", "epoch / floor": "3.18x", "anchors recomputed": "1,038"}  # fmt: skip
+    assert "| 391f4ab | 68.03 | 9.72 | 3.10 | 7.00x | 267,494 |" in capsys.readouterr().out
+
+
+def test_exact_epoch_exports_the_library_of_each_commit(tools, checkout):
+    module = importlib.import_module("exact_epoch")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
+    (checkout / "nca_core" / "model.py").write_text("STEP = 2\n")
+    subprocess.run([*git, "commit", "-q", "-am", "next"], cwd=checkout, check=True)
+    for rev, step in (("HEAD~1", "1"), ("HEAD", "2")):
+        tree = module.export_engine(rev, checkout.parent / rev.replace("~", "-"))
+        assert (tree / "nca_core" / "model.py").read_text() == f"STEP = {step}\n"
+        assert not (tree / "benchmarks").exists()
+
+
+def test_exact_epoch_times_an_engine_in_a_process_of_its_own(tools, data_dir, monkeypatch):
+    """The process that times a commit's engine imports that commit's nca_core, not this
+    checkout's (engine_timings checks the path the process reports)."""
+    module = importlib.import_module("exact_epoch")
+    monkeypatch.setenv("NCA_DATA_DIR", str(data_dir))
+    args = SimpleNamespace(n=2048, d=4, repeats=1, device="cpu", tf32=False, count_recomputed=False)
+    found = module.engine_timings("HEAD", args)
+    assert set(found["timings"]) == {"epoch", "pair floor", "encoder", "fresh floor"}
+    assert all(len(seconds) == 1 and seconds[0] > 0 for seconds in found["timings"].values())
+    assert found["recomputed"] is None
