@@ -74,6 +74,48 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def _chromium_cpu_seconds() -> float:
+    """CPU seconds so far of every Chromium process on the machine (the browser, its
+    renderers, its GPU and utility processes), counted from /proc."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # a process that ended while we looked
+            continue
+        if text[text.index("(") + 1 : text.rindex(")")] in ("chromium", "chrome", "headless_shell"):
+            fields = text.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _machine_busy_seconds() -> float:
+    """The machine's busy CPU seconds so far, over all its cores (/proc/stat)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuSplit:
+    """Where the machine's CPU goes between ``start`` and ``stop``: the server, Chromium,
+    and the machine as a whole, each in CPU seconds a second (so with N cores, at most N)."""
+
+    def __init__(self, server_pid: int):
+        self.server_pid = server_pid
+
+    def _read(self) -> tuple[float, float, float, float]:
+        return time.monotonic(), cpu_seconds(self.server_pid), _chromium_cpu_seconds(), _machine_busy_seconds()
+
+    def start(self) -> None:
+        self._start = self._read()
+
+    def stop(self) -> dict:
+        end = self._read()
+        seconds = end[0] - self._start[0]
+        server, chromium, busy = ((b - a) / seconds for a, b in zip(self._start[1:], end[1:]))
+        return {"seconds": seconds, "server": server, "chromium": chromium, "machine": busy, "cores": os.cpu_count()}
+
+
 def cpu_rate(pid: int, seconds: float) -> float:
     """The process's CPU seconds a second over the next ``seconds``."""
     before, start = cpu_seconds(pid), time.monotonic()
@@ -142,6 +184,8 @@ def follow(browser, args) -> dict:
         alone_cpu = cpu_rate(server.pid, args.window)
         rss_before = rss_mb(server.pid)
         followers, opened = [], []
+        split = CpuSplit(server.pid)
+        split.start()
         for _ in range(args.followers):
             page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
             page.set_default_timeout(180_000)
@@ -159,6 +203,7 @@ def follow(browser, args) -> dict:
         while time.monotonic() < deadline and lecturer.evaluate("() => window.__state || ''") not in ENDED:
             time.sleep(1.0)
         ended = time.time()
+        cpu_split = split.stop()
         end_state = lecturer.evaluate("() => window.__state || 'not shown'")
         timelines = [_epochs(p) for p in followers]
         lecturer_timeline = _epochs(lecturer)
@@ -189,6 +234,7 @@ def follow(browser, args) -> dict:
         "rss before": rss_before,
         "rss following": rss_following,
         "end": f"{end_state} at epoch {lecturer_timeline[-1][1]:g}" if lecturer_timeline else end_state,
+        "cpu split": cpu_split,
         "run seconds": (lecturer_timeline[-1][0] - lecturer_timeline[0][0]) if lecturer_timeline else 0.0,
     }
 
@@ -198,6 +244,16 @@ def _stat(values, q: float | str, fmt: str = "{:.1f}") -> str:
         return "n/a"
     value = np.max(values) if q == "max" else np.percentile(values, q)
     return fmt.format(value)
+
+
+def _split_rows(split: dict) -> dict[str, str]:
+    """The CPU split's rows: from the first follower opening to the run's end."""
+    window = f"from the first follower opening to the run's end ({split['seconds']:.0f} s)"
+    return {
+        f"machine CPU busy, {window} (CPU s / s of {split['cores']} cores)": f"{split['machine']:.2f}",
+        f"of which the server (CPU s / s), {window}": f"{split['server']:.2f}",
+        f"of which Chromium, all its processes (CPU s / s), {window}": f"{split['chromium']:.2f}",
+    }
 
 
 def main() -> None:
@@ -248,6 +304,7 @@ def main() -> None:
         "server CPU, lecturer's page alone (CPU s / s)": f"{found['alone cpu']:.2f}",
         f"server CPU, with {n} following (CPU s / s)": f"{found['following cpu']:.2f}",
         "server CPU per follower (CPU s / s)": f"{found['cpu']:.3f}",
+        **_split_rows(found["cpu split"]),
         "server RSS before the followers (MB)": f"{found['rss before']:.0f}",
         f"server RSS with {n} following (MB)": f"{found['rss following']:.0f}",
         "server RSS per follower (MB)": f"{found['rss']:.1f}",
