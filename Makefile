@@ -43,12 +43,13 @@ docs-images: $(VENV)/.installed-test chromium
 	$(PY) -m pytest -p no:cacheprovider -m e2e $$($(PY) docs/images/shrink.py --tests)
 	$(PY) docs/images/shrink.py
 
-# What each example prints in its small mode, shown under its code in the gallery.
+# What each example prints in its small mode, and the figure it draws (docs/gallery/<name>.png),
+# shown under its code in the gallery.
 gallery: $(VENV)/.installed-test
 	@if [ -z "$$NCA_DATA_DIR" ] && [ -d ../shared/data ]; then export NCA_DATA_DIR="$$(cd ../shared/data && pwd)"; fi; \
 	for example in examples/*.py; do \
 		name=$$(basename $$example .py); echo "$$example"; \
-		$(PY) $$example > docs/gallery/$$name.txt || exit 1; \
+		NCA_EXAMPLES_FIGURES=docs/gallery $(PY) $$example > docs/gallery/$$name.txt || exit 1; \
 	done
 
 # Every benchmark's quick mode, one table of ratios (the real datasets beside us when present).
