@@ -220,12 +220,24 @@ def test_small_sets_train_on_one_thread_and_large_ones_share_the_cores(monkeypat
     from nca_core.runs.run import Run, recommended_config
 
     rings = datasets.load("rings")
-    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(8)))
     assert threads_for(Run(recommended_config(rings), rings), JobSlots(1)) == 1
     large = SimpleNamespace(data=SimpleNamespace(y_train=np.zeros(60000)))
     assert threads_for(large, JobSlots(1)) == 8
     assert threads_for(large, JobSlots(3)) == 2
     assert threads_for(large, JobSlots(16)) == 1
+
+
+def test_a_replica_pinned_to_some_cores_plans_its_runs_for_those_cores(monkeypatch):
+    """Eight replicas on a 16-core machine, each pinned to two cores (taskset): each computes
+    one run at a time on two threads, not fifteen runs on sixteen threads each."""
+    from app_pages.ui.train.runs import threads_for, turn_capacity
+
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {4, 5})
+    assert turn_capacity() == 1
+    large = SimpleNamespace(data=SimpleNamespace(y_train=np.zeros(60000)))
+    assert threads_for(large, JobSlots(turn_capacity())) == 2
 
 
 @pytest.mark.wall_clock

@@ -13,7 +13,7 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app_pages.engine import shared_runs
+from app_pages.engine import process, shared_runs
 from app_pages.engine.jobs import TrainingJob
 from app_pages.engine.kept_runs import RELOAD_GRACE, RunRegistry
 from app_pages.engine.pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
@@ -155,9 +155,9 @@ def slot_capacity() -> int:
 
 
 def turn_capacity() -> int:
-    """How many runs compute at any moment: one core fewer than the machine has (the other
-    serves the pages)."""
-    return max(1, (os.cpu_count() or 2) - 1)
+    """How many runs compute at any moment: one core fewer than the process may use (the
+    other serves the pages)."""
+    return max(1, process.cores() - 1)
 
 
 @st.cache_resource
@@ -179,7 +179,7 @@ def threads_for(run: Run, turns: JobSlots) -> int:
     among the runs that compute at once."""
     if len(run.data.y_train) <= LARGE_SET_SAMPLES:
         return 1
-    return max(1, (os.cpu_count() or 1) // turns.capacity)
+    return max(1, process.cores() // turns.capacity)
 
 
 def _session_connected():
