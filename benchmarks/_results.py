@@ -20,11 +20,18 @@ building a kept table or writing one stops the run with one line naming what cha
 every kept figure belongs to the commit it names. There is no switch to keep one anyway:
 commit (or move aside) the changes and run again. Tests point ``REPO`` at a repository of
 their own.
+
+A copy of a checkout without its git folder (a GPU machine given the files alone) can keep
+tables too when it holds a manifest of its commit, ``SOURCE_MANIFEST``, written from a clean
+checkout by ``python benchmarks/_results.py --manifest`` (gpu_carry.sh does): the commit and
+each tracked file's git object id. Every listed file must still hold what its id says;
+a file changed since is named, and the table refused.
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -81,15 +88,58 @@ class UncommittedChanges(SystemExit):
 def changes(repo: Path | None = None) -> list[str]:
     """What ``git status`` lists in the checkout: changed, staged, deleted and untracked
     paths, less ``benchmarks/results`` (the tables a run writes are no change to the code).
-    Raises ``UncommittedChanges`` where git cannot tell (no git, not a checkout)."""
+    In a copy without git, the listed files of its ``SOURCE_MANIFEST`` that changed. Raises
+    ``UncommittedChanges`` where neither can tell (no git and no manifest)."""
     repo = REPO if repo is None else repo
     try:
         status = subprocess.run(["git", "status", "--porcelain", "--", ".", ":(exclude)benchmarks/results"],
                                 cwd=repo, capture_output=True, text=True, check=True).stdout  # fmt: skip
     except (OSError, subprocess.CalledProcessError) as error:
+        if (repo / SOURCE_MANIFEST).is_file():
+            return _changed_since_manifest(repo)
         raise UncommittedChanges(f"cannot keep a table: git cannot tell whether {repo} is a clean checkout "
-                                 f"({error})") from error  # fmt: skip
+                                 f"and it holds no {SOURCE_MANIFEST} ({error})") from error  # fmt: skip
     return [line[3:] for line in status.splitlines() if line.strip()]
+
+
+# A copy's manifest: "commit <id>", then "<git object id> <path>" for each tracked file.
+SOURCE_MANIFEST = ".whl/source-manifest"
+
+
+def _object_id(path: Path) -> str:
+    """The id git gives the file's content (a link: its target's name)."""
+    data = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _changed_since_manifest(repo: Path) -> list[str]:
+    changed = []
+    for line in (repo / SOURCE_MANIFEST).read_text().splitlines()[1:]:
+        object_id, name = line.split(" ", 1)
+        path = repo / name
+        if name.startswith("benchmarks/results/"):
+            continue
+        if not (path.exists() or path.is_symlink()) or _object_id(path) != object_id:
+            changed.append(name)
+    return changed
+
+
+def write_manifest(repo: Path | None = None) -> Path:
+    """Write ``SOURCE_MANIFEST`` for a copy of this clean checkout that will lack git."""
+    repo = REPO if repo is None else repo
+    require_clean(SOURCE_MANIFEST, repo)
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+    # each entry "<mode> <id> <stage>\t<path>", ended by a NUL (no quoting of odd names)
+    listed = [entry.split("\t", 1) for entry in git("ls-files", "-s", "-z").split("\0") if entry]
+    lines = [f"commit {git('rev-parse', '--short', 'HEAD').strip()}"]
+    lines += [f"{head.split()[1]} {name}" for head, name in listed]
+    path = repo / SOURCE_MANIFEST
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def require_clean(what: str, repo: Path | None = None) -> None:
@@ -102,11 +152,14 @@ def require_clean(what: str, repo: Path | None = None) -> None:
 
 
 def _commit() -> str:
-    """The checkout's short commit (a kept table's checkout is clean: ``require_clean``)."""
+    """The checkout's short commit (a kept table's checkout is clean: ``require_clean``), or
+    the one its copy's ``SOURCE_MANIFEST`` names."""
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                               text=True, check=True).stdout.strip()  # fmt: skip
     except (OSError, subprocess.CalledProcessError):
+        if (REPO / SOURCE_MANIFEST).is_file():
+            return (REPO / SOURCE_MANIFEST).read_text().split("\n", 1)[0].removeprefix("commit ")
         return UNSTATED
 
 
@@ -284,3 +337,15 @@ def print_quick(benchmark: str, rows: Sequence[Mapping]) -> None:
         table.add(row["measure"], ratio, row["value"], row["target"], {True: "met", False: "missed", None: ""}[row["met"]])
     if not rows:
         print("nothing to measure: the data this quick mode needs is missing")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Benchmark tables as data (see the module's docstring).")
+    parser.add_argument("--manifest", action="store_true",
+                        help=f"write {SOURCE_MANIFEST} for a copy of this clean checkout that will lack git")  # fmt: skip
+    if parser.parse_args().manifest:
+        print(write_manifest())
+    else:
+        parser.print_help()

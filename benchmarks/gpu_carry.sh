@@ -4,6 +4,8 @@
 #   .whl/      wheels for Python 3.12 of the packages a plain CUDA torch install lacks, at
 #              the versions this checkout's .venv has: faiss-cpu, plotly, pooch, and
 #              Streamlit with what it needs (pydeck left out: nothing imports it)
+#   .whl/source-manifest  the commit and its files' ids, by which a copy without git keeps
+#              its tables (_results.py); written only from a clean checkout
 #   .gpudata/  MNIST and USPS copied from the data folder (Fashion-MNIST left out to keep the
 #              copy small; its loading test skips without it)
 # Both stay out of git (.git/info/exclude); gpu_steps.sh installs the wheels on the GPU
@@ -30,6 +32,8 @@ rm -rf .whl && mkdir .whl
 .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
     --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform any -d .whl "${pins[@]}"
+.venv/bin/python benchmarks/_results.py --manifest \
+    || echo "no manifest: a copy of this checkout will measure but keep no table" >&2
 rm -rf .gpudata && mkdir .gpudata
 cp -r "$DATA/mnist" "$DATA/usps" .gpudata/
 chmod -R u+w .gpudata

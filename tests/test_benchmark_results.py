@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -338,3 +339,29 @@ def test_exact_epoch_times_an_engine_in_a_process_of_its_own(tools, data_dir, mo
     assert set(found["timings"]) == {"epoch", "pair floor", "encoder", "fresh floor"}
     assert all(len(seconds) == 1 and seconds[0] > 0 for seconds in found["timings"].values())
     assert found["recomputed"] is None
+
+
+def test_a_copy_without_git_keeps_tables_by_its_manifest_until_a_listed_file_changes(
+    tools, checkout, tmp_path, monkeypatch
+):
+    """A clean checkout's manifest, then a copy of its files alone (no .git), as a GPU
+    machine is given them: tables are kept under the manifest's commit; once a listed file
+    changes in the copy, they are refused with that file named."""
+    results, _ = tools
+    manifest = results.write_manifest(checkout)
+    copy = tmp_path / "copy"
+    shutil.copytree(checkout, copy, ignore=shutil.ignore_patterns(".git"))
+    monkeypatch.setattr(results, "REPO", copy)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # no repository above the copy
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
+    assert manifest.read_text().splitlines()[1:] == [
+        f"{results._object_id(checkout / name)} {name}" for name in ("benchmarks/results/demo.json", "nca_core/model.py")
+    ]
+    kept = results.Table("demo", "cuda", ["x"], device="cpu", results_dir=copy / "benchmarks" / "results")
+    kept.add(1)
+    kept.save()
+    stored = json.loads((copy / "benchmarks" / "results" / "demo.json").read_text())
+    assert stored["tables"]["cuda"]["environment"]["commit"] == head.stdout.strip()
+    (copy / "nca_core" / "model.py").write_text("STEP = 2\n")
+    with pytest.raises(results.UncommittedChanges, match=r"nca_core/model\.py"):
+        results.Table("demo", "cuda", ["x"], device="cpu", results_dir=copy / "benchmarks" / "results")
