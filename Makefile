@@ -37,11 +37,10 @@ lint: $(VENV)/.installed-test
 docs: $(VENV)/.installed-test
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
-# The app's screenshots in the docs: the browser tests that take them, then each made small
-# (docs/images/shrink.py names the tests).
+# The app's screenshots in the docs and the README: docs/images/take.py serves the app, takes
+# each at 1440 x 900 in Chromium and makes it small (a few minutes).
 docs-images: $(VENV)/.installed-test chromium
-	$(PY) -m pytest -p no:cacheprovider -m e2e $$($(PY) docs/images/shrink.py --tests)
-	$(PY) docs/images/shrink.py
+	$(PY) docs/images/take.py
 
 # What each example prints in its small mode, and the figure it draws (docs/gallery/<name>.png),
 # shown under its code in the gallery.
