@@ -39,7 +39,8 @@ from _results import Table, key, machine
 from _server import CHROMIUM_ARGS, serve
 
 DATASETS = ("rings", "wine", "digits")
-PROGRESS = re.compile(r"^Epoch (\d+) / (\d+) · ([a-z ]+)")
+# The status line's epoch has a decimal while a run shows frames within an epoch ("Epoch 2.5").
+PROGRESS = re.compile(r"^Epoch (\d+(?:\.\d+)?) / (\d+) · ([a-z ]+)")
 IN_LINE = re.compile(r"place (\d+) in line, (about \S+|estimating the wait)")
 # Each page notes when it first shows an epoch past the start (ms since the epoch, the
 # script's clock too): the script reads thirty pages in turn, seconds a round on 2 cores.
@@ -169,7 +170,7 @@ def _follow(pages, pressed, time_limit: float, server_pid: int, errors_logged: l
                     told.add(i)
             match = PROGRESS.match(text or "")
             if match:
-                epoch, total[i], state = int(match[1]), int(match[2]), match[3].strip()
+                epoch, total[i], state = float(match[1]), int(match[2]), match[3].strip()
                 seen[i].setdefault(epoch, time.monotonic() - pressed[i])
                 if state in ("finished", "stopped", "stopped with an error"):
                     finished.add(i)

@@ -39,7 +39,7 @@ TARGET_RATIO = 1.25
 ENDED = ("finished", "stopped", "stopped with an error")
 _STATUS = """() => {
     for (const node of document.querySelectorAll("[data-testid='stProgress'], p")) {
-        if (/^Epoch \\d+ \\/ \\d+/.test(node.innerText)) return node.innerText;
+        if (/^Epoch \\d+(\\.\\d+)? \\/ \\d+/.test(node.innerText)) return node.innerText;
     }
     return "";
 }"""
@@ -92,10 +92,10 @@ def _press_train(page, time_limit: float) -> None:
     _train_button(page).click()
 
 
-def _status(page) -> tuple[int, str]:
+def _status(page) -> tuple[float, str]:
     """The epoch a page's run shows and its state ("training", "finished", ...)."""
     match = PROGRESS.match(page.evaluate(_STATUS) or "")
-    return (int(match[1]), match[3].strip()) if match else (0, "")
+    return (float(match[1]), match[3].strip()) if match else (0.0, "")
 
 
 def _until(page, done, time_limit: float, what: str) -> None:

@@ -365,3 +365,19 @@ def test_a_copy_without_git_keeps_tables_by_its_manifest_until_a_listed_file_cha
     (copy / "nca_core" / "model.py").write_text("STEP = 2\n")
     with pytest.raises(results.UncommittedChanges, match=r"nca_core/model\.py"):
         results.Table("demo", "cuda", ["x"], device="cpu", results_dir=copy / "benchmarks" / "results")
+
+
+@pytest.mark.parametrize(
+    ("line", "epoch", "state"),
+    [("Epoch 2.5 / 40 · training · 4.4 s elapsed", 2.5, "training"), ("Epoch 15 / 15 · finished", 15.0, "finished")],
+)
+def test_the_load_tests_read_a_status_line_within_an_epoch_and_at_its_end(tools, line, epoch, state):
+    """A run shows frames within an epoch ("Epoch 2.5"); read as no epoch at all, the load
+    test's seconds per epoch came out empty ("n/a") for every wave."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        progress = importlib.import_module("load_test").PROGRESS
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    match = progress.match(line)
+    assert match is not None and float(match[1]) == epoch and match[3].strip() == state
