@@ -124,6 +124,42 @@ def test_closed_sessions_past_their_reconnect_time_are_shut_down_with_their_file
     assert manager._session_storage._cache.expire() == []  # nothing of them left to Streamlit
 
 
+def _a_fragment_over(page_namespace: dict):
+    """A fragment as a page defines it: a function closing over the page's namespace."""
+
+    def fragment():
+        return page_namespace["data"]
+
+    return fragment
+
+
+def test_a_shut_down_session_that_something_still_holds_lets_go_of_its_data_and_fragments():
+    """Streamlit keeps a closed tab's session object after its shutdown; what the session held
+    (a run's dataset in its state, a fragment closing over the page's namespace) must go."""
+    import gc
+    import weakref
+
+    from streamlit.runtime.fragment import MemoryFragmentStorage
+    from streamlit.runtime.state.session_state import SessionState
+
+    manager = _manager(ttl_seconds=0.05)
+    data = np.zeros((1000, 784), np.float32)
+    session = SimpleNamespace(
+        id="mnist", shutdown=lambda: None, session_state=SessionState(), _fragment_storage=MemoryFragmentStorage()
+    )
+    session.session_state["run"] = {"data": data}
+    session._fragment_storage.register("fragment", _a_fragment_over({"data": data}))
+    held_elsewhere = [session]
+    manager._session_storage.save(SessionInfo(client=None, session=session))
+    gone = weakref.ref(data)
+    del data
+    time.sleep(0.1)
+    assert quiet_server.close_expired_sessions(manager) == 1
+    gc.collect()
+    assert gone() is None, gc.get_referrers(gone())
+    assert held_elsewhere[0] is session  # the session itself may stay; its data may not
+
+
 def test_the_shared_dataset_cache_is_emptied():
     first = app_data._load_registered("wine")
     assert app_data._load_registered("wine") is first
