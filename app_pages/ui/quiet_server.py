@@ -67,13 +67,16 @@ def close_expired_sessions(manager) -> int:
 
 
 def _empty(session) -> None:
-    """Let go of what a shut-down session held: its state (its runs, an upload's data) and its
-    fragments (each holds the page's namespace, the dataset in it). Something in Streamlit
+    """Let go of what a shut-down session held: its state (its runs, an upload's data), its
+    widgets' callbacks and its fragments (each holds the page's namespace, the dataset in it). Something in Streamlit
     keeps a session object after its shutdown: three closed MNIST tabs' sessions kept their
     datasets and runs, 300 MB, after every release."""
     state = getattr(session, "session_state", None)
     if state is not None:
-        state.clear()
+        state.clear()  # values only: each widget's metadata, its callbacks included, stays
+        widgets = getattr(state, "_new_widget_state", None)  # Streamlit's, as _session_mgr is
+        if widgets is not None:
+            widgets.widget_metadata.clear()  # a chart's on_select closes over the page's run
     fragments = getattr(session, "_fragment_storage", None)  # Streamlit's, as _session_mgr is
     if fragments is not None:
         fragments.clear()

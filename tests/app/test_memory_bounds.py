@@ -140,6 +140,7 @@ def test_a_shut_down_session_that_something_still_holds_lets_go_of_its_data_and_
     import weakref
 
     from streamlit.runtime.fragment import MemoryFragmentStorage
+    from streamlit.runtime.state.common import WidgetMetadata
     from streamlit.runtime.state.session_state import SessionState
 
     manager = _manager(ttl_seconds=0.05)
@@ -148,6 +149,11 @@ def test_a_shut_down_session_that_something_still_holds_lets_go_of_its_data_and_
         id="mnist", shutdown=lambda: None, session_state=SessionState(), _fragment_storage=MemoryFragmentStorage()
     )
     session.session_state["run"] = {"data": data}
+    # a chart's selection callback, registered as Streamlit registers a widget's, over the run
+    session.session_state._set_widget_metadata(
+        WidgetMetadata("$$ID-picture", lambda value: value, lambda value: value, "json_value",
+                       callback=_a_fragment_over({"data": data}))
+    )  # fmt: skip
     session._fragment_storage.register("fragment", _a_fragment_over({"data": data}))
     held_elsewhere = [session]
     manager._session_storage.save(SessionInfo(client=None, session=session))
