@@ -9,7 +9,7 @@ import functools
 import os
 import sys
 
-__all__ = ["SWITCH_INTERVAL_SECONDS", "cores", "return_free_heap", "start"]
+__all__ = ["SWITCH_INTERVAL_SECONDS", "return_free_heap", "start"]
 
 # Training runs in threads beside the threads that build the pages, and a frame of a small
 # set makes hundreds of short torch calls, each giving up the interpreter lock and taking it
@@ -25,15 +25,6 @@ def start() -> None:
     Arrow's buffers on the C library's heap (unless $ARROW_DEFAULT_MEMORY_POOL chooses)."""
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     _arrow_on_the_heap()
-
-
-def cores() -> int:
-    """The cores this process may run on: those it is pinned to (``taskset``, a container's
-    cpuset), else the machine's. Replicas pinned to a share of a machine's cores each plan
-    their runs for their own share, not for every core of the machine."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 @functools.cache

@@ -13,12 +13,11 @@ side by side.
 from __future__ import annotations
 
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..util.threads import numpy_blas_on_one_thread
+from ..util.threads import numpy_blas_on_one_thread, usable_cores
 
 CHUNK = 10_000
 # Part of the cache key of a generated set (``datasets.load``): bump it whenever the bytes a
@@ -47,7 +46,7 @@ def deformed_copies(images: np.ndarray, count: int, seed: int) -> tuple[np.ndarr
         out[start:stop] = _deform(images[whole], np.random.default_rng([seed, chunk]))[: stop - start]
 
     chunks = range(math.ceil(count / CHUNK))
-    with numpy_blas_on_one_thread(), ThreadPoolExecutor(min(len(chunks), _cores(), MOST_THREADS) or 1) as pool:
+    with numpy_blas_on_one_thread(), ThreadPoolExecutor(min(len(chunks), usable_cores(), MOST_THREADS) or 1) as pool:
         list(pool.map(fill, chunks))
     return out, copied_images(count, n)
 
@@ -55,11 +54,6 @@ def deformed_copies(images: np.ndarray, count: int, seed: int) -> tuple[np.ndarr
 def copied_images(count: int, n: int) -> np.ndarray:
     """The index of the image each of ``count`` copies deforms: copy j deforms image j mod n."""
     return np.arange(count) % n
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _deform(images: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -4,10 +4,19 @@ same thread (OpenBLAS restores a count only where it was set)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 
-__all__ = ["numpy_blas_on_one_thread", "one_blas_thread", "torch_on_one_thread"]
+__all__ = ["numpy_blas_on_one_thread", "one_blas_thread", "torch_on_one_thread", "usable_cores"]
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: those it is pinned to (``taskset``, a container's
+    cpuset), else the machine's."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def one_blas_thread() -> AbstractContextManager:

@@ -13,7 +13,7 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app_pages.engine import process, shared_runs
+from app_pages.engine import shared_runs
 from app_pages.engine.jobs import TrainingJob
 from app_pages.engine.kept_runs import RELOAD_GRACE, RunRegistry
 from app_pages.engine.pacing import EPOCH_FRAMES_MIN_SAMPLES, Pace, frames_per_epoch
@@ -22,6 +22,7 @@ from app_pages.ui import links
 from app_pages.ui.app_data import UPLOAD_NAME
 from nca_core.config.rules import LARGE_SET_SAMPLES
 from nca_core.plots.axes import SettlingRanges
+from nca_core.util.threads import usable_cores
 
 if TYPE_CHECKING:  # the Train page draws its buttons, which need this module, before torch loads
     from collections.abc import Callable
@@ -156,8 +157,9 @@ def slot_capacity() -> int:
 
 def turn_capacity() -> int:
     """How many runs compute at any moment: one core fewer than the process may use (the
-    other serves the pages)."""
-    return max(1, process.cores() - 1)
+    other serves the pages). A replica pinned to a share of a machine's cores plans its
+    runs for that share."""
+    return max(1, usable_cores() - 1)
 
 
 @st.cache_resource
@@ -179,7 +181,7 @@ def threads_for(run: Run, turns: JobSlots) -> int:
     among the runs that compute at once."""
     if len(run.data.y_train) <= LARGE_SET_SAMPLES:
         return 1
-    return max(1, process.cores() // turns.capacity)
+    return max(1, usable_cores() // turns.capacity)
 
 
 def _session_connected():
