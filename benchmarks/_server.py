@@ -22,16 +22,19 @@ CHROMIUM_ARGS = [
 ]
 
 
-def serve() -> tuple[subprocess.Popen, str]:
-    """Start the app and wait for its health endpoint; returns the process and its URL."""
+def serve(env: dict[str, str] | None = None, log: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """Start the app and wait for its health endpoint; returns the process and its URL.
+    ``env``: the server's environment (default this process's); ``log``: a file for its
+    output, read back in the error if it does not start (default: discarded)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    with open(log or os.devnull, "w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true"],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:
@@ -41,7 +44,7 @@ def serve() -> tuple[subprocess.Popen, str]:
         except OSError:
             time.sleep(0.3)
     server.kill()
-    raise SystemExit("streamlit did not start")
+    raise SystemExit("streamlit did not start" + (f": {log.read_text()[-2000:]}" if log else ""))
 
 
 @contextmanager

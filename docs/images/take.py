@@ -16,16 +16,17 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 from shrink import shrink
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from _server import serve
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGES = Path(__file__).resolve().parent
@@ -181,12 +182,6 @@ SHOTS: dict[str, tuple[Callable, Path]] = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _serve(cache: Path, log: Path) -> tuple[subprocess.Popen, str]:
     """``streamlit run app.py`` on a free port, with a cache of its own (a model or a timing
     kept from an earlier visit would skip what a shot shows); returns once it is healthy."""
@@ -194,24 +189,7 @@ def _serve(cache: Path, log: Path) -> tuple[subprocess.Popen, str]:
     shared = REPO.parent / "shared" / "data"
     if "NCA_DATA_DIR" not in env and shared.is_dir():
         env["NCA_DATA_DIR"] = str(shared)
-    port = _free_port()
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.headless", "true"],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read().decode().strip() == "ok":
-                    return server, url
-        except OSError:
-            time.sleep(0.3)
-    server.kill()
-    raise RuntimeError(f"streamlit did not start: {log.read_text()[-2000:]}")
+    return serve(env, log)
 
 
 def take(url: str, names: list[str], raw: Path) -> None:
