@@ -84,9 +84,9 @@ def test_chunks_drawn_side_by_side_give_the_bytes_one_thread_gives(monkeypatch):
 
     images = np.random.default_rng(0).integers(0, 256, (7, 6, 6), dtype=np.uint8)
     count = 2 * CHUNK + 123  # two whole chunks and a part
-    monkeypatch.setattr(_deformed, "_cores", lambda: 1)
+    monkeypatch.setattr(_deformed, "usable_cores", lambda: 1)
     one_thread, _ = deformed_copies(images, count, seed=5)
-    monkeypatch.setattr(_deformed, "_cores", lambda: 3)
+    monkeypatch.setattr(_deformed, "usable_cores", lambda: 3)
     three_threads, _ = deformed_copies(images, count, seed=5)
     np.testing.assert_array_equal(three_threads, one_thread)
 
