@@ -1,4 +1,5 @@
-"""Starting the app for the browser benchmarks: `streamlit run` on a free 127.0.0.1 port."""
+"""Starting the app for the browser benchmarks (`streamlit run` on a free 127.0.0.1 port), and
+reading what it and the browsers cost: memory, and CPU split between server, Chromium and machine."""
 
 from __future__ import annotations
 
@@ -59,3 +60,58 @@ def served_for_chromium() -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's user and system CPU seconds so far (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _chromium_cpu_seconds() -> float:
+    """CPU seconds so far of every Chromium process on the machine (the browser, its
+    renderers, its GPU and utility processes), counted from /proc."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # a process that ended while we looked
+            continue
+        if text[text.index("(") + 1 : text.rindex(")")] in ("chromium", "chrome", "headless_shell"):
+            fields = text.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _machine_busy_seconds() -> float:
+    """The machine's busy CPU seconds so far, over all its cores (/proc/stat)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuSplit:
+    """Where the machine's CPU goes from ``start`` to each ``so_far``: the server, Chromium,
+    and the machine as a whole, each in CPU seconds a second (so with N cores, at most N)."""
+
+    def __init__(self, server_pid: int):
+        self.server_pid = server_pid
+
+    def _read(self) -> tuple[float, float, float, float]:
+        return time.monotonic(), cpu_seconds(self.server_pid), _chromium_cpu_seconds(), _machine_busy_seconds()
+
+    def start(self) -> None:
+        self._start = self._read()
+
+    def so_far(self) -> dict:
+        end = self._read()
+        seconds = end[0] - self._start[0]
+        server, chromium, busy = ((b - a) / seconds for a, b in zip(self._start[1:], end[1:]))
+        return {"seconds": seconds, "server": server, "chromium": chromium, "machine": busy, "cores": os.cpu_count()}

@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import time
 from pathlib import Path
 
 import numpy as np
 from _results import Table, key, machine
-from _server import CHROMIUM_ARGS, serve
+from _server import CHROMIUM_ARGS, CpuSplit, cpu_seconds, rss_mb, serve
 
 # Each page notes, each time its status line shows another epoch, [ms since 1970, epoch].
 _NOTE_EPOCHS = """window.__epochs = [];
@@ -59,61 +58,6 @@ UNTHROTTLED = [
     "--disable-backgrounding-occluded-windows",
     "--disable-renderer-backgrounding",
 ]
-
-
-def cpu_seconds(pid: int) -> float:
-    """The process's user and system CPU seconds so far (/proc/<pid>/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _chromium_cpu_seconds() -> float:
-    """CPU seconds so far of every Chromium process on the machine (the browser, its
-    renderers, its GPU and utility processes), counted from /proc."""
-    total = 0.0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:  # a process that ended while we looked
-            continue
-        if text[text.index("(") + 1 : text.rindex(")")] in ("chromium", "chrome", "headless_shell"):
-            fields = text.rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
-
-
-def _machine_busy_seconds() -> float:
-    """The machine's busy CPU seconds so far, over all its cores (/proc/stat)."""
-    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle and iowait
-    return (sum(fields) - idle) / os.sysconf("SC_CLK_TCK")
-
-
-class CpuSplit:
-    """Where the machine's CPU goes between ``start`` and ``stop``: the server, Chromium,
-    and the machine as a whole, each in CPU seconds a second (so with N cores, at most N)."""
-
-    def __init__(self, server_pid: int):
-        self.server_pid = server_pid
-
-    def _read(self) -> tuple[float, float, float, float]:
-        return time.monotonic(), cpu_seconds(self.server_pid), _chromium_cpu_seconds(), _machine_busy_seconds()
-
-    def start(self) -> None:
-        self._start = self._read()
-
-    def stop(self) -> dict:
-        end = self._read()
-        seconds = end[0] - self._start[0]
-        server, chromium, busy = ((b - a) / seconds for a, b in zip(self._start[1:], end[1:]))
-        return {"seconds": seconds, "server": server, "chromium": chromium, "machine": busy, "cores": os.cpu_count()}
 
 
 def cpu_rate(pid: int, seconds: float) -> float:
@@ -203,7 +147,7 @@ def follow(browser, args) -> dict:
         while time.monotonic() < deadline and lecturer.evaluate("() => window.__state || ''") not in ENDED:
             time.sleep(1.0)
         ended = time.time()
-        cpu_split = split.stop()
+        cpu_split = split.so_far()
         end_state = lecturer.evaluate("() => window.__state || 'not shown'")
         timelines = [_epochs(p) for p in followers]
         lecturer_timeline = _epochs(lecturer)

@@ -9,7 +9,9 @@ finish or the time limit passes. Reports completed runs, pages showing an error,
 pages waited in line and whether each said its place and an estimate of the wait, the
 p50/p95 seconds from Train to the first moving picture (the first epoch drawn, as each page
 notes it itself: the script's rounds of all thirty pages take seconds), p50/p95
-seconds per epoch as seen in the pages, and the server's resident memory before, at its
+seconds per epoch as seen in the pages, where the machine's CPU went (the server, the
+browser's pages on the same cores, the machine) over the first 30 s after Train and over the
+wave, and the server's resident memory before, at its
 peak, after the pages are closed and once a next visitor has come and gone (Streamlit lets
 go of closed sessions past their two minutes only when another session leaves). Memory is
 compared with the server before anything trained and once a first visitor has trained each
@@ -28,6 +30,7 @@ The table is kept in results/load_test.json (``_results``).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import tempfile
@@ -36,11 +39,13 @@ from pathlib import Path
 
 import numpy as np
 from _results import Table, key, machine
-from _server import CHROMIUM_ARGS, serve
+from _server import CHROMIUM_ARGS, CpuSplit, rss_mb, serve
 
 DATASETS = ("rings", "wine", "digits")
 # The status line's epoch has a decimal while a run shows frames within an epoch ("Epoch 2.5").
 PROGRESS = re.compile(r"^Epoch (\d+(?:\.\d+)?) / (\d+) · ([a-z ]+)")
+# The target for a class: every student's first moving picture within this many seconds of Train.
+FIRST_PICTURE_SECONDS = 30.0
 IN_LINE = re.compile(r"place (\d+) in line, (about \S+|estimating the wait)")
 # Each page notes when it first shows an epoch past the start (ms since the epoch, the
 # script's clock too): the script reads thirty pages in turn, seconds a round on 2 cores.
@@ -80,13 +85,6 @@ _READ = """() => {
 }"""
 
 
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def run_wave(
     browser, url: str, sessions: int, epochs: int, time_limit: float, server_pid: int, own_seeds: bool = False
 ) -> dict:
@@ -106,11 +104,13 @@ def run_wave(
     for page in pages:
         _train_button(page).wait_for(timeout=120_000)
     pressed, pressed_at = [], []
+    cpu = CpuSplit(server_pid)
+    cpu.start()
     for page in pages:
         _train_button(page).click()
         pressed.append(time.monotonic())
         pressed_at.append(time.time())
-    follow = _follow(pages, pressed, time_limit, server_pid, errors_logged)
+    follow = _follow(pages, pressed, time_limit, server_pid, errors_logged, cpu)
     noted = [page.evaluate("() => window.__firstMoving || null") for page in pages]
     follow["first moving"] = [shown / 1000 - at for shown, at in zip(noted, pressed_at) if shown is not None]
     follow["crashed"] = len(crashed)
@@ -149,15 +149,18 @@ def _train_button(page):
     return page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True)
 
 
-def _follow(pages, pressed, time_limit: float, server_pid: int, errors_logged: list[list[str]]) -> dict:
-    """Poll every page's status line until all runs end or ``time_limit`` passes."""
+def _follow(pages, pressed, time_limit: float, server_pid: int, errors_logged: list[list[str]], cpu: CpuSplit) -> dict:
+    """Poll every page's status line until all runs end or ``time_limit`` passes; where the
+    CPU went over the first ``FIRST_PICTURE_SECONDS`` after Train and over the whole wave."""
     n = len(pages)
     seen = [dict() for _ in pages]  # epoch -> seconds after Train when first shown
     total = [0] * n
     waited, told = set(), set()  # pages seen waiting in line; those that said place and wait
     finished, errors, peak = set(), set(), rss_mb(server_pid)
-    started = pressed[0]
+    started, first_window = pressed[0], None
     while len(finished) < n and time.monotonic() - started < time_limit:
+        if first_window is None and time.monotonic() - started >= FIRST_PICTURE_SECONDS:
+            first_window = cpu.so_far()
         for i, page in enumerate(pages):
             if i in finished:
                 continue
@@ -191,6 +194,8 @@ def _follow(pages, pressed, time_limit: float, server_pid: int, errors_logged: l
         "waited": len(waited),
         "told": len(told),
         "wall": time.monotonic() - started,
+        "cpu first": first_window or cpu.so_far(),
+        "cpu wave": cpu.so_far(),
         "gaps": gaps,
         "peak": peak,
     }
@@ -215,6 +220,19 @@ def _connection(page) -> str:
         return page.evaluate("() => JSON.stringify(window.__connections || [])")
     except Exception as exc:  # a crashed or hung tab
         return f"could not be read: {str(exc).splitlines()[0]}"
+
+
+def _cpu_rows() -> dict:
+    """Where the machine's CPU went (CPU seconds a second): the server, the test's Chromium
+    (every page's renderer, on the same cores) and the machine, over the first picture's
+    target and over the whole wave."""
+    rows = {}
+    for window, name in (("cpu first", f"the first {FIRST_PICTURE_SECONDS:.0f} s after Train (the wave, if shorter)"), ("cpu wave", "the wave")):
+        for part, said in (("machine", "machine CPU busy"), ("server", "of which the server"), ("chromium", "of which Chromium")):
+            rows[f"{said} over {name} (CPU s / s of {os.cpu_count()} cores)"] = (
+                lambda w, window=window, part=part: f"{w[window][part]:.2f}"
+            )
+    return rows
 
 
 def _percentile(values, q: float) -> str:
@@ -289,6 +307,7 @@ def main() -> None:
         "Train to the first moving picture, p50 (s)": lambda w: _percentile(w["first moving"], 50),
         "Train to the first moving picture, p95 (s)": lambda w: _percentile(w["first moving"], 95),
         "wall time for all runs (s)": lambda w: f"{w['wall']:.1f}",
+        **_cpu_rows(),
         "seconds per epoch seen in the pages, p50": lambda w: _percentile(w["gaps"], 50),
         "seconds per epoch seen in the pages, p95": lambda w: _percentile(w["gaps"], 95),
         "server RSS before the first wave, nothing trained yet (MB)": lambda w: f"{memory_before:.0f}",
