@@ -25,6 +25,9 @@ COMPACT = """
   [data-testid="stMainBlockContainer"] { padding: 2.5rem 1.5rem 4rem; }
   [data-testid="stMainBlockContainer"] h1 { font-size: 2rem; padding-bottom: 0.25rem; }
   [data-testid="stMainBlockContainer"] h3 { padding: 0 0 0.25rem; }
+  /* A run's status takes two lines' height whether it wraps or not: a status that wrapped
+     as a run went on (a longer time left) pushed the picture below it down */
+  [data-testid="stMainBlockContainer"] [data-testid="stProgress"] p { min-height: 2lh; }
 </style>
 """ + STEADY_BUTTONS
 

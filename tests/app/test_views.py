@@ -83,6 +83,15 @@ def test_the_slow_motion_start_says_so_instead_of_a_speed_the_page_sets():
     assert "slow-motion start" not in after and "1.4 s per epoch" in after
     stopped = status(0.36, JobState.STOPPED)  # no frames past the slow start: no speed
     assert "stopped" in stopped and "slow-motion start" not in stopped and "per epoch" not in stopped
+    # About to stop or pause: no time left or pace, which no longer apply; the line stays short
+    # enough for one line of a 1440-pixel page (a second line pushed the picture down)
+    job.stepping_to = None
+    for asked, says in (("stop_requested", "stopping at the next frame"), ("pause_requested", "pausing at the next frame")):
+        setattr(job, asked, True)
+        for halting in (status(0.36), status(0.5, epochs_per_second=1 / 1.4)):
+            assert says in halting and "left" not in halting, halting
+            assert "slow-motion start" not in halting and "per epoch" not in halting, halting
+        setattr(job, asked, False)
 
 
 def test_until_the_start_frame_exists_every_run_polls_fast():

@@ -133,10 +133,13 @@ def status_text(active: ActiveRun) -> str:
     if latest is None:  # no frame yet: say so rather than show "Epoch 0"
         return f"Preparing the run · {status} · {duration(job.elapsed)} elapsed"
     text = f"Epoch {replay.epoch_label(latest)} / {config.max_iter} · {status} · {duration(job.elapsed)} elapsed"
-    if job.state == JobState.RUNNING:
+    settling = job.alive and (job.stop_requested or job.pause_requested)
+    if job.state == JobState.RUNNING and not settling:  # a run about to halt has no time left or pace
         left = job.seconds_left
         text += " · estimating the time left" if left is None else f" · about {duration(left)} left"
-    if _in_slow_start(job, latest):
+    if settling:
+        pass
+    elif _in_slow_start(job, latest):
         text += " · slow-motion start"  # its pace is the page's, not the training's
     elif job.epochs_per_second:
         text += f" · {_fmt_speed(job.epochs_per_second)}"
