@@ -2,6 +2,7 @@
 looks at the picture every 50 ms from the start picture drawn before Train, through the
 first frames, Stop, a run's own end and the next Train."""
 
+import itertools
 import json
 import re
 
@@ -102,7 +103,7 @@ def test_the_picture_stays_on_screen_through_stop_the_runs_end_and_the_next_trai
         json.dumps(s) for s in missing[:12]
     )
     tops = {s["top"] for s in watched}
-    moves = [(a, b) for a, b in zip(watched, watched[1:]) if abs(a["top"] - b["top"]) > 1]
+    moves = [(a, b) for a, b in itertools.pairwise(watched) if abs(a["top"] - b["top"]) > 1]
     assert max(tops) - min(tops) <= 1, f"the picture moved on the page: {sorted(tops)}; the samples either side of each move:\n" + "\n".join(
         f"{json.dumps(a)}\n  -> {json.dumps(b)}" for a, b in moves[:6]
     )  # fmt: skip
