@@ -137,11 +137,9 @@ def status_text(active: ActiveRun) -> str:
     if job.state == JobState.RUNNING and not settling:  # a run about to halt has no time left or pace
         left = job.seconds_left
         text += " · estimating the time left" if left is None else f" · about {duration(left)} left"
-    if settling:
-        pass
-    elif _in_slow_start(job, latest):
+    if not settling and _in_slow_start(job, latest):
         text += " · slow-motion start"  # its pace is the page's, not the training's
-    elif job.epochs_per_second:
+    elif not settling and job.epochs_per_second:
         text += f" · {_fmt_speed(job.epochs_per_second)}"
     device = getattr(active.run.model, "device_", config.device)
     return text + f" · device {device}"
