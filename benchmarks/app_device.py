@@ -11,8 +11,8 @@ watch window, pictures drawn per second, the median seconds to build one, and th
 from Stop to the job's end. ``--devices cuda cpu`` runs it on both, one after the other, on
 the same machine.
 
-    NCA_DATA_DIR=../shared/data python benchmarks/app_device.py --devices cuda cpu
-    NCA_DATA_DIR=../shared/data python benchmarks/app_device.py --quick      # watched 2 s; kept nowhere
+    NCA_DATA_DIR=/path/to/data python benchmarks/app_device.py --devices cuda cpu
+    NCA_DATA_DIR=/path/to/data python benchmarks/app_device.py --quick      # watched 2 s; kept nowhere
 
 The table is kept in results/app_device.json (``_results``) under the devices.
 """

@@ -12,9 +12,9 @@ Starts `streamlit run app.py` on a free 127.0.0.1 port and drives headless Chrom
   page's link in a fresh browser; and seconds to first content when the page is clicked in
   the sidebar after opening the app at Train (the browser then has Streamlit's scripts).
 
-    NCA_DATA_DIR=../shared/data python benchmarks/app_live.py
+    NCA_DATA_DIR=/path/to/data python benchmarks/app_live.py
     python benchmarks/app_live.py --datasets rings --watch 15 --full-speed
-    NCA_DATA_DIR=../shared/data python benchmarks/app_live.py --pages-only --page-dataset usps
+    NCA_DATA_DIR=/path/to/data python benchmarks/app_live.py --pages-only --page-dataset usps
     python benchmarks/app_live.py --quick     # rings watched 3 s, no page visits; kept nowhere
 
 Both tables are kept in results/app_live.json (``_results``): "frames" (with the datasets

@@ -17,8 +17,8 @@ nearest class mate, only anchors with a point of another class far nearer than a
 mate are recomputed (before, on a map that grows over many steps, more and more anchors
 were too far from all their neighbours for unshifted float32 values).
 
-    NCA_DATA_DIR=../shared/data python benchmarks/block_shapes.py --far --n 250000
-    NCA_DATA_DIR=../shared/data python benchmarks/block_shapes.py --far --device cpu --quick   # MNIST, once
+    NCA_DATA_DIR=/path/to/data python benchmarks/block_shapes.py --far --n 250000
+    NCA_DATA_DIR=/path/to/data python benchmarks/block_shapes.py --far --device cpu --quick   # MNIST, once
 
 The tables are kept in results/block_shapes.json (``_results``): "step-<n>" and
 "far-<n>-<device>".

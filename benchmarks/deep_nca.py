@@ -7,12 +7,12 @@ table sets the memory bank (Wu et al., 2018) against batch-only neighbours at a 
 batch size. The paper's published numbers are printed beside ours. Each run stops at
 its epoch count or its time budget, whichever comes first.
 
-    NCA_DATA_DIR=../shared/data python benchmarks/deep_nca.py [--datasets usps mnist]
+    NCA_DATA_DIR=/path/to/data python benchmarks/deep_nca.py [--datasets usps mnist]
         [--dims 2 30] [--minutes 15] [--tables methods bank] [--seeds 0 1 2]
     python benchmarks/deep_nca.py --datasets usps --dims 30 --methods dt-NCA --set dof=1
     python benchmarks/deep_nca.py --datasets usps --shift 0 --set learning_rate_schedule=constant
     python benchmarks/deep_nca.py --quick     # one epoch of dt-NCA on USPS at d = 2: seconds
-    NCA_DATA_DIR=../shared/data python benchmarks/deep_nca.py --suite methods   # hours
+    NCA_DATA_DIR=/path/to/data python benchmarks/deep_nca.py --suite methods   # hours
 
 Each table is kept in results/deep_nca.json (``_results``), under a key naming the options
 that set the run apart from the defaults. ``--suite NAME`` runs every run of one of

@@ -7,7 +7,7 @@
    5-NN test error on the 10,000 test images; then the command-line trainer with only
    ``--dataset mnist --n-components 32``.
 
-    NCA_DATA_DIR=../shared/data python benchmarks/defaults.py [--skip-mnist]
+    NCA_DATA_DIR=/path/to/data python benchmarks/defaults.py [--skip-mnist]
     python benchmarks/defaults.py --quick          # the first fits only; kept nowhere
 
 Both tables are kept in results/defaults.json (``_results``), the MNIST one under the

@@ -23,10 +23,10 @@ since every step embeds all n inputs and takes the gradient in A over them (by f
 4 n D d a step against the pairs' 6 b n d, 2 D / (3 b) of the floor: half of it for MNIST
 and b = 1024).
 
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/exact_epoch.py            # all 60k
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/exact_epoch.py --n 30000
-    NCA_DATA_DIR=../shared/data python benchmarks/exact_epoch.py --device cuda   # on a GPU
-    NCA_DATA_DIR=../shared/data python benchmarks/exact_epoch.py --device cuda --tf32 --n 1000000
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/exact_epoch.py            # all 60k
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/exact_epoch.py --n 30000
+    NCA_DATA_DIR=/path/to/data python benchmarks/exact_epoch.py --device cuda   # on a GPU
+    NCA_DATA_DIR=/path/to/data python benchmarks/exact_epoch.py --device cuda --tf32 --n 1000000
 
 Beyond 60,000 the images are ``mnist-deformed``'s: MNIST and its deformed copies.
 
@@ -42,7 +42,7 @@ on one machine, each in a fresh process of this script with that commit's ``nca_
 (``git archive``) first on ``PYTHONPATH``, and prints one row per engine: the epoch, the
 floors and the anchors recomputed, with the figures of all engines in one table:
 
-    NCA_DATA_DIR=../shared/data python benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 \
+    NCA_DATA_DIR=/path/to/data python benchmarks/exact_epoch.py --device cuda --repeats 1 --n 1000000 \
         --count-recomputed --engines 391f4ab 03e11d5
 
 The table is kept in results/exact_epoch.json (``_results``) under the device and n

@@ -16,7 +16,7 @@
 #   NCA_DATA_DIR=/path/to/data bash benchmarks/gpu_carry.sh   # or: bash benchmarks/gpu_carry.sh /path/to/data
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DATA=${1:-${NCA_DATA_DIR:-../shared/data}}
+DATA=${1:-${NCA_DATA_DIR:?set NCA_DATA_DIR to the data folder, or pass it as the first argument}}
 PACKAGES=(faiss-cpu plotly pooch platformdirs streamlit altair jsonschema jsonschema-specifications
           referencing rpds-py itsdangerous python-multipart starlette uvicorn watchdog websockets)
 for folder in .whl .gpudata; do

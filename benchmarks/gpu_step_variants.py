@@ -21,9 +21,9 @@ Each variant's gradient of the first step is checked against the library's (larg
 difference over the largest entry, printed), then each pass is timed in turn with the pair
 floor of ``exact_epoch.py`` (three products and one exp per step).
 
-    NCA_DATA_DIR=../shared/data python benchmarks/gpu_step_variants.py --device cuda
-    NCA_DATA_DIR=../shared/data python benchmarks/gpu_step_variants.py --device cuda --n 1000000
-    NCA_DATA_DIR=../shared/data python benchmarks/gpu_step_variants.py --quick   # 10,000 images, once
+    NCA_DATA_DIR=/path/to/data python benchmarks/gpu_step_variants.py --device cuda
+    NCA_DATA_DIR=/path/to/data python benchmarks/gpu_step_variants.py --device cuda --n 1000000
+    NCA_DATA_DIR=/path/to/data python benchmarks/gpu_step_variants.py --quick   # 10,000 images, once
 
 The table is kept in results/gpu_step_variants.json (``_results``) under the device and n.
 """

@@ -24,8 +24,8 @@ schedules' calls it made, so it says which one ran, and names its device
   engine: seconds from Train to the first test 5-NN of 90% (on the page's 2,000-image
   sample) and to the run's end.
 
-    NCA_DATA_DIR=$PWD/.gpudata python benchmarks/gpu_training.py epoch --n 1000000
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/gpu_training.py fit --quick
+    NCA_DATA_DIR=/path/to/data python benchmarks/gpu_training.py epoch --n 1000000
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/gpu_training.py fit --quick
 
 ``--quick`` runs a small part of each on the device there is (on a CPU the engine takes no
 fused kernels, and the fused rows say so) and keeps nothing. Tables are kept in

@@ -8,7 +8,7 @@ numbers (the table, drawn with the flat indexes' sizes before any search), to th
 (the exact pair measured: the first metric) and to the whole table (the note on when the
 times were measured, drawn last), and the headline itself.
 
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/knn_page.py
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/knn_page.py
     .venv/bin/python benchmarks/knn_page.py --quick     # digits: seconds; kept nowhere
 
 The table is kept in results/knn_page.json (``_results``) under the dataset.

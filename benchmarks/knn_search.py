@@ -21,8 +21,8 @@ NCA is ``comparison.quick_nca``: the recommended settings on a stratified subset
 ``--train-points`` (default all), saved under the cache directory so a second run skips
 training (training time is not part of these tables).
 
-    NCA_DATA_DIR=../shared/data python benchmarks/knn_search.py              # MNIST, d = 32
-    NCA_DATA_DIR=../shared/data python benchmarks/knn_search.py --dataset usps --repeats 1
+    NCA_DATA_DIR=/path/to/data python benchmarks/knn_search.py              # MNIST, d = 32
+    NCA_DATA_DIR=/path/to/data python benchmarks/knn_search.py --dataset usps --repeats 1
 
 A million references: MNIST followed by 940,000 deformed copies (``datasets.load
 ("mnist-deformed")``, generated and cached on the first run), NCA trained on a stratified
@@ -30,7 +30,7 @@ A million references: MNIST followed by 940,000 deformed copies (``datasets.load
 blocked one is as exact and slower; a one-thread HNSW build on a million 784-D images
 takes far longer than the rest of the run):
 
-    NCA_DATA_DIR=../shared/data python benchmarks/knn_search.py --dataset mnist-deformed \
+    NCA_DATA_DIR=/path/to/data python benchmarks/knn_search.py --dataset mnist-deformed \
         --n-train 1000000 --train-points 60000 --queries 2000 --repeats 1 \
         --raw-methods "FAISS flat (bare)" "library exact (FAISS flat, re-ranked)"
 

@@ -8,7 +8,7 @@ with (``runs.run.recommended_config``, d = 2) twice: with neighbours from all po
 to the first whole epoch and to the end, and 5-NN test accuracy on all 10,000 test images
 (the page shows the sample's).
 
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/mnist_picture.py
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/mnist_picture.py
 
 ``--candidates "max_iter=25 learning_rate_schedule=cosine" ...`` adds a row per candidate
 default (RunConfig fields, space-separated), fitted after the two above in the same run.

@@ -6,9 +6,9 @@ prints the seconds of a first epoch, of one candidate search (``knn.neighbour_li
 the current embedding) and of a second epoch, which searches again; ``--profile`` adds
 torch.profiler's tables of a third. The clock waits for the device before each reading.
 
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/nearest_epoch.py --n 250000
-    NCA_DATA_DIR=../shared/data python benchmarks/nearest_epoch.py --n 250000 --device cuda --profile
-    NCA_DATA_DIR=../shared/data python benchmarks/nearest_epoch.py --quick   # all of MNIST, on the CPU
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/nearest_epoch.py --n 250000
+    NCA_DATA_DIR=/path/to/data python benchmarks/nearest_epoch.py --n 250000 --device cuda --profile
+    NCA_DATA_DIR=/path/to/data python benchmarks/nearest_epoch.py --quick   # all of MNIST, on the CPU
 
 The seconds are kept in results/nearest_epoch.json (``_results``) under the device and n.
 """

@@ -6,10 +6,10 @@ training set, and reports the 5-NN test error (every training image projected as
 reference) for each seed, their mean, and the training time. The defaults (``config.plan.make_plan``,
 what "auto" means for a network) are chosen from these rows.
 
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py --dims 2 30 --seeds 0 1 2
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/network_defaults.py
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/network_defaults.py --dims 2 30 --seeds 0 1 2
     python benchmarks/network_defaults.py --quick      # digits, d = 30, seed 0, the defaults: seconds
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/network_defaults.py --suite cpu   # hours
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/network_defaults.py --suite cpu   # hours
 
 The table is kept in results/network_defaults.json (``_results``), under a key naming the
 dataset, dimensions, input scale and device. ``--suite cpu`` runs every run of RESULTS.md's

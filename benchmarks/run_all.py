@@ -6,7 +6,7 @@ behind it, and the target where there is one. A quick mode takes seconds to a mi
 regression shows up as a number before the full benchmark is run for RESULTS.md. A missed
 target is printed as missed; the command fails only when a benchmark itself fails.
 
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/run_all.py
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/run_all.py
 """
 
 from __future__ import annotations

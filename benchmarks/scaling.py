@@ -10,9 +10,9 @@ included) and 5-NN test error on MNIST's test set through the index ``nca_core.k
 picks. Then the approximate path's seconds per epoch per 1,000 points, whose flatness is
 the linear growth, and at the first N the approximate-against-exact ratios.
 
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/scaling.py                 # 60k, 250k, 1M
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/scaling.py --sizes 60000
-    NCA_DATA_DIR=../shared/data python benchmarks/scaling.py --device cuda   # on a GPU
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/scaling.py                 # 60k, 250k, 1M
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/scaling.py --sizes 60000
+    NCA_DATA_DIR=/path/to/data python benchmarks/scaling.py --device cuda   # on a GPU
 
 On a GPU the table adds the device's peak memory (``torch.cuda.max_memory_allocated``).
 The table is kept in results/scaling.json (``_results``) under the device, and the sizes

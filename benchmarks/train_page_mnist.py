@@ -9,9 +9,9 @@ height on the first screen, the status line at 3, 10 and 30 s, and seconds to "f
 Screenshots go to --shots; the table is kept in results/train_page_mnist.json
 (``_results``) under the window's size.
 
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/train_page_mnist.py
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/train_page_mnist.py --size 1440x900
-    NCA_DATA_DIR=../shared/data .venv/bin/python benchmarks/train_page_mnist.py --encoder mlp
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/train_page_mnist.py
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/train_page_mnist.py --size 1440x900
+    NCA_DATA_DIR=/path/to/data .venv/bin/python benchmarks/train_page_mnist.py --encoder mlp
     .venv/bin/python benchmarks/train_page_mnist.py --quick    # the rings demo instead; kept nowhere
 """
 
