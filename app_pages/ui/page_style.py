@@ -13,6 +13,16 @@ import streamlit as st
 # ways, so that Step and Stop do not move under the pointer when Pause is clicked.
 STEADY_BUTTONS = "<style>.st-key-pause-resume button { min-width: 6.1rem; }</style>"
 
+# The live region's container (``live_status.live_region``) takes no room in its column,
+# whatever state its markdown is in: on a busy machine the browser first laid that markdown
+# out as a 24-pixel line, before its HTML was rendered out of sight, and the row of numbers
+# it sits in, and the picture below, were drawn 13 pixels lower for a moment.
+LIVE_REGION_KEY = "live-region"
+OUT_OF_FLOW = (
+    f"<style>.st-key-{LIVE_REGION_KEY} {{ position: absolute; width: 1px; height: 1px; "
+    "overflow: hidden; clip: rect(0 0 0 0); }</style>"
+)
+
 # Out of sight but read by screen readers (a live region, a heading over the panels): not
 # hidden, which would take them from the accessibility tree too.
 VISUALLY_HIDDEN = (
@@ -29,7 +39,7 @@ COMPACT = """
      as a run went on (a longer time left) pushed the picture below it down */
   [data-testid="stMainBlockContainer"] [data-testid="stProgress"] p { min-height: 2lh; }
 </style>
-""" + STEADY_BUTTONS
+""" + STEADY_BUTTONS + OUT_OF_FLOW
 
 
 def compact() -> None:

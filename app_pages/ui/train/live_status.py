@@ -236,11 +236,13 @@ def announce(active: ActiveRun) -> None:
 def live_region(text: str) -> None:
     """``text`` in a polite live region, out of sight but read. st.markdown keeps the same
     element from one redraw to the next, as a live region needs; the picture before Train
-    says its start in the same place (``start_view``)."""
-    st.markdown(
-        f'<div aria-live="polite" role="status" style="{_VISUALLY_HIDDEN}">{html.escape(text)}</div>',
-        unsafe_allow_html=True,
-    )
+    says its start in the same place (``start_view``). Its container is out of the page's
+    flow (``page_style.OUT_OF_FLOW``), so it never moves what is drawn around it."""
+    with st.container(key=page_style.LIVE_REGION_KEY):
+        st.markdown(
+            f'<div aria-live="polite" role="status" style="{_VISUALLY_HIDDEN}">{html.escape(text)}</div>',
+            unsafe_allow_html=True,
+        )
 
 
 def metrics(active: ActiveRun, demo: DemoStart | None = None) -> None:

@@ -86,7 +86,11 @@ def style(presenting: bool) -> None:
     the charts of that run take their type size from the page's (Plotly's theme turns rem
     into pixels once), so turning the mode off left them projector-sized.
     """
-    st.html(_STYLE + _PICTURE_STYLE + _NARROW_STYLE + page_style.STEADY_BUTTONS if presenting else page_style.COMPACT)
+    st.html(
+        _STYLE + _PICTURE_STYLE + _NARROW_STYLE + page_style.STEADY_BUTTONS + page_style.OUT_OF_FLOW
+        if presenting
+        else page_style.COMPACT
+    )
 
 
 def title_with_toggle(title: str) -> None:
