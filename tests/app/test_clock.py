@@ -53,7 +53,9 @@ def test_a_wait_whose_time_came_no_longer_counts_so_a_test_sees_the_next_one():
     for ended in (1, 2):
         clock.wait_for_waiters()
         clock.advance(1.0)
-        assert clock.waiting == 0
+        # a wait counted now is the next one: the thread has woken and returned from the
+        # ended wait already (it may, on a busy machine, before this line runs)
+        assert clock.waiting == 0 or len(returned) == ended
         clock.wait_for_waiters()
         assert returned == [False] * ended
     clock.advance(1.0)
