@@ -13,22 +13,18 @@ import streamlit as st
 # ways, so that Step and Stop do not move under the pointer when Pause is clicked.
 STEADY_BUTTONS = "<style>.st-key-pause-resume button { min-width: 6.1rem; }</style>"
 
-# The live region's container (``live_status.live_region``) takes no room in its column,
-# whatever state its markdown is in: on a busy machine the browser first laid that markdown
-# out as a 24-pixel line, before its HTML was rendered out of sight, and the row of numbers
-# it sits in, and the picture below, were drawn 13 pixels lower for a moment.
-LIVE_REGION_KEY = "live-region"
-OUT_OF_FLOW = (
-    f"<style>.st-key-{LIVE_REGION_KEY} {{ position: absolute; width: 1px; height: 1px; "
-    "overflow: hidden; clip: rect(0 0 0 0); }</style>"
-)
-
 # Out of sight but read by screen readers (a live region, a heading over the panels): not
 # hidden, which would take them from the accessibility tree too.
 VISUALLY_HIDDEN = (
     "position:absolute;width:1px;height:1px;margin:-1px;padding:0;border:0;"
     "overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap"
 )
+
+# The live region's container (``live_status.live_region``) is out of sight and out of the
+# page's flow, whatever state its markdown is in: laid out before its HTML was rendered, the
+# markdown took a line's height and pushed the row of numbers and the picture down.
+LIVE_REGION_KEY = "live-region"
+OUT_OF_FLOW = f"<style>.st-key-{LIVE_REGION_KEY} {{ {VISUALLY_HIDDEN} }}</style>"
 
 COMPACT = """
 <style>
