@@ -49,6 +49,7 @@ def test_the_start_picture_is_the_runs_first_frame_which_takes_its_place_in_the_
     assert vega_chart(app, "embedding")[1]["points"].equals(before["points"])  # epochs change no start
     button(app, "Train").click().run()  # the slow-motion start holds the first frame
     wait_for(app, lambda at: bool(active_run(at).snapshots))
+    app.run()  # the page's next poll: the frame may have come after the run that saw it
     first = active_run(app).snapshots[0]
     assert first.epoch == 0 and accuracy_before == f"{100 * first.test_accuracy:.1f}%"
     np.testing.assert_allclose(before["points"][["z1", "z2"]].to_numpy(), first.embedding, rtol=1e-6)
