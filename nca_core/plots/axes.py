@@ -133,13 +133,15 @@ class SettlingRanges:
         self._current: list[list[float]] | None = None
 
     def ranges(self, frames: Sequence, points=lambda frame: frame) -> list[list[float]]:
-        """The settled ranges of ``frames``; ``points(frame)`` gives a frame's (n, 2) points."""
+        """The settled ranges of ``frames``; ``points(frame)`` gives a frame's (n, 2) points.
+        ``frames`` may be a list another thread appends to: what it holds now is read once."""
+        frames = list(frames)
         seen = len(self._seen)
         if seen > len(frames) or any(a is not b for a, b in zip(self._seen, frames[:seen])):
             self._seen, self._current, seen = [], None, 0
         for frame in frames[seen:]:
             self._current = _settle(self._current, points(frame), **self._options)
-        self._seen = list(frames)
+        self._seen = frames
         return self._current if self._current is not None else [[-1.0, 1.0], [-1.0, 1.0]]
 
 

@@ -81,6 +81,26 @@ def test_settling_ranges_look_at_each_frame_once(monkeypatch):
     assert len(looked) == len(frames)
 
 
+def test_settling_ranges_settle_a_frame_that_arrives_while_they_look(monkeypatch):
+    """A live run's worker appends to the list of frames a page is reading: a frame kept
+    while the page settles the ones before it is settled at the next redraw, not skipped."""
+    small = np.array([[-1.0, -1.0], [1.0, 1.0]])
+    frames = [small, small * 1.1]
+    late = small * 50  # kept by the worker while the page looks at the frames before it
+    bulk_box = axes.bulk_box
+
+    def looking(points, share):
+        if len(frames) == 2:
+            frames.append(late)
+        return bulk_box(points, share)
+
+    monkeypatch.setattr(axes, "bulk_box", looking)
+    settling = axes.SettlingRanges()
+    settling.ranges(frames)
+    assert len(frames) == 3
+    assert settling.ranges(frames) == axes.settled_ranges(frames) != axes.settled_ranges(frames[:2])
+
+
 def changes_of_steady(frames) -> int:
     return len({repr(axes.steady_ranges(frames[: e + 1])) for e in range(len(frames))})
 
