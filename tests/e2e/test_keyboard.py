@@ -29,7 +29,11 @@ def focus_lands_on(page, key: str, label: str) -> None:
 
 
 def tab_to(page, label: str) -> None:
-    """Press Tab until the button labelled ``label`` has the focus (as a keyboard user would)."""
+    """Press Tab until the button labelled ``label`` has the focus (as a keyboard user would).
+    Tab passes a disabled button by, so first wait for it to be enabled: Train is, once the
+    page's first run has ended (the run that loads the data draws it disabled)."""
+    button = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name=label, exact=True)
+    expect(button).to_be_enabled()
     for _ in range(60):
         page.keyboard.press("Tab")
         seen = page.evaluate(FOCUSED)
@@ -41,8 +45,6 @@ def tab_to(page, label: str) -> None:
 def test_train_pause_resume_step_and_stop_keep_the_keyboard_focus_where_the_user_acted(page, app_url):
     page.goto(f"{app_url}/?dataset=rings&epochs=300")
     page.get_by_text("What will training do to it?").wait_for()  # the page has settled
-    # Tab passes a disabled button by: Train is enabled once the page's first run has ended
-    expect(page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train", exact=True)).to_be_enabled()
     tab_to(page, "Train")
     page.keyboard.press("Enter")
     focus_lands_on(page, "pause-resume", "Pause")  # Train is disabled while its run trains
