@@ -4,6 +4,7 @@ RESULTS.md built from them, so the page cannot say what no script printed."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import json
 import shutil
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -293,6 +295,56 @@ def test_the_network_defaults_suite_prints_and_keeps_the_table_results_md_shows(
     assert [which(row) for row in kept["rows"]] == [which(row) for row in shown["rows"]]
     assert kept["rows"][0]["resolved (objective, epochs, batch, step)"] == "g, 40, 256, 0.003"
     assert "| USPS | 30 | defaults | g, 40, 256, 0.003 | 1.00%, 1.10%, 1.20% | 1.10% |" in capsys.readouterr().out
+
+
+@dataclasses.dataclass
+class Digits:
+    """As much of a dataset as network_defaults.py reads (it scales one with ``replace``)."""
+
+    X_train: np.ndarray
+    X_test: np.ndarray
+    y_train: tuple = (0, 1, 0, 1)
+    n_features: int = 2
+    n_classes: int = 2
+    image_shape: None = None
+
+
+def test_the_digits_scaled_suite_prints_and_keeps_the_table_of_input_scales(tools, checkout, monkeypatch, capsys):
+    """`network_defaults.py --suite digits-scaled` gives the stored table's columns and rows
+    (one per input scale, an error per seed for each candidate) as one table, with the
+    largest feature standard deviation of the inputs as each scale leaves them."""
+    results, _ = tools
+    module = importlib.import_module("network_defaults")
+    monkeypatch.setattr(results, "RESULTS_DIR", checkout / "benchmarks" / "results")
+    pixels = np.array([[0.0, 16.0], [16.0, 16.0], [0.0, 0.0], [16.0, 0.0]], dtype=np.float32)  # std 8 each
+    data = Digits(pixels, pixels)
+    monkeypatch.setattr(module.datasets, "load", lambda name, download: data)
+    fitted = []
+
+    class Fitted:
+        def __init__(self, d, encoder, image_shape, random_state, **settings):
+            self.seed, self.settings = random_state, settings
+
+        def fit(self, X, y):
+            fitted.append((float(np.max(X)), self.settings.get("objective", "auto"), self.seed))
+            return self
+
+        def plan(self, shape):
+            return SimpleNamespace(settings={"objective": "mcml", "max_iter": 40, "batch_size": 128,
+                                             "learning_rate": 0.001, **self.settings})  # fmt: skip
+
+    monkeypatch.setattr(module, "NCA", Fitted)
+    monkeypatch.setattr(module, "five_nn_error", lambda model, data: 0.01 + model.seed / 1000)
+    module.main(["--suite", "digits-scaled"])
+    kept = json.loads((checkout / "benchmarks" / "results" / "network_defaults.json").read_text())["tables"]
+    shown = _stored("network_defaults", "digits-scaled")
+    assert kept["digits-scaled"]["columns"] == shown["columns"]
+    assert [row["inputs"] for row in kept["digits-scaled"]["rows"]] == [row["inputs"] for row in shown["rows"]]
+    assert [row["largest feature std"] for row in kept["digits-scaled"]["rows"]] == ["8.0", "16.0", "32.0"]
+    assert [top for top, _, _ in fitted] == [16.0] * 6 + [32.0] * 6 + [64.0] * 6  # each scale, two candidates, three seeds
+    assert [objective for _, objective, _ in fitted][:6] == ["auto"] * 3 + ["g"] * 3
+    assert kept["digits-scaled"]["notes"] == shown["notes"]
+    assert "| x 2 | 16.0 | 1.00%, 1.10%, 1.20% | 1.00%, 1.10%, 1.20% |" in capsys.readouterr().out
 
 
 def test_exact_epoch_engines_prints_one_row_per_engine_as_results_md_shows(tools, checkout, monkeypatch, capsys):
