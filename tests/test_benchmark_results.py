@@ -262,6 +262,25 @@ def test_the_deep_nca_changes_suite_prints_one_row_per_change_over_three_seeds(d
     assert "| constant step | 1.00% | 1.10% | 1.20% | 1.10% | 10-12 |" in capsys.readouterr().out
 
 
+def untrained_network(resolved: dict, fitted: list):
+    """A stand-in for network_defaults.py's ``NCA`` that trains nothing: its plan resolves
+    "auto" to ``resolved`` under the settings it was given, and each fit appends (the
+    largest input, the objective asked for, the seed) to ``fitted``."""
+
+    class Untrained:
+        def __init__(self, d, encoder, image_shape, random_state, **settings):
+            self.seed, self.settings = random_state, settings
+
+        def fit(self, X, y):
+            fitted.append((float(np.max(X)) if len(X) else None, self.settings.get("objective", "auto"), self.seed))
+            return self
+
+        def plan(self, shape):
+            return SimpleNamespace(settings={**resolved, **self.settings})
+
+    return Untrained
+
+
 def test_the_network_defaults_suite_prints_and_keeps_the_table_results_md_shows(tools, checkout, monkeypatch, capsys):
     """`network_defaults.py --suite cpu` gives the page's columns and rows (data, d,
     candidate, seeds) in its order, as one table; fits replaced by a record of the seed."""
@@ -270,19 +289,8 @@ def test_the_network_defaults_suite_prints_and_keeps_the_table_results_md_shows(
     monkeypatch.setattr(results, "RESULTS_DIR", checkout / "benchmarks" / "results")
     data = SimpleNamespace(X_train=[], y_train=[0] * 7291, n_features=256, n_classes=10, image_shape=(16, 16))
     monkeypatch.setattr(module.datasets, "load", lambda name, download: data)
-
-    class Fitted:
-        def __init__(self, d, encoder, image_shape, random_state, **settings):
-            self.seed, self.settings = random_state, settings
-
-        def fit(self, X, y):
-            return self
-
-        def plan(self, shape):
-            return SimpleNamespace(settings={"objective": "g", "max_iter": 40, "batch_size": 256,
-                                             "learning_rate": 0.003, **self.settings})  # fmt: skip
-
-    monkeypatch.setattr(module, "NCA", Fitted)
+    resolved = {"objective": "g", "max_iter": 40, "batch_size": 256, "learning_rate": 0.003}
+    monkeypatch.setattr(module, "NCA", untrained_network(resolved, fitted=[]))
     monkeypatch.setattr(module, "five_nn_error", lambda model, data: 0.01 + model.seed / 1000)
     module.main(["--suite", "cpu"])
     kept = json.loads((checkout / "benchmarks" / "results" / "network_defaults.json").read_text())["tables"]["cpu"]
@@ -320,20 +328,8 @@ def test_the_digits_scaled_suite_prints_and_keeps_the_table_of_input_scales(tool
     data = Digits(pixels, pixels)
     monkeypatch.setattr(module.datasets, "load", lambda name, download: data)
     fitted = []
-
-    class Fitted:
-        def __init__(self, d, encoder, image_shape, random_state, **settings):
-            self.seed, self.settings = random_state, settings
-
-        def fit(self, X, y):
-            fitted.append((float(np.max(X)), self.settings.get("objective", "auto"), self.seed))
-            return self
-
-        def plan(self, shape):
-            return SimpleNamespace(settings={"objective": "mcml", "max_iter": 40, "batch_size": 128,
-                                             "learning_rate": 0.001, **self.settings})  # fmt: skip
-
-    monkeypatch.setattr(module, "NCA", Fitted)
+    resolved = {"objective": "mcml", "max_iter": 40, "batch_size": 128, "learning_rate": 0.001}
+    monkeypatch.setattr(module, "NCA", untrained_network(resolved, fitted))
     monkeypatch.setattr(module, "five_nn_error", lambda model, data: 0.01 + model.seed / 1000)
     module.main(["--suite", "digits-scaled"])
     kept = json.loads((checkout / "benchmarks" / "results" / "network_defaults.json").read_text())["tables"]
