@@ -70,7 +70,7 @@ SUITES = {
         "--datasets mnist --dims 2 --methods dt-NCA dt-MCML",
         "--datasets mnist --dims 30 --methods dG-NCA dt-NCA dt-MCML",
     ],
-    # Past "methods"' 12 epochs; each cap leaves at least a third to spare at 75 s per MNIST epoch (a
+    # Past "methods"' 12 epochs; each cap is above its epochs at up to 90 s per MNIST epoch (a
     # 2-core CPU), so the epochs column, not the cap, ends each run.
     "longer": [
         "--datasets mnist --dims 2 --methods dt-MCML --epochs 16 --minutes 30",
